@@ -1,0 +1,6 @@
+#!/bin/sh
+# Generates configure and Makefile.in; works standalone or from a parent's autogen.
+set -e
+cd "$(dirname "$0")"
+mkdir -p build-aux m4
+autoreconf -fi

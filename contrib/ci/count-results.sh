@@ -1,0 +1,31 @@
+#!/bin/sh
+# count-results.sh BUILD_DIR TOTALS_FILE
+# Adds the results of a `make check` in BUILD_DIR to TOTALS_FILE ("pass fail
+# skip").  A GoogleTest program counts its test cases; any other test
+# program counts once.  A gtest program that died before its summary fails.
+dir=$1 totals=$2
+[ -f "$totals" ] || echo "0 0 0" > "$totals"
+read p f s < "$totals"
+for trs in $(find "$dir" -name '*.trs' | sort); do
+	log=${trs%.trs}.log
+	res=$(sed -n 's/^:test-result: //p' "$trs" | head -1)
+	if [ -f "$log" ] && grep -q '^\[==========\] Running' "$log"; then
+		gp=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
+		gf=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*, listed below:/\1/p' "$log" | tail -1)
+		gs=$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) test.*/\1/p' "$log" | head -1)
+		if [ -z "$gp" ] && [ -z "$gf" ]; then
+			f=$((f + 1)); echo "  FAIL (died): ${log#$dir/}"; continue
+		fi
+		p=$((p + ${gp:-0})); f=$((f + ${gf:-0})); s=$((s + ${gs:-0}))
+		if [ "$res" != PASS ] && [ "$res" != SKIP ] && [ -z "$gf" ]; then
+			f=$((f + 1)); echo "  FAIL (exit status): ${log#$dir/}"
+		fi
+		continue
+	fi
+	case "$res" in
+		PASS|XFAIL) p=$((p + 1)) ;;
+		SKIP) s=$((s + 1)); echo "  SKIP: ${log#$dir/}: $(grep -m1 SKIP "$log" 2>/dev/null)" ;;
+		*) f=$((f + 1)); echo "  FAIL: ${log#$dir/}" ;;
+	esac
+done
+echo "$p $f $s" > "$totals"

@@ -1,0 +1,378 @@
+/* fi_getinfo / fi_dupinfo / fi_freeinfo entry points and their versioned
+ * aliases.  Older binaries (FABRIC_1.3: every libfabric 1.x up to 1.17)
+ * pass and receive the shorter fi_domain_attr; we widen their hints into
+ * zeroed current-size structs and hand back current-size results, whose
+ * prefix they read. */
+#include "core/info.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/export.h"
+#include "core/log.h"
+#include "core/shim.h"
+#include "getinfo/getinfo.h"
+
+namespace wu {
+namespace {
+
+template <class T>
+T *zalloc() noexcept
+{
+	return static_cast<T *>(calloc(1, sizeof(T)));
+}
+
+bool dup_str(char **dst, const char *src) noexcept
+{
+	*dst = nullptr;
+	if (!src)
+		return true;
+	*dst = strdup(src);
+	return *dst != nullptr;
+}
+
+bool dup_mem(void **dst, const void *src, size_t len) noexcept
+{
+	*dst = nullptr;
+	if (!src || !len)
+		return true;
+	*dst = malloc(len);
+	if (!*dst)
+		return false;
+	memcpy(*dst, src, len);
+	return true;
+}
+
+void nic_free(fid_nic *nic) noexcept
+{
+	if (!nic)
+		return;
+	if (nic->device_attr) {
+		fi_device_attr *d = nic->device_attr;
+		free(d->name);
+		free(d->device_id);
+		free(d->device_version);
+		free(d->vendor_id);
+		free(d->driver);
+		free(d->firmware);
+		free(d);
+	}
+	free(nic->bus_attr);
+	if (nic->link_attr) {
+		free(nic->link_attr->address);
+		free(nic->link_attr->network_type);
+		free(nic->link_attr);
+	}
+	free(nic);
+}
+
+int nic_close(struct fid *fid) noexcept
+{
+	if (!fid || fid->fclass != FI_CLASS_NIC)
+		return -FI_EINVAL;
+	nic_free(reinterpret_cast<fid_nic *>(fid));
+	return 0;
+}
+
+int nic_bind(struct fid *, struct fid *, uint64_t) noexcept { return -FI_ENOSYS; }
+int nic_control(struct fid *, int, void *) noexcept { return -FI_ENOSYS; }
+int nic_ops_open(struct fid *, const char *, uint64_t, void **, void *) noexcept { return -FI_ENOSYS; }
+int nic_tostr(const struct fid *fid, char *buf, size_t len) noexcept
+{
+	if (!fid || !buf || !len)
+		return -FI_EINVAL;
+	const fid_nic *nic = reinterpret_cast<const fid_nic *>(fid);
+	const char *name = nic->device_attr && nic->device_attr->name ? nic->device_attr->name : "?";
+	if (nic->bus_attr && nic->bus_attr->bus_type == FI_BUS_PCI) {
+		const auto &p = nic->bus_attr->attr.pci;
+		snprintf(buf, len, "nic %s pci %04x:%02x:%02x.%x", name, p.domain_id, p.bus_id,
+			 p.device_id, p.function_id);
+	} else {
+		snprintf(buf, len, "nic %s", name);
+	}
+	return 0;
+}
+int nic_ops_set(struct fid *, const char *, uint64_t, void *, void *) noexcept { return -FI_ENOSYS; }
+
+fi_ops nic_ops = {
+	sizeof(fi_ops), nic_close, nic_bind, nic_control, nic_ops_open, nic_tostr, nic_ops_set,
+};
+
+} // namespace
+
+fid_nic *nic_alloc() noexcept
+{
+	fid_nic *nic = zalloc<fid_nic>();
+	if (!nic)
+		return nullptr;
+	nic->fid.fclass = FI_CLASS_NIC;
+	nic->fid.ops = &nic_ops;
+	nic->device_attr = zalloc<fi_device_attr>();
+	nic->bus_attr = zalloc<fi_bus_attr>();
+	nic->link_attr = zalloc<fi_link_attr>();
+	if (!nic->device_attr || !nic->bus_attr || !nic->link_attr) {
+		nic_free(nic);
+		return nullptr;
+	}
+	return nic;
+}
+
+fid_nic *nic_dup(const fid_nic *src) noexcept
+{
+	fid_nic *nic = zalloc<fid_nic>();
+	if (!nic)
+		return nullptr;
+	nic->fid.fclass = FI_CLASS_NIC;
+	nic->fid.context = src->fid.context;
+	nic->fid.ops = &nic_ops;
+	/* prov_attr is provider-private and has no generic copy. */
+	bool ok = true;
+	if (src->device_attr) {
+		const fi_device_attr *s = src->device_attr;
+		fi_device_attr *d = nic->device_attr = zalloc<fi_device_attr>();
+		ok = d && dup_str(&d->name, s->name) && dup_str(&d->device_id, s->device_id) &&
+		     dup_str(&d->device_version, s->device_version) &&
+		     dup_str(&d->vendor_id, s->vendor_id) && dup_str(&d->driver, s->driver) &&
+		     dup_str(&d->firmware, s->firmware);
+	}
+	if (ok && src->bus_attr) {
+		nic->bus_attr = zalloc<fi_bus_attr>();
+		ok = nic->bus_attr != nullptr;
+		if (ok)
+			*nic->bus_attr = *src->bus_attr;
+	}
+	if (ok && src->link_attr) {
+		const fi_link_attr *s = src->link_attr;
+		fi_link_attr *l = nic->link_attr = zalloc<fi_link_attr>();
+		ok = l != nullptr;
+		if (ok) {
+			*l = *s;
+			l->address = nullptr;
+			l->network_type = nullptr;
+			ok = dup_str(&l->address, s->address) &&
+			     dup_str(&l->network_type, s->network_type);
+		}
+	}
+	if (!ok) {
+		nic_free(nic);
+		return nullptr;
+	}
+	return nic;
+}
+
+fi_info *info_alloc() noexcept
+{
+	fi_info *info = zalloc<fi_info>();
+	if (!info)
+		return nullptr;
+	info->tx_attr = zalloc<fi_tx_attr>();
+	info->rx_attr = zalloc<fi_rx_attr>();
+	info->ep_attr = zalloc<fi_ep_attr>();
+	info->domain_attr = zalloc<fi_domain_attr>();
+	info->fabric_attr = zalloc<fi_fabric_attr>();
+	if (!info->tx_attr || !info->rx_attr || !info->ep_attr || !info->domain_attr ||
+	    !info->fabric_attr) {
+		info_free(info);
+		return nullptr;
+	}
+	return info;
+}
+
+void info_free(fi_info *info) noexcept
+{
+	while (info) {
+		fi_info *next = info->next;
+		free(info->src_addr);
+		free(info->dest_addr);
+		free(info->tx_attr);
+		free(info->rx_attr);
+		if (info->ep_attr) {
+			free(info->ep_attr->auth_key);
+			free(info->ep_attr);
+		}
+		if (info->domain_attr) {
+			free(info->domain_attr->name);
+			free(info->domain_attr->auth_key);
+			free(info->domain_attr);
+		}
+		if (info->fabric_attr) {
+			free(info->fabric_attr->name);
+			free(info->fabric_attr->prov_name);
+			free(info->fabric_attr);
+		}
+		if (info->nic)
+			fi_close(&info->nic->fid);
+		free(info);
+		info = next;
+	}
+}
+
+fi_info *info_dup(const fi_info *src, size_t domain_attr_in_size) noexcept
+{
+	fi_info *dst = zalloc<fi_info>();
+	if (!dst)
+		return nullptr;
+	*dst = *src;
+	dst->next = nullptr;
+	dst->src_addr = dst->dest_addr = nullptr;
+	dst->tx_attr = nullptr;
+	dst->rx_attr = nullptr;
+	dst->ep_attr = nullptr;
+	dst->domain_attr = nullptr;
+	dst->fabric_attr = nullptr;
+	dst->nic = nullptr;
+
+	bool ok = dup_mem(&dst->src_addr, src->src_addr, src->src_addrlen) &&
+		  dup_mem(&dst->dest_addr, src->dest_addr, src->dest_addrlen);
+	if (ok && src->tx_attr) {
+		ok = (dst->tx_attr = zalloc<fi_tx_attr>()) != nullptr;
+		if (ok)
+			*dst->tx_attr = *src->tx_attr;
+	}
+	if (ok && src->rx_attr) {
+		ok = (dst->rx_attr = zalloc<fi_rx_attr>()) != nullptr;
+		if (ok)
+			*dst->rx_attr = *src->rx_attr;
+	}
+	if (ok && src->ep_attr) {
+		ok = (dst->ep_attr = zalloc<fi_ep_attr>()) != nullptr;
+		if (ok) {
+			*dst->ep_attr = *src->ep_attr;
+			dst->ep_attr->auth_key = nullptr;
+			ok = dup_mem(reinterpret_cast<void **>(&dst->ep_attr->auth_key),
+				     src->ep_attr->auth_key, src->ep_attr->auth_key_size);
+		}
+	}
+	if (ok && src->domain_attr) {
+		ok = (dst->domain_attr = zalloc<fi_domain_attr>()) != nullptr;
+		if (ok) {
+			size_t n = domain_attr_in_size < sizeof(fi_domain_attr) ? domain_attr_in_size
+										 : sizeof(fi_domain_attr);
+			memcpy(dst->domain_attr, src->domain_attr, n);
+			dst->domain_attr->name = nullptr;
+			dst->domain_attr->auth_key = nullptr;
+			ok = dup_str(&dst->domain_attr->name, src->domain_attr->name) &&
+			     dup_mem(reinterpret_cast<void **>(&dst->domain_attr->auth_key),
+				     src->domain_attr->auth_key, src->domain_attr->auth_key_size);
+		}
+	}
+	if (ok && src->fabric_attr) {
+		ok = (dst->fabric_attr = zalloc<fi_fabric_attr>()) != nullptr;
+		if (ok) {
+			*dst->fabric_attr = *src->fabric_attr;
+			dst->fabric_attr->name = nullptr;
+			dst->fabric_attr->prov_name = nullptr;
+			ok = dup_str(&dst->fabric_attr->name, src->fabric_attr->name) &&
+			     dup_str(&dst->fabric_attr->prov_name, src->fabric_attr->prov_name);
+		}
+	}
+	if (ok && src->nic)
+		ok = (dst->nic = nic_dup(src->nic)) != nullptr;
+	if (!ok) {
+		info_free(dst);
+		return nullptr;
+	}
+	return dst;
+}
+
+fi_info *info_dup_list(const fi_info *src) noexcept
+{
+	fi_info *head = nullptr, **tail = &head;
+	for (; src; src = src->next) {
+		fi_info *d = info_dup(src);
+		if (!d) {
+			info_free(head);
+			return nullptr;
+		}
+		*tail = d;
+		tail = &d->next;
+	}
+	return head;
+}
+
+namespace {
+
+int getinfo_common(uint32_t version, const char *node, const char *service, uint64_t flags,
+		   const fi_info *hints, fi_info **info, size_t hints_domain_attr_size) noexcept
+{
+	return guard("fi_getinfo", [&]() -> int {
+		if (!info) {
+			WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: info (the result pointer) is NULL\n");
+			return -FI_EINVAL;
+		}
+		*info = nullptr;
+		if (hints && hints_domain_attr_size < sizeof(fi_domain_attr) && hints->domain_attr) {
+			/* Widen an old-layout hints entry before anything reads it. */
+			fi_info *wide = info_dup(hints, hints_domain_attr_size);
+			if (!wide)
+				return -FI_ENOMEM;
+			int ret = getinfo::run(version, node, service, flags, wide, info);
+			info_free(wide);
+			return ret;
+		}
+		return getinfo::run(version, node, service, flags, hints, info);
+	});
+}
+
+} // namespace
+} // namespace wu
+
+using namespace wu;
+
+/* Current layout: FABRIC_1.8 (default), and FABRIC_1.7. */
+extern "C" WU_EXPORT int fi_getinfo_1_8(uint32_t version, const char *node, const char *service,
+					 uint64_t flags, const struct fi_info *hints,
+					 struct fi_info **info)
+{
+	return getinfo_common(version, node, service, flags, hints, info, sizeof(fi_domain_attr));
+}
+
+/* FABRIC_1.3 and 1.7 callers were built with the 192-byte fi_domain_attr. */
+extern "C" WU_EXPORT int fi_getinfo_1_3(uint32_t version, const char *node, const char *service,
+					 uint64_t flags, const struct fi_info *hints,
+					 struct fi_info **info)
+{
+	return getinfo_common(version, node, service, flags, hints, info, domain_attr_size_v1_3);
+}
+
+extern "C" WU_EXPORT void fi_freeinfo_1_8(struct fi_info *info)
+{
+	info_free(info);
+}
+
+extern "C" WU_EXPORT void fi_freeinfo_1_3(struct fi_info *info)
+{
+	info_free(info);
+}
+
+extern "C" WU_EXPORT struct fi_info *fi_dupinfo_1_8(const struct fi_info *info)
+{
+	return info ? info_dup(info) : info_alloc();
+}
+
+extern "C" WU_EXPORT struct fi_info *fi_dupinfo_1_3(const struct fi_info *info)
+{
+	return info ? info_dup(info, domain_attr_size_v1_3) : info_alloc();
+}
+
+WU_SYMVER(fi_getinfo_1_3, "fi_getinfo@FABRIC_1.3");
+WU_SYMVER(fi_getinfo_1_3, "fi_getinfo@FABRIC_1.7");
+WU_SYMVER(fi_getinfo_1_8, "fi_getinfo@@FABRIC_1.8");
+WU_SYMVER(fi_freeinfo_1_3, "fi_freeinfo@FABRIC_1.3");
+WU_SYMVER(fi_freeinfo_1_3, "fi_freeinfo@FABRIC_1.7");
+WU_SYMVER(fi_freeinfo_1_8, "fi_freeinfo@@FABRIC_1.8");
+WU_SYMVER(fi_dupinfo_1_3, "fi_dupinfo@FABRIC_1.3");
+WU_SYMVER(fi_dupinfo_1_3, "fi_dupinfo@FABRIC_1.7");
+WU_SYMVER(fi_dupinfo_1_8, "fi_dupinfo@@FABRIC_1.8");
+
+#ifdef WU_EMBEDDED
+/* Embedded: plain, hidden names for the parent library to call. */
+extern "C" int fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+			  const struct fi_info *hints, struct fi_info **info)
+{
+	return fi_getinfo_1_8(version, node, service, flags, hints, info);
+}
+extern "C" void fi_freeinfo(struct fi_info *info) { info_free(info); }
+extern "C" struct fi_info *fi_dupinfo(const struct fi_info *info) { return fi_dupinfo_1_8(info); }
+#endif

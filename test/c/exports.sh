@@ -1,0 +1,25 @@
+#!/bin/sh
+# The built libfabric.so.1 exports exactly the symbols and versions of
+# shared/design/abi.md, all version nodes FABRIC_1.0..1.8 exist, and the
+# defaults (@@) are the newest layouts.
+if [ "$WU_EMBEDDED" = yes ]; then echo "SKIP: embedded builds export nothing"; exit 77; fi
+command -v objdump >/dev/null || { echo "SKIP: objdump missing (Debian package binutils)"; exit 77; }
+lib=${WU_LIB:?}
+[ -f "$lib" ] || { echo "FAIL: $lib not built"; exit 1; }
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# Defined dynamic symbols: "... DF .text ... Version Name"; drop the version
+# node definitions themselves (ABS entries).
+objdump -T "$lib" | awk '$2 ~ /g|w/ && $0 !~ /\*UND\*/ && $0 !~ /\*ABS\*/ {
+	v=$(NF-1); gsub(/[()]/, "", v); print $NF, v }' | sort > "$tmp/got"
+sort "$top_srcdir/test/c/exports.expected" > "$tmp/want"
+status=0
+if ! diff -u "$tmp/want" "$tmp/got"; then echo "FAIL: exported symbols differ (- expected, + built)"; status=1; fi
+for n in 0 1 2 3 4 5 6 7 8; do
+	objdump -T "$lib" | grep -q "FABRIC_1\.$n\$" || { echo "FAIL: version node FABRIC_1.$n missing"; status=1; }
+done
+for s in fi_getinfo fi_freeinfo fi_dupinfo fi_fabric2; do
+	objdump -T "$lib" | grep -E " FABRIC_1\.8 +$s\$" >/dev/null || { echo "FAIL: $s@@FABRIC_1.8 is not the default"; status=1; }
+done
+objdump -T "$lib" | grep -E " FABRIC_1\.1 +fi_fabric\$" >/dev/null || { echo "FAIL: fi_fabric@@FABRIC_1.1 is not the default"; status=1; }
+[ $status = 0 ] && echo "PASS: $(wc -l < "$tmp/got") exported symbols match"
+exit $status

@@ -1,0 +1,238 @@
+/* fi_getinfo(3): the exported entry points, fi_allocinfo/fi_dupinfo/
+ * fi_freeinfo, and the FABRIC_1.3 old-layout compatibility copies. */
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <atomic>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include <rdma/fabric.h>
+
+#include "../util/fake_provider.h"
+
+extern "C" int fi_getinfo_1_3(uint32_t, const char *, const char *, uint64_t,
+			      const struct fi_info *, struct fi_info **);
+extern "C" struct fi_info *fi_dupinfo_1_3(const struct fi_info *);
+
+namespace {
+
+struct info_deleter {
+	void operator()(fi_info *i) const { fi_freeinfo(i); }
+};
+using info_ptr = std::unique_ptr<fi_info, info_deleter>;
+
+fi_info *populated()
+{
+	fi_info *i = fi_allocinfo();
+	i->caps = FI_MSG | FI_TAGGED;
+	i->mode = FI_CONTEXT;
+	i->addr_format = FI_SOCKADDR_IN;
+	i->src_addrlen = 16;
+	i->src_addr = calloc(1, 16);
+	memset(i->src_addr, 0xab, 16);
+	i->dest_addrlen = 8;
+	i->dest_addr = calloc(1, 8);
+	memset(i->dest_addr, 0xcd, 8);
+	i->tx_attr->size = 11;
+	i->rx_attr->size = 12;
+	i->ep_attr->type = FI_EP_RDM;
+	i->ep_attr->auth_key_size = 4;
+	i->ep_attr->auth_key = static_cast<uint8_t *>(malloc(4));
+	memcpy(i->ep_attr->auth_key, "key1", 4);
+	i->domain_attr->name = strdup("dom0");
+	i->domain_attr->auth_key_size = 3;
+	i->domain_attr->auth_key = static_cast<uint8_t *>(malloc(3));
+	memcpy(i->domain_attr->auth_key, "dak", 3);
+	i->domain_attr->max_group_id = 99;
+	i->fabric_attr->name = strdup("fab0");
+	i->fabric_attr->prov_name = strdup("prov0");
+	i->nic = wu::nic_alloc();
+	i->nic->device_attr->name = strdup("eth0");
+	i->nic->device_attr->driver = strdup("virtio_net");
+	i->nic->bus_attr->bus_type = FI_BUS_PCI;
+	i->nic->bus_attr->attr.pci.bus_id = 3;
+	i->nic->link_attr->address = strdup("52:54:00:12:34:56");
+	i->nic->link_attr->mtu = 1500;
+	return i;
+}
+
+} // namespace
+
+TEST(fi_getinfo_alloc, allocinfo_has_all_five_attrs_zeroed)
+{
+	info_ptr i(fi_allocinfo());
+	ASSERT_TRUE(i);
+	ASSERT_TRUE(i->tx_attr && i->rx_attr && i->ep_attr && i->domain_attr && i->fabric_attr);
+	EXPECT_EQ(i->next, nullptr);
+	EXPECT_EQ(i->nic, nullptr);
+	EXPECT_EQ(i->caps, 0u);
+	EXPECT_EQ(i->domain_attr->max_group_id, 0u);
+	EXPECT_EQ(i->fabric_attr->prov_name, nullptr);
+}
+
+TEST(fi_getinfo_alloc, dupinfo_null_is_allocinfo)
+{
+	info_ptr i(fi_dupinfo(nullptr));
+	ASSERT_TRUE(i);
+	EXPECT_TRUE(i->tx_attr && i->rx_attr && i->ep_attr && i->domain_attr && i->fabric_attr);
+}
+
+TEST(fi_getinfo_alloc, dupinfo_is_a_deep_copy)
+{
+	info_ptr src(populated());
+	info_ptr dup(fi_dupinfo(src.get()));
+	ASSERT_TRUE(dup);
+	EXPECT_EQ(dup->caps, src->caps);
+	EXPECT_NE(dup->src_addr, src->src_addr);
+	EXPECT_EQ(0, memcmp(dup->src_addr, src->src_addr, 16));
+	EXPECT_NE(dup->dest_addr, src->dest_addr);
+	EXPECT_EQ(0, memcmp(dup->dest_addr, src->dest_addr, 8));
+	EXPECT_NE(dup->tx_attr, src->tx_attr);
+	EXPECT_EQ(dup->tx_attr->size, 11u);
+	EXPECT_EQ(dup->rx_attr->size, 12u);
+	EXPECT_NE(dup->ep_attr->auth_key, src->ep_attr->auth_key);
+	EXPECT_EQ(0, memcmp(dup->ep_attr->auth_key, "key1", 4));
+	EXPECT_NE(dup->domain_attr->name, src->domain_attr->name);
+	EXPECT_STREQ(dup->domain_attr->name, "dom0");
+	EXPECT_EQ(0, memcmp(dup->domain_attr->auth_key, "dak", 3));
+	EXPECT_EQ(dup->domain_attr->max_group_id, 99u);
+	EXPECT_STREQ(dup->fabric_attr->name, "fab0");
+	EXPECT_STREQ(dup->fabric_attr->prov_name, "prov0");
+	ASSERT_TRUE(dup->nic);
+	EXPECT_NE(dup->nic, src->nic);
+	EXPECT_STREQ(dup->nic->device_attr->name, "eth0");
+	EXPECT_STREQ(dup->nic->device_attr->driver, "virtio_net");
+	EXPECT_EQ(dup->nic->bus_attr->attr.pci.bus_id, 3);
+	EXPECT_STREQ(dup->nic->link_attr->address, "52:54:00:12:34:56");
+	EXPECT_EQ(dup->nic->link_attr->mtu, 1500u);
+	/* Freeing the source must leave the copy intact. */
+	src.reset();
+	EXPECT_STREQ(dup->domain_attr->name, "dom0");
+}
+
+TEST(fi_getinfo_alloc, dupinfo_copies_one_entry_not_the_list)
+{
+	info_ptr a(fi_allocinfo());
+	a->next = fi_allocinfo();
+	info_ptr d(fi_dupinfo(a.get()));
+	EXPECT_EQ(d->next, nullptr);
+}
+
+TEST(fi_getinfo_alloc, freeinfo_frees_whole_list_and_accepts_null)
+{
+	fi_freeinfo(nullptr);
+	fi_info *head = populated();
+	head->next = populated();
+	head->next->next = fi_allocinfo();
+	fi_freeinfo(head); /* leaks show under the sanitizer run */
+}
+
+TEST(fi_getinfo_alloc, nic_close_through_its_fid)
+{
+	fid_nic *nic = wu::nic_alloc();
+	ASSERT_TRUE(nic);
+	EXPECT_EQ(nic->fid.fclass, (size_t)FI_CLASS_NIC);
+	EXPECT_EQ(fi_close(&nic->fid), 0);
+}
+
+TEST(fi_getinfo_args, null_info_pointer_is_einval)
+{
+	EXPECT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, nullptr, nullptr), -FI_EINVAL);
+}
+
+TEST(fi_getinfo_args, newer_version_is_enosys)
+{
+	fi_info *out = reinterpret_cast<fi_info *>(0x1);
+	EXPECT_EQ(fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION + 1), nullptr, nullptr, 0,
+			     nullptr, &out),
+		  -FI_ENOSYS);
+	EXPECT_EQ(out, nullptr);
+	EXPECT_EQ(fi_getinfo(FI_VERSION(3, 0), nullptr, nullptr, 0, nullptr, &out), -FI_ENOSYS);
+}
+
+TEST(fi_getinfo_args, version_zero_is_einval)
+{
+	fi_info *out = nullptr;
+	EXPECT_EQ(fi_getinfo(0, nullptr, nullptr, 0, nullptr, &out), -FI_EINVAL);
+}
+
+TEST(fi_getinfo_args, unknown_provider_is_enodata)
+{
+	info_ptr hints(fi_allocinfo());
+	hints->fabric_attr->prov_name = strdup("no-such-provider");
+	fi_info *out = nullptr;
+	EXPECT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &out), -FI_ENODATA);
+	EXPECT_EQ(out, nullptr);
+}
+
+TEST(fi_getinfo_dispatch, fake_provider_entry_comes_back_named)
+{
+	wu::test::scoped_provider fake("fakeprov");
+	info_ptr hints(fi_allocinfo());
+	hints->fabric_attr->prov_name = strdup("fakeprov");
+	fi_info *out = nullptr;
+	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints.get(), &out), 0);
+	info_ptr res(out);
+	EXPECT_STREQ(res->fabric_attr->prov_name, "fakeprov");
+	EXPECT_EQ(res->fabric_attr->prov_version, FI_VERSION(1, 0));
+	EXPECT_EQ(res->fabric_attr->api_version, FI_VERSION(1, 17));
+	EXPECT_EQ(res->domain_attr->max_group_id, 7u);
+}
+
+TEST(fi_getinfo_compat, v1_3_hints_are_read_only_up_to_the_old_layout)
+{
+	wu::test::scoped_provider fake("fakeprov13");
+	/* An old binary allocated exactly the 1.17-sized fi_domain_attr. */
+	fi_info hints{};
+	fi_fabric_attr fab{};
+	fab.prov_name = const_cast<char *>("fakeprov13");
+	void *old_dom = calloc(1, wu::domain_attr_size_v1_3);
+	auto *dom = static_cast<fi_domain_attr *>(old_dom);
+	hints.fabric_attr = &fab;
+	hints.domain_attr = dom;
+	dom->mr_cnt = 5;
+	wu::test::fake_last_max_group_id = ~0ull;
+	fi_info *out = nullptr;
+	ASSERT_EQ(fi_getinfo_1_3(FI_VERSION(1, 17), nullptr, nullptr, 0, &hints, &out), 0);
+	EXPECT_EQ(wu::test::fake_last_max_group_id, 0u) << "appended members must read as zero";
+	EXPECT_EQ(wu::test::fake_last_domain_mr_count, 5u) << "the old prefix is kept";
+	EXPECT_NE(wu::test::fake_last_hints, &hints) << "the provider sees a widened copy";
+	fi_freeinfo(out);
+	free(old_dom);
+}
+
+TEST(fi_getinfo_compat, v1_3_dupinfo_copies_old_prefix)
+{
+	fi_info src{};
+	void *old_dom = calloc(1, wu::domain_attr_size_v1_3);
+	auto *dom = static_cast<fi_domain_attr *>(old_dom);
+	dom->cq_data_size = 4;
+	src.domain_attr = dom;
+	info_ptr d(fi_dupinfo_1_3(&src));
+	ASSERT_TRUE(d);
+	EXPECT_EQ(d->domain_attr->cq_data_size, 4u);
+	EXPECT_EQ(d->domain_attr->max_group_id, 0u);
+	free(old_dom);
+}
+
+TEST(fi_getinfo_threads, concurrent_calls)
+{
+	wu::test::scoped_provider fake("fakeprovmt");
+	std::vector<std::thread> ts;
+	std::atomic<int> bad{0};
+	for (int t = 0; t < 4; t++)
+		ts.emplace_back([&] {
+			for (int i = 0; i < 200; i++) {
+				fi_info *out = nullptr;
+				if (fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, nullptr, &out) != 0)
+					bad++;
+				fi_freeinfo(out);
+			}
+		});
+	for (auto &t : ts)
+		t.join();
+	EXPECT_EQ(bad.load(), 0);
+}
