@@ -3,8 +3,8 @@
  * Binary layout follows the libfabric 1.x ABI so existing binaries keep
  * working; the API level advertised here is 2.0.  Anything newer than the
  * 1.17 ABI is appended at the end of a struct or enum, never inserted. */
-#ifndef WU_RDMA_FABRIC_H
-#define WU_RDMA_FABRIC_H
+#ifndef FABRIC_H
+#define FABRIC_H
 
 #include <stdint.h>
 #include <stddef.h>
@@ -131,7 +131,8 @@ typedef struct fid *fid_t;
 
 /* secondary capabilities */
 #define FI_PEER_TRANSFER	(1ULL << 36)
-/* 2.0 receive-side capabilities; bits 37..39 are unused by 1.x caps */
+/* 2.0 receive-side capabilities, placed in bits no 1.x capability uses.
+ * Not yet cross-checked against upstream 2.0's numeric values. */
 #define FI_TAGGED_DIRECTED_RECV	(1ULL << 37)
 #define FI_TAGGED_MULTI_RECV	(1ULL << 38)
 #define FI_EXACT_DIRECTED_RECV	(1ULL << 39)
@@ -792,4 +793,4 @@ struct fi_recv_context {
 }
 #endif
 
-#endif /* WU_RDMA_FABRIC_H */
+#endif /* FABRIC_H */

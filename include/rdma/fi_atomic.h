@@ -1,8 +1,8 @@
 /* Wireup public API: remote atomic operations.
  * Three families: plain (write), fetch (return old value), compare
  * (conditional swap).  Counts are in datatype elements, not bytes. */
-#ifndef WU_RDMA_FI_ATOMIC_H
-#define WU_RDMA_FI_ATOMIC_H
+#ifndef FI_ATOMIC_H
+#define FI_ATOMIC_H
 
 #include <rdma/fabric.h>
 #include <rdma/fi_endpoint.h>
@@ -271,4 +271,4 @@ static inline int fi_query_atomic(struct fid_domain *domain,
 }
 #endif
 
-#endif /* WU_RDMA_FI_ATOMIC_H */
+#endif /* FI_ATOMIC_H */

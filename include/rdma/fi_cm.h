@@ -1,6 +1,6 @@
 /* Wireup public API: connection management and multicast joins. */
-#ifndef WU_RDMA_FI_CM_H
-#define WU_RDMA_FI_CM_H
+#ifndef FI_CM_H
+#define FI_CM_H
 
 #include <rdma/fi_endpoint.h>
 
@@ -97,4 +97,4 @@ static inline fi_addr_t fi_mc_addr(struct fid_mc *mc)
 }
 #endif
 
-#endif /* WU_RDMA_FI_CM_H */
+#endif /* FI_CM_H */

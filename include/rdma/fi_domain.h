@@ -1,7 +1,7 @@
 /* Wireup public API: access domains, address vectors, memory regions, and
  * the atomic/collective type enums that domain queries take. */
-#ifndef WU_RDMA_FI_DOMAIN_H
-#define WU_RDMA_FI_DOMAIN_H
+#ifndef FI_DOMAIN_H
+#define FI_DOMAIN_H
 
 #include <string.h>
 #include <rdma/fabric.h>
@@ -513,4 +513,4 @@ static inline fi_addr_t fi_group_addr(fi_addr_t fi_addr, uint32_t group_id)
 }
 #endif
 
-#endif /* WU_RDMA_FI_DOMAIN_H */
+#endif /* FI_DOMAIN_H */

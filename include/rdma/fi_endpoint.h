@@ -1,6 +1,6 @@
 /* Wireup public API: endpoints, their options, and plain message transfer. */
-#ifndef WU_RDMA_FI_ENDPOINT_H
-#define WU_RDMA_FI_ENDPOINT_H
+#ifndef FI_ENDPOINT_H
+#define FI_ENDPOINT_H
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
@@ -35,6 +35,9 @@ enum {
 	FI_OPT_RX_SIZE,		/* size_t */
 	FI_OPT_FI_HMEM_P2P,	/* int, one of FI_HMEM_P2P_* */
 	FI_OPT_XPU_TRIGGER,	/* struct fi_trigger_xpu */
+	/* 1.18+ */
+	FI_OPT_CUDA_API_PERMITTED,	/* bool: may the library call CUDA */
+	FI_OPT_SHARED_MEMORY_PERMITTED,	/* bool: may it use shared memory */
 };
 
 /* FI_OPT_FI_HMEM_P2P values: how hard to push peer-to-peer device copies */
@@ -313,4 +316,4 @@ static inline ssize_t fi_injectdata(struct fid_ep *ep, const void *buf,
 }
 #endif
 
-#endif /* WU_RDMA_FI_ENDPOINT_H */
+#endif /* FI_ENDPOINT_H */

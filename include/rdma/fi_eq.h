@@ -1,7 +1,7 @@
 /* Wireup public API: event queues, completion queues, counters, and the
  * (legacy) wait and poll sets they can be grouped with. */
-#ifndef WU_RDMA_FI_EQ_H
-#define WU_RDMA_FI_EQ_H
+#ifndef FI_EQ_H
+#define FI_EQ_H
 
 #include <poll.h>
 #include <pthread.h>
@@ -107,12 +107,24 @@ struct fi_eq_err_entry {
 };
 
 /* FI_CONNREQ / FI_CONNECTED payload; private data follows the header.
- * The receiver owns info and frees it with fi_freeinfo. */
+ * The receiver owns info and frees it with fi_freeinfo.
+ * C++ has no flexible array members; compilers accept them as an
+ * extension, so only silence the pedantic warning. */
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wc99-extensions"
+#endif
 struct fi_eq_cm_entry {
 	fid_t		fid;
 	struct fi_info	*info;
+#if defined(__cplusplus) && defined(__GNUC__)
+	__extension__
+#endif
 	uint8_t		data[];
 };
+#if defined(__cplusplus) && defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 struct fi_ops_eq {
 	size_t	size;
@@ -405,4 +417,4 @@ static inline int fi_cntr_wait(struct fid_cntr *cntr, uint64_t threshold,
 }
 #endif
 
-#endif /* WU_RDMA_FI_EQ_H */
+#endif /* FI_EQ_H */

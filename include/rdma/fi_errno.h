@@ -3,8 +3,8 @@
  * Positive values below 256 are plain errno numbers from <errno.h>, so the
  * library can hand system errors through unchanged.  Codes from 256 up are
  * fabric specific.  API calls return them negated (-FI_EAGAIN, ...). */
-#ifndef WU_RDMA_FI_ERRNO_H
-#define WU_RDMA_FI_ERRNO_H
+#ifndef FI_ERRNO_H
+#define FI_ERRNO_H
 
 #include <errno.h>
 
@@ -86,4 +86,4 @@ const char *fi_strerror(int errnum);
 }
 #endif
 
-#endif /* WU_RDMA_FI_ERRNO_H */
+#endif /* FI_ERRNO_H */

@@ -1,6 +1,6 @@
 /* Wireup public API: one-sided remote memory reads and writes. */
-#ifndef WU_RDMA_FI_RMA_H
-#define WU_RDMA_FI_RMA_H
+#ifndef FI_RMA_H
+#define FI_RMA_H
 
 #include <rdma/fabric.h>
 #include <rdma/fi_endpoint.h>
@@ -134,4 +134,4 @@ static inline ssize_t fi_inject_writedata(struct fid_ep *ep, const void *buf,
 }
 #endif
 
-#endif /* WU_RDMA_FI_RMA_H */
+#endif /* FI_RMA_H */

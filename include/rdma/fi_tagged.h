@@ -1,6 +1,6 @@
 /* Wireup public API: tagged messages (receive matches on tag & ~ignore). */
-#ifndef WU_RDMA_FI_TAGGED_H
-#define WU_RDMA_FI_TAGGED_H
+#ifndef FI_TAGGED_H
+#define FI_TAGGED_H
 
 #include <rdma/fabric.h>
 #include <rdma/fi_endpoint.h>
@@ -120,4 +120,4 @@ static inline ssize_t fi_tinjectdata(struct fid_ep *ep, const void *buf,
 }
 #endif
 
-#endif /* WU_RDMA_FI_TAGGED_H */
+#endif /* FI_TAGGED_H */
