@@ -78,25 +78,10 @@ int nic_close(struct fid *fid) noexcept
 int nic_bind(struct fid *, struct fid *, uint64_t) noexcept { return -FI_ENOSYS; }
 int nic_control(struct fid *, int, void *) noexcept { return -FI_ENOSYS; }
 int nic_ops_open(struct fid *, const char *, uint64_t, void **, void *) noexcept { return -FI_ENOSYS; }
-int nic_tostr(const struct fid *fid, char *buf, size_t len) noexcept
-{
-	if (!fid || !buf || !len)
-		return -FI_EINVAL;
-	const fid_nic *nic = reinterpret_cast<const fid_nic *>(fid);
-	const char *name = nic->device_attr && nic->device_attr->name ? nic->device_attr->name : "?";
-	if (nic->bus_attr && nic->bus_attr->bus_type == FI_BUS_PCI) {
-		const auto &p = nic->bus_attr->attr.pci;
-		snprintf(buf, len, "nic %s pci %04x:%02x:%02x.%x", name, p.domain_id, p.bus_id,
-			 p.device_id, p.function_id);
-	} else {
-		snprintf(buf, len, "nic %s", name);
-	}
-	return 0;
-}
 int nic_ops_set(struct fid *, const char *, uint64_t, void *, void *) noexcept { return -FI_ENOSYS; }
 
 fi_ops nic_ops = {
-	sizeof(fi_ops), nic_close, nic_bind, nic_control, nic_ops_open, nic_tostr, nic_ops_set,
+	sizeof(fi_ops), nic_close, nic_bind, nic_control, nic_ops_open, wu::nic_tostr, nic_ops_set,
 };
 
 } // namespace

@@ -21,6 +21,8 @@ fi_info *info_dup_list(const fi_info *src) noexcept;
 void info_free(fi_info *info) noexcept;
 /* Deep copy of a NIC; nullptr on ENOMEM. */
 fid_nic *nic_dup(const fid_nic *src) noexcept;
+/* The NIC fid's tostr slot: Debian's NIC block layout (src/core/tostr.cpp). */
+int nic_tostr(const struct fid *fid, char *buf, size_t len) noexcept;
 /* A NIC with all three attr structs allocated and zeroed. */
 fid_nic *nic_alloc() noexcept;
 

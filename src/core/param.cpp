@@ -56,7 +56,8 @@ const struct fi_provider *canon(const struct fi_provider *prov) noexcept
 	return prov ? prov : &core_prov;
 }
 
-bool valid_type(enum fi_param_type t) noexcept
+/* int, not the enum: old callers may pass any number. */
+bool valid_type(int t) noexcept
 {
 	return t == FI_PARAM_STRING || t == FI_PARAM_INT || t == FI_PARAM_BOOL ||
 	       t == FI_PARAM_SIZE_T;
@@ -125,7 +126,7 @@ std::string prefixed_help(const struct fi_provider *prov, const char *help)
 	return h;
 }
 
-int check_define(const struct fi_provider *prov, const char *name, enum fi_param_type type)
+int check_define(const struct fi_provider *prov, const char *name, int type)
 {
 	if (!name || !*name) {
 		WU_WARN(&core_prov, FI_LOG_CORE, "fi_param_define: parameter name is %s\n",
@@ -141,7 +142,7 @@ int check_define(const struct fi_provider *prov, const char *name, enum fi_param
 	if (!valid_type(type)) {
 		WU_WARN(prov, FI_LOG_CORE,
 			"fi_param_define(%s): type %d is not a fi_param_type (string 0, int 1, bool 2, size_t 3)\n",
-			name, static_cast<int>(type));
+			name, type);
 		return -FI_EINVAL;
 	}
 	return 0;
@@ -441,73 +442,93 @@ void reset_for_tests() noexcept
 
 } // namespace wu::param
 
-using namespace wu;
+namespace wu::param {
+namespace {
 
-extern "C" WU_EXPORT int fi_param_define(const struct fi_provider *provider, const char *param_name,
-					 enum fi_param_type type, const char *help_string_fmt, ...)
+/* Named (not a lambda) so log lines show a useful function name. */
+int param_get(const struct fi_provider *prov, const char *param_name, void *value)
 {
-	va_list ap;
-	va_start(ap, help_string_fmt);
-	int ret = guard(__func__, [&]() -> int {
-		const struct fi_provider *prov = param::canon(provider);
-		if (int r = param::check_define(prov, param_name, type))
-			return r;
-		std::string help;
-		if (help_string_fmt) {
-			va_list cp;
-			va_copy(cp, ap);
-			int n = std::vsnprintf(nullptr, 0, help_string_fmt, cp);
-			va_end(cp);
-			if (n > 0) {
-				help.resize(static_cast<std::size_t>(n) + 1);
-				std::vsnprintf(help.data(), help.size(), help_string_fmt, ap);
-				help.resize(static_cast<std::size_t>(n));
-			}
-		}
-		help = param::prefixed_help(prov, help.c_str());
-		enum fi_param_type old = type;
-		int r;
-		{
-			std::lock_guard lk(param::g_mu);
-			r = param::define_locked(prov, param_name, type, std::move(help), nullptr, &old);
-		}
-		return param::report_define(prov, param_name, type, old, r);
-	});
-	va_end(ap);
+	if (!param_name || !value) {
+		WU_WARN(prov, FI_LOG_CORE, "fi_param_get: %s is NULL\n",
+			param_name ? "value" : "param_name");
+		return -FI_EINVAL;
+	}
+	raw r = snapshot(prov, param_name);
+	if (!r.defined) {
+		WU_WARN(prov, FI_LOG_CORE,
+			"fi_param_get: parameter \"%s\" of provider %s was never defined; call fi_param_define first\n",
+			param_name, prov->name ? prov->name : "(unnamed)");
+		return -FI_ENOENT;
+	}
+	const char *text = std::getenv(r.env.c_str());
+	if (!text) {
+		record(prov, param_name, source::unset);
+		WU_INFO(prov, FI_LOG_CORE, "variable %s=<not set>\n", r.env.c_str());
+		return -FI_ENODATA;
+	}
+	int ret = store(prov, r, text, value);
+	if (!ret) {
+		record(prov, param_name, source::env);
+		WU_INFO(prov, FI_LOG_CORE, "read %s variable %s=%s\n", type_name(r.type),
+			r.env.c_str(), text);
+	}
 	return ret;
 }
+
+int param_define(const struct fi_provider *prov, const char *param_name, int raw_type,
+		 const char *help_fmt, va_list ap)
+{
+	if (int r = check_define(prov, param_name, raw_type))
+		return r;
+	auto type = static_cast<enum fi_param_type>(raw_type);
+	std::string help;
+	if (help_fmt) {
+		va_list cp;
+		va_copy(cp, ap);
+		int n = std::vsnprintf(nullptr, 0, help_fmt, cp);
+		va_end(cp);
+		if (n > 0) {
+			help.resize(static_cast<std::size_t>(n) + 1);
+			std::vsnprintf(help.data(), help.size(), help_fmt, ap);
+			help.resize(static_cast<std::size_t>(n));
+		}
+	}
+	help = prefixed_help(prov, help.c_str());
+	enum fi_param_type old = type;
+	int ret;
+	{
+		std::lock_guard lk(g_mu);
+		ret = define_locked(prov, param_name, type, std::move(help), nullptr, &old);
+	}
+	return report_define(prov, param_name, type, old, ret);
+}
+
+} // namespace
+} // namespace wu::param
+
+using namespace wu;
 
 extern "C" WU_EXPORT int fi_param_get(struct fi_provider *provider, const char *param_name,
 				      void *value)
 {
-	return guard(__func__, [&]() -> int {
-		const struct fi_provider *prov = param::canon(provider);
-		if (!param_name || !value) {
-			WU_WARN(prov, FI_LOG_CORE, "fi_param_get: %s is NULL\n",
-				param_name ? "value" : "param_name");
-			return -FI_EINVAL;
-		}
-		param::raw r = param::snapshot(prov, param_name);
-		if (!r.defined) {
-			WU_WARN(prov, FI_LOG_CORE,
-				"fi_param_get: parameter \"%s\" of provider %s was never defined; call fi_param_define first\n",
-				param_name, prov->name ? prov->name : "(unnamed)");
-			return -FI_ENOENT;
-		}
-		const char *text = std::getenv(r.env.c_str());
-		if (!text) {
-			param::record(prov, param_name, param::source::unset);
-			WU_INFO(prov, FI_LOG_CORE, "variable %s=<not set>\n", r.env.c_str());
-			return -FI_ENODATA;
-		}
-		int ret = param::store(prov, r, text, value);
-		if (!ret) {
-			param::record(prov, param_name, param::source::env);
-			WU_INFO(prov, FI_LOG_CORE, "read %s variable %s=%s\n",
-				param::type_name(r.type), r.env.c_str(), text);
-		}
-		return ret;
+	return guard(__func__, [&] { return param::param_get(param::canon(provider), param_name, value); });
+}
+
+extern "C" WU_EXPORT int fi_param_define(const struct fi_provider *provider, const char *param_name,
+					 enum fi_param_type type, const char *help_string_fmt, ...)
+{
+	/* Read the enum as an int so an out-of-range value is not UB. */
+	int raw_type;
+	static_assert(sizeof raw_type == sizeof type);
+	std::memcpy(&raw_type, &type, sizeof raw_type);
+	va_list ap;
+	va_start(ap, help_string_fmt);
+	int ret = guard(__func__, [&] {
+		return param::param_define(param::canon(provider), param_name, raw_type,
+					   help_string_fmt, ap);
 	});
+	va_end(ap);
+	return ret;
 }
 
 extern "C" WU_EXPORT int fi_getparams(struct fi_param **params, int *count)

@@ -1,12 +1,82 @@
+/* fi_getinfo: which providers are asked (FI_PROVIDER, hints' prov_name,
+ * layered names), FI_PROV_ATTR_ONLY, and why nothing matched. */
 #include "getinfo/getinfo.h"
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/info.h"
 #include "core/log.h"
+#include "getinfo/match.h"
 #include "prov/registry.h"
 
 namespace wu::getinfo {
+namespace {
+
+std::vector<std::string_view> split(std::string_view s, char sep)
+{
+	std::vector<std::string_view> out;
+	while (!s.empty()) {
+		size_t i = s.find(sep);
+		out.push_back(s.substr(0, i));
+		if (i == std::string_view::npos)
+			break;
+		s.remove_prefix(i + 1);
+	}
+	return out;
+}
+
+/* A requested name matches a provider when equal to it or, for a layered
+ * request "core;util", when one of its layers is this provider (our
+ * providers implement RDM themselves, without a utility layer). */
+bool name_matches(std::string_view want, const char *have)
+{
+	if (!have)
+		return false;
+	if (want == have)
+		return true;
+	for (std::string_view part : split(want, ';'))
+		if (part == have)
+			return true;
+	return false;
+}
+
+/* FI_PROVIDER: "a,b" keeps only those, "^a,b" drops those. */
+bool env_allows(const char *name)
+{
+	const char *env = getenv("FI_PROVIDER");
+	if (!env || !*env)
+		return true;
+	std::string_view v(env);
+	bool exclude = v.front() == '^';
+	if (exclude)
+		v.remove_prefix(1);
+	bool listed = false;
+	for (std::string_view n : split(v, ','))
+		if (!n.empty() && name_matches(n, name))
+			listed = true;
+	return exclude ? !listed : listed;
+}
+
+fi_info *attr_only_entry(const fi_provider &p, uint32_t version)
+{
+	fi_info *i = info_alloc();
+	if (!i)
+		return nullptr;
+	i->fabric_attr->prov_name = strdup(p.name);
+	i->fabric_attr->prov_version = p.version;
+	i->fabric_attr->api_version = version;
+	if (!i->fabric_attr->prov_name) {
+		info_free(i);
+		return nullptr;
+	}
+	return i;
+}
+
+} // namespace
 
 int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 	const fi_info *hints, fi_info **info)
@@ -22,27 +92,57 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 			FI_MAJOR(version), FI_MINOR(version), FI_MAJOR_VERSION, FI_MINOR_VERSION);
 		return -FI_ENOSYS;
 	}
+	if ((flags & FI_SOURCE) && !node && !service) {
+		WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: FI_SOURCE given without node or service\n");
+		return -FI_EINVAL;
+	}
 	const char *want = hints && hints->fabric_attr ? hints->fabric_attr->prov_name : nullptr;
 	fi_info *head = nullptr, **tail = &head;
-	int last_err = -FI_ENODATA;
+	int hard_err = 0;
+	std::vector<std::string> reasons;
 	for (const fi_provider *p : prov::providers()) {
-		if (want && (!p->name || strcmp(want, p->name) != 0))
+		if (!p->name)
 			continue;
+		if (!env_allows(p->name)) {
+			reasons.push_back(std::string(p->name) + ": excluded by FI_PROVIDER=" + getenv("FI_PROVIDER"));
+			continue;
+		}
+		if (want && !name_matches(want, p->name)) {
+			reasons.push_back(std::string(p->name) + ": fabric_attr->prov_name: asked " + want);
+			continue;
+		}
+		if (flags & FI_PROV_ATTR_ONLY) {
+			fi_info *i = attr_only_entry(*p, version);
+			if (!i) {
+				info_free(head);
+				return -FI_ENOMEM;
+			}
+			*tail = i;
+			tail = &i->next;
+			continue;
+		}
 		if (!p->getinfo)
 			continue;
 		fi_info *got = nullptr;
+		take_reason();
 		int ret = p->getinfo(version, node, service, flags, hints, &got);
 		if (ret) {
-			if (ret != -FI_ENODATA)
-				last_err = ret;
+			std::string why = take_reason();
+			if (why.empty())
+				why = std::string("its getinfo returned ") + fi_strerror(-ret);
+			reasons.push_back(std::string(p->name) + ": " + why);
+			if (ret != -FI_ENODATA && !hard_err)
+				hard_err = ret;
 			continue;
 		}
 		for (fi_info *i = got; i; i = i->next) {
-			if (i->fabric_attr && !i->fabric_attr->prov_name && p->name)
+			if (!i->fabric_attr)
+				continue;
+			if (!i->fabric_attr->prov_name)
 				i->fabric_attr->prov_name = strdup(p->name);
-			if (i->fabric_attr && !i->fabric_attr->prov_version)
+			if (!i->fabric_attr->prov_version)
 				i->fabric_attr->prov_version = p->version;
-			if (i->fabric_attr && !i->fabric_attr->api_version)
+			if (!i->fabric_attr->api_version)
 				i->fabric_attr->api_version = version;
 		}
 		*tail = got;
@@ -50,9 +150,12 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 			tail = &(*tail)->next;
 	}
 	if (!head) {
-		WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no provider matched%s%s\n",
-			want ? " the requested provider " : "", want ? want : "");
-		return last_err;
+		/* One line per provider, visible in release builds at warn level. */
+		if (reasons.empty())
+			WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no providers are available\n");
+		for (const std::string &r : reasons)
+			WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no match: %s\n", r.c_str());
+		return hard_err ? hard_err : -FI_ENODATA;
 	}
 	*info = head;
 	return 0;

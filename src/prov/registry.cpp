@@ -4,12 +4,16 @@
 #include <cstring>
 #include <mutex>
 
+#include "prov/tcp/tcp.h"
+
 namespace wu::prov {
 namespace {
 
-/* Built-in descriptors; each provider's build fragment adds itself here as
- * it lands (tcp, shm, the multiplexing RDM provider first for tagged RDM). */
-const fi_provider *const builtin[] = {nullptr};
+/* Built-in providers, best first.  The multiplexing RDM provider (shm on the
+ * node, tcp beyond) will come first, then shm, tcp, verbs and ucx. */
+const fi_provider *(*const builtin[])() noexcept = {
+	wu::tcp::provider,
+};
 
 struct state {
 	std::mutex lock;
@@ -23,8 +27,8 @@ state &get()
 	static state s;
 	std::lock_guard g(s.lock);
 	if (!s.loaded) {
-		for (const fi_provider *p : builtin)
-			if (p)
+		for (auto make : builtin)
+			if (const fi_provider *p = make())
 				s.list.push_back(p);
 		s.loaded = true;
 	}

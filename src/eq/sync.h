@@ -1,0 +1,138 @@
+/* Small synchronisation pieces for event queues and wait sets: a spin lock
+ * for the very short queue critical sections, futex waits that always
+ * report a signal as EINTR, and monotonic deadlines. */
+#ifndef WU_EQ_SYNC_H
+#define WU_EQ_SYNC_H
+
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <ctime>
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace wu::eqd {
+
+inline void cpu_relax() noexcept
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	asm volatile("yield" ::: "memory");
+#endif
+}
+
+/* Test-and-test-and-set lock.  Unlock is a plain release store, so an
+ * uncontended lock/unlock pair costs one atomic exchange: the queue paths
+ * hold it for a few dozen instructions.  Waiters yield after a short spin
+ * so a preempted holder gets the CPU back. */
+class spinlock {
+public:
+	void lock() noexcept
+	{
+		if (!f_.exchange(true, std::memory_order_acquire)) [[likely]]
+			return;
+		slow();
+	}
+	void unlock() noexcept { f_.store(false, std::memory_order_release); }
+
+private:
+	void slow() noexcept
+	{
+		for (unsigned n = 0;; n++) {
+			if (!f_.load(std::memory_order_relaxed) &&
+			    !f_.exchange(true, std::memory_order_acquire))
+				return;
+			if (n < 128)
+				cpu_relax();
+			else
+				sched_yield();
+		}
+	}
+	std::atomic<bool> f_{false};
+};
+
+class lock_guard {
+public:
+	explicit lock_guard(spinlock &l) noexcept : l_(l) { l_.lock(); }
+	~lock_guard() { l_.unlock(); }
+	lock_guard(const lock_guard &) = delete;
+	lock_guard &operator=(const lock_guard &) = delete;
+
+private:
+	spinlock &l_;
+};
+
+inline timespec now_mono() noexcept
+{
+	timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t;
+}
+
+inline timespec add_ms(timespec t, long ms) noexcept
+{
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+inline bool before(const timespec &a, const timespec &b) noexcept
+{
+	return a.tv_sec < b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec < b.tv_nsec);
+}
+
+/* An absolute CLOCK_MONOTONIC deadline from a millisecond timeout
+ * (negative: none). */
+struct deadline {
+	bool infinite;
+	timespec at;
+	explicit deadline(int timeout_ms) noexcept : infinite(timeout_ms < 0), at{}
+	{
+		if (!infinite)
+			at = add_ms(now_mono(), timeout_ms);
+	}
+	bool passed() const noexcept { return !infinite && !before(now_mono(), at); }
+	/* What to hand the kernel: an infinite wait still gets a (far) deadline
+	 * because a timed futex wait is never restarted after a signal handler
+	 * ran, whatever SA_RESTART says, so a signal always surfaces as EINTR. */
+	timespec kernel_at() const noexcept
+	{
+		return infinite ? add_ms(now_mono(), 3600L * 1000) : at;
+	}
+};
+
+/* Sleeps while *word == expect, until woken, the deadline or a signal.
+ * Returns 0 (woken or value changed: re-check), ETIMEDOUT or EINTR. */
+inline int futex_wait(std::atomic<uint32_t> *word, uint32_t expect, const deadline &d) noexcept
+{
+	timespec at = d.kernel_at();
+	long r = syscall(SYS_futex, reinterpret_cast<uint32_t *>(word),
+			 FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expect, &at, nullptr,
+			 FUTEX_BITSET_MATCH_ANY);
+	if (r == 0)
+		return 0;
+	if (errno == EINTR)
+		return EINTR;
+	if (errno == ETIMEDOUT)
+		return d.infinite ? 0 : ETIMEDOUT;
+	return 0; /* EAGAIN: the value already changed */
+}
+
+inline void futex_wake_all(std::atomic<uint32_t> *word) noexcept
+{
+	syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE | FUTEX_PRIVATE_FLAG,
+		INT_MAX, nullptr, nullptr, 0);
+}
+
+} // namespace wu::eqd
+
+#endif

@@ -1,0 +1,174 @@
+#include "prov/common/objects.h"
+
+#include <cstring>
+#include <new>
+
+#include "core/fid.h"
+#include "core/info.h"
+#include "core/log.h"
+#include "core/shim.h"
+
+namespace wu::prov {
+namespace {
+
+int fabric_close(struct fid *f) noexcept
+{
+	return guard("fi_close(fabric)", [&]() -> int {
+		fabric *fab = fabric_of(reinterpret_cast<fid_fabric *>(f));
+		if (!fab)
+			return -FI_EINVAL;
+		if (fab->children.busy()) {
+			WU_WARN(fab->hooks->prov, FI_LOG_FABRIC,
+				"fi_close(fabric): %d domain(s), EQ(s) or other objects are still open on it\n",
+				fab->children.n.load());
+			return -FI_EBUSY;
+		}
+		fab->magic = 0;
+		delete fab;
+		return 0;
+	});
+}
+
+int fabric_domain2(fid_fabric *f, fi_info *info, fid_domain **dom, uint64_t flags, void *context) noexcept
+{
+	return guard("fi_domain", [&]() -> int {
+		fabric *fab = fabric_of(f);
+		if (!fab || !info || !dom) {
+			WU_WARN(&core_prov, FI_LOG_DOMAIN, "fi_domain: %s is invalid\n",
+				!fab ? "fabric" : !info ? "info" : "domain");
+			return -FI_EINVAL;
+		}
+		if (flags) {
+			WU_WARN(fab->hooks->prov, FI_LOG_DOMAIN, "fi_domain2: flags 0x%llx are not supported\n",
+				(unsigned long long)flags);
+			return -FI_EBADFLAGS;
+		}
+		*dom = nullptr;
+		return fab->hooks->domain_open(fab, info, dom, context);
+	});
+}
+
+int fabric_domain(fid_fabric *f, fi_info *info, fid_domain **dom, void *context) noexcept
+{
+	return fabric_domain2(f, info, dom, 0, context);
+}
+
+int fabric_passive_ep(fid_fabric *f, fi_info *info, fid_pep **pep, void *context) noexcept
+{
+	return guard("fi_passive_ep", [&]() -> int {
+		fabric *fab = fabric_of(f);
+		if (!fab || !info || !pep)
+			return -FI_EINVAL;
+		if (!fab->hooks->passive_ep) {
+			WU_INFO(fab->hooks->prov, FI_LOG_FABRIC, "fi_passive_ep: %s has no passive endpoints\n",
+				fab->hooks->prov->name);
+			return -FI_ENOSYS;
+		}
+		return fab->hooks->passive_ep(fab, info, pep, context);
+	});
+}
+
+fi_ops fabric_fi_ops = {
+	sizeof(fi_ops),
+	fabric_close,
+	WU_NOSYS(fi_ops, bind),
+	WU_NOSYS(fi_ops, control),
+	WU_NOSYS(fi_ops, ops_open),
+	WU_NOSYS(fi_ops, tostr),
+	WU_NOSYS(fi_ops, ops_set),
+};
+
+fi_ops_fabric fabric_ops = {
+	sizeof(fi_ops_fabric),
+	fabric_domain,
+	fabric_passive_ep,
+	WU_NOSYS(fi_ops_fabric, eq_open),
+	WU_NOSYS(fi_ops_fabric, wait_open),
+	WU_NOSYS(fi_ops_fabric, trywait),
+	fabric_domain2,
+};
+
+} // namespace
+
+fabric *fabric_of(fid_fabric *fid) noexcept
+{
+	if (!fid || fid->fid.fclass != FI_CLASS_FABRIC)
+		return nullptr;
+	fabric *f = container_of_fid<fabric>(fid);
+	return f->magic == fabric_magic ? f : nullptr;
+}
+
+int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **out, void *context)
+{
+	auto *fab = new fabric{};
+	fab->fid.fid.fclass = FI_CLASS_FABRIC;
+	fab->fid.fid.context = context;
+	fab->fid.fid.ops = &fabric_fi_ops;
+	fab->fid.ops = &fabric_ops;
+	fab->fid.api_version = attr->api_version ? attr->api_version
+						 : FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+	fab->magic = fabric_magic;
+	fab->hooks = hooks;
+	fab->name = attr->name ? attr->name : "";
+	*out = &fab->fid;
+	return 0;
+}
+
+domain *domain_of(fid_domain *fid) noexcept
+{
+	if (!fid || fid->fid.fclass != FI_CLASS_DOMAIN)
+		return nullptr;
+	domain *d = container_of_fid<domain>(fid);
+	return d->magic == domain_magic ? d : nullptr;
+}
+
+int domain_init(domain *d, fabric *fab, const fi_info *info, fi_ops_domain *ops, fi_ops_mr *mr,
+		fi_ops *fi_ops_tbl, void *context)
+{
+	const char *prov = fab->hooks->prov->name;
+	if (!info->domain_attr || !info->fabric_attr) {
+		WU_WARN(fab->hooks->prov, FI_LOG_DOMAIN,
+			"fi_domain: info lacks domain_attr or fabric_attr; pass an entry from fi_getinfo\n");
+		return -FI_EINVAL;
+	}
+	if (info->fabric_attr->prov_name && !strstr(info->fabric_attr->prov_name, prov)) {
+		WU_WARN(fab->hooks->prov, FI_LOG_DOMAIN, "fi_domain: info is for provider %s, not %s\n",
+			info->fabric_attr->prov_name, prov);
+		return -FI_EINVAL;
+	}
+	if (info->fabric_attr->name && fab->name != info->fabric_attr->name) {
+		WU_WARN(fab->hooks->prov, FI_LOG_DOMAIN, "fi_domain: info is for fabric %s, this fabric is %s\n",
+			info->fabric_attr->name, fab->name.c_str());
+		return -FI_EINVAL;
+	}
+	d->info = info_dup(info);
+	if (!d->info)
+		return -FI_ENOMEM;
+	d->fid.fid.fclass = FI_CLASS_DOMAIN;
+	d->fid.fid.context = context;
+	d->fid.fid.ops = fi_ops_tbl;
+	d->fid.ops = ops;
+	d->fid.mr = mr;
+	d->magic = domain_magic;
+	d->fab = fab;
+	d->api_version = fab->fid.api_version;
+	fab->children.get();
+	return 0;
+}
+
+int domain_fini(domain *d)
+{
+	if (d->children.busy()) {
+		WU_WARN(d->fab->hooks->prov, FI_LOG_DOMAIN,
+			"fi_close(domain): %d endpoint(s), AV(s), CQ(s) or MRs are still open on it\n",
+			d->children.n.load());
+		return -FI_EBUSY;
+	}
+	info_free(d->info);
+	d->info = nullptr;
+	d->magic = 0;
+	d->fab->children.put();
+	return 0;
+}
+
+} // namespace wu::prov

@@ -1,0 +1,16 @@
+/* The tcp provider: sockets; FI_SOCKADDR_IN/IN6 and FI_ADDR_STR addresses;
+ * RDM and MSG endpoint types. */
+#ifndef WU_PROV_TCP_TCP_H
+#define WU_PROV_TCP_TCP_H
+
+#include <rdma/providers/fi_prov.h>
+
+namespace wu::tcp {
+
+const fi_provider *provider() noexcept;
+/* Version reported as prov_version: FI_VERSION(major*100+minor, rev*10). */
+inline constexpr uint32_t prov_version = FI_VERSION(200, 0);
+
+} // namespace wu::tcp
+
+#endif

@@ -1,0 +1,328 @@
+/* tcp provider descriptor, its fi_getinfo templates (one per interface and
+ * endpoint type), and its fabric and domain objects. */
+#include "prov/tcp/tcp.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "core/fid.h"
+#include "core/info.h"
+#include "core/log.h"
+#include "core/shim.h"
+#include "getinfo/match.h"
+#include "getinfo/nic.h"
+#include "prov/common/objects.h"
+
+namespace wu::tcp {
+namespace {
+
+using wu::nic_info;
+
+fi_provider tcp_prov_desc;
+
+/* What one endpoint type offers; the same for every interface. */
+void fill_common(fi_info &i, fi_ep_type type)
+{
+	const uint64_t caps = FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | FI_RECV | FI_SEND |
+			      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV |
+			      FI_LOCAL_COMM | FI_REMOTE_COMM | (type == FI_EP_RDM ? FI_SOURCE : 0);
+	const uint64_t order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS |
+			       FI_ORDER_WAR | FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW;
+	i.caps = caps;
+	i.mode = 0;
+	i.tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | FI_SEND);
+	i.tx_attr->msg_order = order;
+	i.tx_attr->comp_order = FI_ORDER_NONE;
+	i.tx_attr->inject_size = 64;
+	i.tx_attr->size = 2048;
+	i.tx_attr->iov_limit = 4;
+	i.tx_attr->rma_iov_limit = 4;
+	i.rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_RECV | FI_REMOTE_READ |
+				  FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
+	i.rx_attr->msg_order = order;
+	i.rx_attr->comp_order = FI_ORDER_NONE;
+	i.rx_attr->size = 2048;
+	i.rx_attr->iov_limit = 4;
+	i.ep_attr->type = type;
+	i.ep_attr->protocol = FI_PROTO_SOCK_TCP;
+	i.ep_attr->protocol_version = 1;
+	i.ep_attr->max_msg_size = SIZE_MAX;
+	i.ep_attr->max_order_raw_size = SIZE_MAX;
+	i.ep_attr->max_order_war_size = SIZE_MAX;
+	i.ep_attr->max_order_waw_size = SIZE_MAX;
+	i.ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaULL;
+	i.ep_attr->tx_ctx_cnt = 1;
+	i.ep_attr->rx_ctx_cnt = 1;
+	fi_domain_attr &d = *i.domain_attr;
+	d.threading = FI_THREAD_SAFE;
+	d.control_progress = FI_PROGRESS_AUTO;
+	d.data_progress = FI_PROGRESS_MANUAL;
+	d.resource_mgmt = FI_RM_ENABLED;
+	d.av_type = FI_AV_UNSPEC;
+	d.mr_mode = 0;
+	d.mr_key_size = 8;
+	d.cq_data_size = 8;
+	d.cq_cnt = 65536;
+	d.ep_cnt = 32768;
+	d.tx_ctx_cnt = 1;
+	d.rx_ctx_cnt = 1;
+	d.max_ep_tx_ctx = 1;
+	d.max_ep_rx_ctx = 1;
+	d.cntr_cnt = 65536;
+	d.mr_iov_limit = 1;
+	d.caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	d.max_err_data = 0;
+	d.mr_cnt = 65536;
+	d.max_group_id = 0;
+}
+
+std::string cidr(const nics::if_address &a)
+{
+	char buf[INET6_ADDRSTRLEN] = "";
+	unsigned bits = a.prefix_len;
+	if (a.family == AF_INET) {
+		in_addr net = reinterpret_cast<const sockaddr_in *>(&a.addr)->sin_addr;
+		uint32_t m = bits ? ~uint32_t{0} << (32 - bits) : 0;
+		net.s_addr &= htonl(m);
+		inet_ntop(AF_INET, &net, buf, sizeof(buf));
+	} else {
+		in6_addr net = reinterpret_cast<const sockaddr_in6 *>(&a.addr)->sin6_addr;
+		for (unsigned k = 0; k < 16; k++) {
+			unsigned keep = bits > 8 * k ? std::min(8u, bits - 8 * k) : 0;
+			net.s6_addr[k] &= keep ? uint8_t(0xff << (8 - keep)) : 0;
+		}
+		inet_ntop(AF_INET6, &net, buf, sizeof(buf));
+	}
+	return std::string(buf) + "/" + std::to_string(bits);
+}
+
+/* One template per (endpoint type, address) of every NIC, built once; the
+ * order is chosen per call, nearest NIC to the calling thread first. */
+struct tmpl_entry {
+	const nic_info *nic;
+	fi_ep_type type;
+	int family;
+	fi_info *info;
+};
+
+struct templates {
+	std::once_flag once;
+	std::vector<tmpl_entry> all;
+};
+
+templates &tmpl()
+{
+	static templates t;
+	return t;
+}
+
+void build_templates(templates &t)
+{
+	for (const nic_info &n : nics::system_table().all()) {
+		if (n.is_verbs)
+			continue;
+		for (const nics::if_address &a : n.addresses) {
+			if (a.family != AF_INET && a.family != AF_INET6)
+				continue;
+			for (fi_ep_type type : {FI_EP_RDM, FI_EP_MSG}) {
+				fi_info *i = info_alloc();
+				if (!i)
+					throw std::bad_alloc();
+				fill_common(*i, type);
+				i->addr_format = a.family == AF_INET ? FI_SOCKADDR_IN : FI_SOCKADDR_IN6;
+				i->src_addrlen = a.family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+				i->src_addr = malloc(i->src_addrlen);
+				memcpy(i->src_addr, &a.addr, i->src_addrlen);
+				i->domain_attr->name = strdup(n.name.c_str());
+				i->fabric_attr->name = strdup(cidr(a).c_str());
+				i->fabric_attr->prov_name = strdup("tcp");
+				i->fabric_attr->prov_version = prov_version;
+				i->nic = nics::to_fid_nic(n);
+				if (!i->src_addr || !i->domain_attr->name || !i->fabric_attr->name ||
+				    !i->fabric_attr->prov_name || !i->nic) {
+					info_free(i);
+					throw std::bad_alloc();
+				}
+				t.all.push_back({&n, type, a.family, i});
+			}
+		}
+	}
+}
+
+const templates &get_templates()
+{
+	templates &t = tmpl();
+	std::call_once(t.once, [&] { build_templates(t); });
+	return t;
+}
+
+/* RDM before MSG, IPv4 before IPv6, then NIC locality for this thread. */
+std::vector<const fi_info *> ordered_templates()
+{
+	const templates &t = get_templates();
+	std::vector<nics::ranked> order = nics::system_table().order_for_thread();
+	auto rank = [&](const nic_info *n) {
+		for (size_t k = 0; k < order.size(); k++)
+			if (order[k].nic == n)
+				return k;
+		return order.size();
+	};
+	std::vector<std::pair<std::tuple<int, int, size_t, size_t>, const fi_info *>> keyed;
+	keyed.reserve(t.all.size());
+	for (size_t k = 0; k < t.all.size(); k++) {
+		const tmpl_entry &e = t.all[k];
+		keyed.push_back({{e.type == FI_EP_RDM ? 0 : 1, e.family == AF_INET ? 0 : 1, rank(e.nic), k},
+				 e.info});
+	}
+	std::sort(keyed.begin(), keyed.end(),
+		  [](const auto &a, const auto &b) { return a.first < b.first; });
+	std::vector<const fi_info *> out;
+	out.reserve(keyed.size());
+	for (auto &k : keyed)
+		out.push_back(k.second);
+	return out;
+}
+
+bool known_domain(const char *name)
+{
+	for (const tmpl_entry &e : get_templates().all)
+		if (strcmp(e.info->domain_attr->name, name) == 0)
+			return true;
+	return false;
+}
+
+bool known_fabric(const char *name)
+{
+	for (const tmpl_entry &e : get_templates().all)
+		if (strcmp(e.info->fabric_attr->name, name) == 0)
+			return true;
+	return false;
+}
+
+int tcp_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
+		const fi_info *hints, fi_info **info) noexcept
+{
+	return guard("tcp_getinfo", [&]() -> int {
+		std::vector<const fi_info *> order = ordered_templates();
+		return getinfo::from_templates(order, version, node, service, flags, hints, info);
+	});
+}
+
+/* ---- domain ---- */
+
+struct tcp_domain {
+	prov::domain base; /* first */
+};
+
+int tcp_domain_close(struct fid *f) noexcept
+{
+	return guard("fi_close(domain)", [&]() -> int {
+		prov::domain *d = prov::domain_of(reinterpret_cast<fid_domain *>(f));
+		if (!d)
+			return -FI_EINVAL;
+		int ret = prov::domain_fini(d);
+		if (ret)
+			return ret;
+		delete reinterpret_cast<tcp_domain *>(d);
+		return 0;
+	});
+}
+
+fi_ops tcp_domain_fi_ops = {
+	sizeof(fi_ops),
+	tcp_domain_close,
+	WU_NOSYS(fi_ops, bind),
+	WU_NOSYS(fi_ops, control),
+	WU_NOSYS(fi_ops, ops_open),
+	WU_NOSYS(fi_ops, tostr),
+	WU_NOSYS(fi_ops, ops_set),
+};
+
+fi_ops_domain tcp_domain_ops = {
+	sizeof(fi_ops_domain),
+	WU_NOSYS(fi_ops_domain, av_open),
+	WU_NOSYS(fi_ops_domain, cq_open),
+	WU_NOSYS(fi_ops_domain, endpoint),
+	WU_NOSYS(fi_ops_domain, scalable_ep),
+	WU_NOSYS(fi_ops_domain, cntr_open),
+	WU_NOSYS(fi_ops_domain, poll_open),
+	WU_NOSYS(fi_ops_domain, stx_ctx),
+	WU_NOSYS(fi_ops_domain, srx_ctx),
+	WU_NOSYS(fi_ops_domain, query_atomic),
+	WU_NOSYS(fi_ops_domain, query_collective),
+	WU_NOSYS(fi_ops_domain, endpoint2),
+};
+
+fi_ops_mr tcp_mr_ops = {
+	sizeof(fi_ops_mr),
+	WU_NOSYS(fi_ops_mr, reg),
+	WU_NOSYS(fi_ops_mr, regv),
+	WU_NOSYS(fi_ops_mr, regattr),
+};
+
+int tcp_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
+{
+	if (info->domain_attr && info->domain_attr->name) {
+		if (!known_domain(info->domain_attr->name)) {
+			WU_WARN(&tcp_prov_desc, FI_LOG_DOMAIN,
+				"fi_domain: no interface named \"%s\"; use a domain fi_getinfo reported\n",
+				info->domain_attr->name);
+			return -FI_ENODEV;
+		}
+	}
+	auto *d = new tcp_domain{};
+	int ret = prov::domain_init(&d->base, fab, info, &tcp_domain_ops, &tcp_mr_ops,
+				    &tcp_domain_fi_ops, context);
+	if (ret) {
+		delete d;
+		return ret;
+	}
+	*dom = &d->base.fid;
+	return 0;
+}
+
+const prov::fabric_hooks tcp_hooks = {&tcp_prov_desc, tcp_domain_open, nullptr};
+
+int tcp_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
+{
+	return guard("tcp_fabric", [&]() -> int {
+		if (!attr->name || !known_fabric(attr->name)) {
+			WU_WARN(&tcp_prov_desc, FI_LOG_FABRIC,
+				"fi_fabric: no tcp fabric named \"%s\"; use a fabric fi_getinfo reported\n",
+				attr->name ? attr->name : "(null)");
+			return -FI_ENODATA;
+		}
+		return prov::fabric_open(&tcp_hooks, attr, fabric, context);
+	});
+}
+
+void tcp_cleanup() noexcept
+{
+	/* Templates live as long as the process: fi_getinfo may still run from
+	 * other threads or atexit handlers. */
+}
+
+} // namespace
+
+const fi_provider *provider() noexcept
+{
+	fi_provider &p = tcp_prov_desc;
+	if (!p.name) {
+		p.version = prov_version;
+		p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+		p.getinfo = tcp_getinfo;
+		p.fabric = tcp_fabric;
+		p.cleanup = tcp_cleanup;
+		p.name = "tcp";
+	}
+	return &p;
+}
+
+} // namespace wu::tcp

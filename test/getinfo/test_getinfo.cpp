@@ -1,0 +1,377 @@
+/* fi_getinfo(3) against the built-in tcp provider and fake providers:
+ * hints as filters, capabilities, modes, addresses, provider selection,
+ * and the explanation logged when nothing matches. */
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include "../util/fake_provider.h"
+#include "core/log.h"
+
+namespace {
+
+struct info_del {
+	void operator()(fi_info *i) const { fi_freeinfo(i); }
+};
+using info_ptr = std::unique_ptr<fi_info, info_del>;
+
+constexpr uint32_t V = FI_VERSION(1, 17);
+
+info_ptr hints_for(fi_ep_type type = FI_EP_UNSPEC, uint64_t caps = 0)
+{
+	info_ptr h(fi_allocinfo());
+	h->ep_attr->type = type;
+	h->caps = caps;
+	h->fabric_attr->prov_name = strdup("tcp");
+	return h;
+}
+
+int get(const char *node, const char *service, uint64_t flags, const fi_info *hints, info_ptr &out)
+{
+	fi_info *i = nullptr;
+	int ret = fi_getinfo(V, node, service, flags, hints, &i);
+	out.reset(i);
+	return ret;
+}
+
+size_t count(const fi_info *i)
+{
+	size_t n = 0;
+	for (; i; i = i->next)
+		n++;
+	return n;
+}
+
+} // namespace
+
+TEST(fi_getinfo_tcp, null_hints_list_rdm_first)
+{
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, nullptr, 0, nullptr, res), 0);
+	ASSERT_TRUE(res);
+	EXPECT_EQ(res->ep_attr->type, FI_EP_RDM) << "best entries first: RDM before MSG";
+	bool saw_lo = false, saw_msg = false;
+	for (fi_info *i = res.get(); i; i = i->next) {
+		EXPECT_STREQ(i->fabric_attr->prov_name, "tcp");
+		EXPECT_EQ(i->fabric_attr->api_version, V);
+		EXPECT_NE(i->fabric_attr->name, nullptr);
+		saw_lo |= i->domain_attr->name && strcmp(i->domain_attr->name, "lo") == 0;
+		saw_msg |= i->ep_attr->type == FI_EP_MSG;
+		EXPECT_TRUE(i->addr_format == FI_SOCKADDR_IN || i->addr_format == FI_SOCKADDR_IN6);
+		ASSERT_NE(i->nic, nullptr);
+		EXPECT_STREQ(i->nic->device_attr->name, i->domain_attr->name);
+	}
+	EXPECT_TRUE(saw_lo);
+	EXPECT_TRUE(saw_msg);
+}
+
+TEST(fi_getinfo_tcp, ep_type_filters)
+{
+	info_ptr res;
+	auto h = hints_for(FI_EP_MSG);
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	for (fi_info *i = res.get(); i; i = i->next)
+		EXPECT_EQ(i->ep_attr->type, FI_EP_MSG);
+	h->ep_attr->type = FI_EP_DGRAM;
+	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
+}
+
+TEST(fi_getinfo_tcp, primary_caps_only_when_asked_secondary_when_free)
+{
+	info_ptr res;
+	auto h = hints_for(FI_EP_RDM, FI_TAGGED);
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	EXPECT_TRUE(res->caps & FI_TAGGED);
+	EXPECT_FALSE(res->caps & FI_RMA) << "FI_RMA was not asked for";
+	EXPECT_FALSE(res->caps & FI_MSG);
+	EXPECT_TRUE(res->caps & FI_LOCAL_COMM) << "secondary caps are reported";
+	EXPECT_TRUE(res->caps & FI_REMOTE_COMM);
+	EXPECT_FALSE(res->tx_attr->caps & FI_RMA);
+}
+
+TEST(fi_getinfo_tcp, unmet_caps_are_enodata)
+{
+	info_ptr res;
+	auto h = hints_for(FI_EP_RDM, FI_ATOMIC);
+	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
+	EXPECT_FALSE(res);
+}
+
+TEST(fi_getinfo_tcp, mode_bits_cleared_when_not_needed)
+{
+	info_ptr res;
+	auto h = hints_for(FI_EP_RDM, FI_TAGGED);
+	h->mode = ~0ull;
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	EXPECT_EQ(res->mode, 0u);
+}
+
+TEST(fi_getinfo_tcp, open_mpi_mtl_hints_match)
+{
+	/* What Open MPI 4.1's OFI MTL asks (abi.md). */
+	auto h = hints_for(FI_EP_RDM, FI_TAGGED | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_DIRECTED_RECV);
+	free(h->fabric_attr->prov_name);
+	h->fabric_attr->prov_name = nullptr;
+	h->mode = FI_CONTEXT | FI_CONTEXT2;
+	h->tx_attr->msg_order = FI_ORDER_SAS;
+	h->rx_attr->msg_order = FI_ORDER_SAS;
+	h->tx_attr->op_flags = FI_COMPLETION;
+	h->domain_attr->threading = FI_THREAD_DOMAIN;
+	h->domain_attr->resource_mgmt = FI_RM_ENABLED;
+	h->domain_attr->av_type = FI_AV_MAP;
+	h->domain_attr->cq_data_size = 4;
+	h->domain_attr->mr_mode = FI_MR_UNSPEC;
+	info_ptr res;
+	fi_info *i = nullptr;
+	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 5), nullptr, nullptr, 0, h.get(), &i), 0);
+	res.reset(i);
+	EXPECT_EQ(res->domain_attr->threading, FI_THREAD_DOMAIN);
+	EXPECT_EQ(res->domain_attr->av_type, FI_AV_MAP);
+	EXPECT_EQ(res->tx_attr->op_flags, FI_COMPLETION);
+	EXPECT_TRUE(res->tx_attr->msg_order & FI_ORDER_SAS);
+	ASSERT_NE(res->nic, nullptr) << "Open MPI picks NICs from fi_info->nic";
+}
+
+TEST(fi_getinfo_tcp, node_and_service_give_the_destination)
+{
+	auto h = hints_for(FI_EP_RDM);
+	h->addr_format = FI_SOCKADDR_IN;
+	info_ptr res;
+	ASSERT_EQ(get("127.0.0.1", "4711", 0, h.get(), res), 0);
+	for (fi_info *i = res.get(); i; i = i->next) {
+		ASSERT_EQ(i->dest_addrlen, sizeof(sockaddr_in));
+		auto *sin = static_cast<sockaddr_in *>(i->dest_addr);
+		EXPECT_EQ(ntohs(sin->sin_port), 4711);
+		EXPECT_EQ(sin->sin_addr.s_addr, htonl(INADDR_LOOPBACK));
+	}
+}
+
+TEST(fi_getinfo_tcp, fi_source_selects_the_interface)
+{
+	auto h = hints_for(FI_EP_MSG);
+	h->addr_format = FI_SOCKADDR_IN;
+	info_ptr res;
+	ASSERT_EQ(get("127.0.0.1", "4712", FI_SOURCE, h.get(), res), 0);
+	EXPECT_EQ(count(res.get()), 1u);
+	EXPECT_STREQ(res->domain_attr->name, "lo");
+	auto *sin = static_cast<sockaddr_in *>(res->src_addr);
+	EXPECT_EQ(ntohs(sin->sin_port), 4712);
+	EXPECT_EQ(res->dest_addr, nullptr);
+}
+
+TEST(fi_getinfo_tcp, service_alone_is_a_local_port)
+{
+	auto h = hints_for(FI_EP_MSG);
+	h->addr_format = FI_SOCKADDR_IN;
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, "4713", 0, h.get(), res), 0);
+	for (fi_info *i = res.get(); i; i = i->next) {
+		EXPECT_EQ(ntohs(static_cast<sockaddr_in *>(i->src_addr)->sin_port), 4713);
+		EXPECT_EQ(i->dest_addr, nullptr);
+	}
+}
+
+TEST(fi_getinfo_tcp, numerichost_refuses_names_and_bad_services)
+{
+	auto h = hints_for(FI_EP_RDM);
+	info_ptr res;
+	EXPECT_EQ(get("localhost", "1", FI_NUMERICHOST, h.get(), res), -FI_ENODATA);
+	EXPECT_EQ(get("127.0.0.1", "99999", 0, h.get(), res), -FI_ENODATA);
+	EXPECT_EQ(get("127.0.0.1", "12ab", 0, h.get(), res), -FI_ENODATA);
+	EXPECT_EQ(get("300.1.1.1", "1", FI_NUMERICHOST, h.get(), res), -FI_ENODATA);
+}
+
+TEST(fi_getinfo_tcp, fi_source_without_node_or_service_is_einval)
+{
+	info_ptr res;
+	EXPECT_EQ(get(nullptr, nullptr, FI_SOURCE, nullptr, res), -FI_EINVAL);
+}
+
+TEST(fi_getinfo_tcp, addr_str_output_and_uri_node)
+{
+	auto h = hints_for(FI_EP_RDM);
+	h->addr_format = FI_ADDR_STR;
+	info_ptr res;
+	ASSERT_EQ(get("fi_sockaddr_in://127.0.0.1:7471", nullptr, 0, h.get(), res), 0);
+	EXPECT_EQ(res->addr_format, (uint32_t)FI_ADDR_STR);
+	ASSERT_NE(res->dest_addr, nullptr);
+	EXPECT_STREQ(static_cast<char *>(res->dest_addr), "fi_sockaddr_in://127.0.0.1:7471");
+	EXPECT_EQ(res->dest_addrlen, strlen("fi_sockaddr_in://127.0.0.1:7471") + 1);
+	ASSERT_NE(res->src_addr, nullptr);
+	EXPECT_EQ(strncmp(static_cast<char *>(res->src_addr), "fi_sockaddr_in", 14), 0);
+	EXPECT_EQ(get("fi_sockaddr_in://127.0.0.1:99999", nullptr, 0, h.get(), res), -FI_ENODATA);
+}
+
+TEST(fi_getinfo_tcp, hints_src_addr_is_used)
+{
+	auto h = hints_for(FI_EP_MSG);
+	h->addr_format = FI_SOCKADDR_IN;
+	sockaddr_in sin{};
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(5555);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	h->src_addr = malloc(sizeof(sin));
+	memcpy(h->src_addr, &sin, sizeof(sin));
+	h->src_addrlen = sizeof(sin);
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	EXPECT_EQ(0, memcmp(res->src_addr, &sin, sizeof(sin)));
+	h->src_addrlen = 3;
+	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
+}
+
+TEST(fi_getinfo_tcp, domain_name_hint)
+{
+	auto h = hints_for();
+	h->domain_attr->name = strdup("lo");
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	for (fi_info *i = res.get(); i; i = i->next)
+		EXPECT_STREQ(i->domain_attr->name, "lo");
+	free(h->domain_attr->name);
+	h->domain_attr->name = strdup("no-such-if0");
+	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
+}
+
+TEST(fi_getinfo_tcp, output_attrs_at_least_requested)
+{
+	auto h = hints_for(FI_EP_RDM);
+	h->tx_attr->size = 100;
+	h->rx_attr->iov_limit = 2;
+	h->domain_attr->cq_data_size = 8;
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	EXPECT_GE(res->tx_attr->size, 100u);
+	EXPECT_GE(res->rx_attr->iov_limit, 2u);
+	EXPECT_GE(res->domain_attr->cq_data_size, 8u);
+	h->tx_attr->size = 1u << 30;
+	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
+}
+
+TEST(fi_getinfo_tcp, layered_name_reaches_tcp)
+{
+	auto h = hints_for(FI_EP_RDM);
+	free(h->fabric_attr->prov_name);
+	h->fabric_attr->prov_name = strdup("tcp;ofi_rxm");
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	EXPECT_STREQ(res->fabric_attr->prov_name, "tcp");
+}
+
+TEST(fi_getinfo_providers, prov_attr_only_one_entry_per_provider)
+{
+	wu::test::scoped_provider a("fake_a");
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, nullptr, FI_PROV_ATTR_ONLY, nullptr, res), 0);
+	int tcp = 0, fa = 0;
+	for (fi_info *i = res.get(); i; i = i->next) {
+		tcp += strcmp(i->fabric_attr->prov_name, "tcp") == 0;
+		fa += strcmp(i->fabric_attr->prov_name, "fake_a") == 0;
+		if (strcmp(i->fabric_attr->prov_name, "fake_a") == 0)
+			EXPECT_EQ(i->fabric_attr->prov_version, FI_VERSION(1, 0));
+	}
+	EXPECT_EQ(tcp, 1);
+	EXPECT_EQ(fa, 1);
+}
+
+TEST(fi_getinfo_providers, fi_provider_env_includes_and_excludes)
+{
+	wu::test::scoped_provider a("fake_a"), b("fake_b");
+	info_ptr res;
+	setenv("FI_PROVIDER", "fake_b", 1);
+	ASSERT_EQ(get(nullptr, nullptr, FI_PROV_ATTR_ONLY, nullptr, res), 0);
+	EXPECT_EQ(count(res.get()), 1u);
+	EXPECT_STREQ(res->fabric_attr->prov_name, "fake_b");
+	setenv("FI_PROVIDER", "^fake_b,tcp", 1);
+	ASSERT_EQ(get(nullptr, nullptr, FI_PROV_ATTR_ONLY, nullptr, res), 0);
+	for (fi_info *i = res.get(); i; i = i->next) {
+		EXPECT_STRNE(i->fabric_attr->prov_name, "fake_b");
+		EXPECT_STRNE(i->fabric_attr->prov_name, "tcp");
+	}
+	unsetenv("FI_PROVIDER");
+}
+
+TEST(fi_getinfo_providers, order_follows_registration)
+{
+	wu::test::scoped_provider first("fake_first", true), last("fake_last");
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, nullptr, 0, nullptr, res), 0);
+	EXPECT_STREQ(res->fabric_attr->prov_name, "fake_first");
+	const fi_info *i = res.get();
+	while (i->next)
+		i = i->next;
+	EXPECT_STREQ(i->fabric_attr->prov_name, "fake_last");
+}
+
+TEST(fi_getinfo_explain, enodata_names_the_unmet_hint_per_provider)
+{
+	setenv("FI_LOG_LEVEL", "warn", 1);
+	wu::log_reset_for_tests();
+	auto h = hints_for(FI_EP_RDM, FI_ATOMIC);
+	info_ptr res;
+	testing::internal::CaptureStderr();
+	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
+	std::string err = testing::internal::GetCapturedStderr();
+	unsetenv("FI_LOG_LEVEL");
+	wu::log_reset_for_tests();
+	EXPECT_NE(err.find("tcp: caps: asked FI_ATOMIC not offered"), std::string::npos) << err;
+}
+
+class fi_domain_tcp : public ::testing::Test {
+protected:
+	info_ptr info;
+	fid_fabric *fab = nullptr;
+	void SetUp() override
+	{
+		auto h = hints_for(FI_EP_RDM);
+		ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), info), 0);
+		ASSERT_EQ(fi_fabric(info->fabric_attr, &fab, nullptr), 0);
+	}
+	void TearDown() override
+	{
+		if (fab)
+			EXPECT_EQ(fi_close(&fab->fid), 0);
+	}
+};
+
+TEST_F(fi_domain_tcp, open_close_and_busy_rules)
+{
+	fid_domain *dom = nullptr;
+	int ctx;
+	ASSERT_EQ(fi_domain(fab, info.get(), &dom, &ctx), 0);
+	EXPECT_EQ(dom->fid.fclass, (size_t)FI_CLASS_DOMAIN);
+	EXPECT_EQ(dom->fid.context, &ctx);
+	EXPECT_EQ(fi_close(&fab->fid), -FI_EBUSY) << "a domain is still open";
+	fid_ep *ep = nullptr;
+	EXPECT_EQ(fi_endpoint(dom, info.get(), &ep, nullptr), -FI_ENOSYS);
+	EXPECT_EQ(fi_close(&dom->fid), 0);
+	fid_domain *d2 = nullptr;
+	ASSERT_EQ(fi_domain2(fab, info.get(), &d2, 0, nullptr), 0);
+	EXPECT_EQ(fi_close(&d2->fid), 0);
+	EXPECT_EQ(fi_domain2(fab, info.get(), &d2, 1, nullptr), -FI_EBADFLAGS);
+}
+
+TEST_F(fi_domain_tcp, bad_input)
+{
+	fid_domain *dom = nullptr;
+	EXPECT_EQ(fi_domain(fab, nullptr, &dom, nullptr), -FI_EINVAL);
+	EXPECT_EQ(fi_domain(fab, info.get(), nullptr, nullptr), -FI_EINVAL);
+	info_ptr other(fi_dupinfo(info.get()));
+	free(other->domain_attr->name);
+	other->domain_attr->name = strdup("nonexistent0");
+	EXPECT_EQ(fi_domain(fab, other.get(), &dom, nullptr), -FI_ENODEV);
+	fi_fabric_attr attr = *info->fabric_attr;
+	attr.name = const_cast<char *>("10.255.255.0/24-not-here");
+	fid_fabric *f2 = nullptr;
+	EXPECT_EQ(fi_fabric(&attr, &f2, nullptr), -FI_ENODATA);
+}
