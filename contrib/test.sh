@@ -5,6 +5,7 @@
 #   build/          main build: make check (units, ABI, Debian binaries, C clients)
 #   build-asan/     unit suites again under address,undefined sanitizers
 #   build-embedded/ --enable-embedded build linked into a C shared library
+#   fuzzers         libFuzzer targets for a bounded time
 #   make distcheck  tarball builds and passes its own checks (VPATH)
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,6 +45,15 @@ fi
 
 log "embedded build, linked into a C shared library"
 gate "embedded" sh contrib/ci/embedded-check.sh "$top/build-embedded"
+
+log "fuzzers (libFuzzer, bounded)"
+fuzz() {
+	out=$(WU_FUZZ_ARTIFACTS=$top/build/fuzz-artifacts sh test/fuzz/run-fuzzers.sh "${WU_FUZZ_SECONDS:-60}" 2>&1)
+	rc=$?
+	echo "$out" | tail -5
+	[ $rc = 0 ]
+}
+gate "fuzz" fuzz
 
 log "make distcheck"
 gate "distcheck" sh -c "cd build && make -j$jobs distcheck >/tmp/wireup-distcheck.log 2>&1 || { tail -40 /tmp/wireup-distcheck.log; exit 1; }"

@@ -332,11 +332,11 @@ struct parser {
 	{
 		return {std::uint16_t(piece.data() - p.text), std::uint16_t(piece.size())};
 	}
-	int bad(const char *why) const noexcept
+	int bad(const char *why, int line = __builtin_LINE()) const noexcept
 	{
 		if (si)
-			return reject_at("parse_str", 0, in, "%s; expected %s", why, si->expect);
-		return reject_at("parse_str", 0, in, "%s", why);
+			return reject_at("parse_str", line, in, "%s; expected %s", why, si->expect);
+		return reject_at("parse_str", line, in, "%s", why);
 	}
 
 	/* "?k=v&k2=v2" (without the '?'). */
@@ -428,7 +428,8 @@ struct parser {
 	int ip(std::string_view rest, int family) noexcept
 	{
 		/* "::1" or "fe80::1:5" unbracketed: say what is wrong, not "empty host". */
-		if (rest[0] != '[' && (family == AF_INET6 || std::count(rest.begin(), rest.end(), ':') > 1))
+		if (rest[0] != '[' && (family == AF_INET6 ||
+				       (family == 0 && std::count(rest.begin(), rest.end(), ':') > 1)))
 			return bad("an IPv6 address must be in brackets");
 		if (rest.find('/') != std::string_view::npos)
 			return bad("a path (/...) is not part of this format");
@@ -864,6 +865,13 @@ int next_ipv6(char *buf, size_t cap) noexcept
 
 } // namespace
 
+ssize_t too_short(std::uint32_t addr_format, size_t addrlen, size_t need) noexcept
+{
+	WU_WARN(&core_prov, FI_LOG_CORE, "address of format %u is %zu bytes, needs at least %zu to print\n",
+		addr_format, addrlen, need);
+	return -FI_EINVAL;
+}
+
 /* ---- public entry points ---- */
 
 bool parsed_addr::find_param(std::string_view key, std::string_view &value) const noexcept
@@ -1116,18 +1124,12 @@ ssize_t format(std::uint32_t addr_format, const void *addr, std::size_t addrlen,
 			return -FI_EINVAL;
 		}
 	}
-	auto too_short = [&](size_t need) {
-		WU_WARN(&core_prov, FI_LOG_CORE,
-			"address of format %u is %zu bytes, needs at least %zu to print\n", addr_format,
-			addrlen, need);
-		return -FI_EINVAL;
-	};
 	const scheme_info *si = find_format(addr_format);
 	kind k = si ? si->k : kind::hexraw;
 	switch (addr_format == FI_ADDR_STR ? kind::hexraw : k) {
 	case kind::sin: {
 		if (addrlen < sizeof(sockaddr_in))
-			return too_short(sizeof(sockaddr_in));
+			return too_short(addr_format, addrlen, sizeof(sockaddr_in));
 		auto sin = load<sockaddr_in>(addr, 0);
 		char ip[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof ip);
@@ -1136,7 +1138,7 @@ ssize_t format(std::uint32_t addr_format, const void *addr, std::size_t addrlen,
 	}
 	case kind::sin6: {
 		if (addrlen < sizeof(sockaddr_in6))
-			return too_short(sizeof(sockaddr_in6));
+			return too_short(addr_format, addrlen, sizeof(sockaddr_in6));
 		auto sin6 = load<sockaddr_in6>(addr, 0);
 		char ip[INET6_ADDRSTRLEN];
 		inet_ntop(AF_INET6, &sin6.sin6_addr, ip, sizeof ip);
@@ -1147,7 +1149,7 @@ ssize_t format(std::uint32_t addr_format, const void *addr, std::size_t addrlen,
 		return -FI_EINVAL;
 	case kind::sib: {
 		if (addrlen < sockaddr_ib_len)
-			return too_short(sockaddr_ib_len);
+			return too_short(addr_format, addrlen, sockaddr_ib_len);
 		char gid[INET6_ADDRSTRLEN];
 		inet_ntop(AF_INET6, static_cast<const unsigned char *>(addr) + 8, gid, sizeof gid);
 		std::uint64_t sid = be64(load<std::uint64_t>(addr, 24));
@@ -1159,7 +1161,7 @@ ssize_t format(std::uint32_t addr_format, const void *addr, std::size_t addrlen,
 	case kind::words: {
 		size_t n = addrlen / 8;
 		if (n < si->min_words)
-			return too_short(8 * size_t(si->min_words));
+			return too_short(addr_format, addrlen, 8 * size_t(si->min_words));
 		if (n > si->max_words)
 			n = si->max_words;
 		w.put(si->name);
@@ -1170,17 +1172,17 @@ ssize_t format(std::uint32_t addr_format, const void *addr, std::size_t addrlen,
 	}
 	case kind::opx:
 		if (addrlen < 8)
-			return too_short(8);
+			return too_short(addr_format, addrlen, 8);
 		w.putf("fi_addr_opx://%016" PRIx64, load<std::uint64_t>(addr, 0));
 		break;
 	case kind::cxi:
 		if (addrlen < 4)
-			return too_short(4);
+			return too_short(addr_format, addrlen, 4);
 		w.putf("fi_addr_cxi://0x%08x", unsigned(load<std::uint32_t>(addr, 0)));
 		break;
 	case kind::efa: {
 		if (addrlen < efa_addr_len)
-			return too_short(efa_addr_len);
+			return too_short(addr_format, addrlen, efa_addr_len);
 		char gid[INET6_ADDRSTRLEN];
 		inet_ntop(AF_INET6, addr, gid, sizeof gid);
 		w.putf("fi_addr_efa://[%s]:%u:%u", gid, unsigned(load<std::uint16_t>(addr, 16)),
@@ -1189,7 +1191,7 @@ ssize_t format(std::uint32_t addr_format, const void *addr, std::size_t addrlen,
 	}
 	case kind::ib_ud: {
 		if (addrlen < ib_ud_addr_len)
-			return too_short(ib_ud_addr_len);
+			return too_short(addr_format, addrlen, ib_ud_addr_len);
 		char gid[INET6_ADDRSTRLEN];
 		inet_ntop(AF_INET6, addr, gid, sizeof gid);
 		w.putf("fi_addr_ib_ud://%s:%x/%x/%x/%x", gid, unsigned(load<std::uint32_t>(addr, 16)),

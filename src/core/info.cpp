@@ -84,6 +84,51 @@ fi_ops nic_ops = {
 	sizeof(fi_ops), nic_close, nic_bind, nic_control, nic_ops_open, wu::nic_tostr, nic_ops_set,
 };
 
+/* A copy made by nic_dup lives in one block (see there): one free. */
+int nic_packed_close(struct fid *fid) noexcept
+{
+	if (!fid || fid->fclass != FI_CLASS_NIC)
+		return -FI_EINVAL;
+	free(fid);
+	return 0;
+}
+
+fi_ops nic_packed_ops = {
+	sizeof(fi_ops), nic_packed_close, nic_bind, nic_control, nic_ops_open, wu::nic_tostr, nic_ops_set,
+};
+
+/* Uninitialised copy of *src from malloc (which, unlike calloc, is served
+ * from glibc's per-thread cache): for structs we overwrite whole. */
+template <class T>
+T *copy_of(const T &src) noexcept
+{
+	T *p = static_cast<T *>(malloc(sizeof(T)));
+	if (p)
+		memcpy(static_cast<void *>(p), &src, sizeof(T));
+	return p;
+}
+
+constexpr size_t align_up(size_t n, size_t a) noexcept
+{
+	return (n + a - 1) / a * a;
+}
+
+/* Places a copy of s (if any) at *cursor inside a packed block. */
+char *pack_str(char *&cursor, const char *s) noexcept
+{
+	if (!s)
+		return nullptr;
+	size_t n = strlen(s) + 1;
+	char *d = static_cast<char *>(memcpy(cursor, s, n));
+	cursor += n;
+	return d;
+}
+
+size_t str_size(const char *s) noexcept
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
 } // namespace
 
 fid_nic *nic_alloc() noexcept
@@ -105,43 +150,51 @@ fid_nic *nic_alloc() noexcept
 
 fid_nic *nic_dup(const fid_nic *src) noexcept
 {
-	fid_nic *nic = zalloc<fid_nic>();
-	if (!nic)
+	/* fi_getinfo hands out one NIC per entry, so this copy is on the hot
+	 * path.  The fid, its three attribute structs and their strings share
+	 * one allocation, released by this copy's own close slot; a NIC is
+	 * read-only to applications (fi_nic(3)), which release it only through
+	 * fi_close.  prov_attr is provider-private and has no generic copy. */
+	const fi_device_attr *sd = src->device_attr;
+	const fi_link_attr *sl = src->link_attr;
+	size_t off_dev = align_up(sizeof(fid_nic), alignof(fi_device_attr));
+	size_t off_bus = align_up(off_dev + (sd ? sizeof(fi_device_attr) : 0), alignof(fi_bus_attr));
+	size_t off_link = align_up(off_bus + (src->bus_attr ? sizeof(fi_bus_attr) : 0),
+				   alignof(fi_link_attr));
+	size_t off_str = off_link + (sl ? sizeof(fi_link_attr) : 0);
+	size_t strings = 0;
+	if (sd)
+		strings += str_size(sd->name) + str_size(sd->device_id) + str_size(sd->device_version) +
+			   str_size(sd->vendor_id) + str_size(sd->driver) + str_size(sd->firmware);
+	if (sl)
+		strings += str_size(sl->address) + str_size(sl->network_type);
+	char *block = static_cast<char *>(malloc(off_str + strings));
+	if (!block)
 		return nullptr;
+	fid_nic *nic = reinterpret_cast<fid_nic *>(block);
+	memset(nic, 0, sizeof(*nic));
 	nic->fid.fclass = FI_CLASS_NIC;
 	nic->fid.context = src->fid.context;
-	nic->fid.ops = &nic_ops;
-	/* prov_attr is provider-private and has no generic copy. */
-	bool ok = true;
-	if (src->device_attr) {
-		const fi_device_attr *s = src->device_attr;
-		fi_device_attr *d = nic->device_attr = zalloc<fi_device_attr>();
-		ok = d && dup_str(&d->name, s->name) && dup_str(&d->device_id, s->device_id) &&
-		     dup_str(&d->device_version, s->device_version) &&
-		     dup_str(&d->vendor_id, s->vendor_id) && dup_str(&d->driver, s->driver) &&
-		     dup_str(&d->firmware, s->firmware);
+	nic->fid.ops = &nic_packed_ops;
+	char *cursor = block + off_str;
+	if (sd) {
+		fi_device_attr *d = nic->device_attr = reinterpret_cast<fi_device_attr *>(block + off_dev);
+		d->name = pack_str(cursor, sd->name);
+		d->device_id = pack_str(cursor, sd->device_id);
+		d->device_version = pack_str(cursor, sd->device_version);
+		d->vendor_id = pack_str(cursor, sd->vendor_id);
+		d->driver = pack_str(cursor, sd->driver);
+		d->firmware = pack_str(cursor, sd->firmware);
 	}
-	if (ok && src->bus_attr) {
-		nic->bus_attr = zalloc<fi_bus_attr>();
-		ok = nic->bus_attr != nullptr;
-		if (ok)
-			*nic->bus_attr = *src->bus_attr;
+	if (src->bus_attr) {
+		nic->bus_attr = reinterpret_cast<fi_bus_attr *>(block + off_bus);
+		*nic->bus_attr = *src->bus_attr;
 	}
-	if (ok && src->link_attr) {
-		const fi_link_attr *s = src->link_attr;
-		fi_link_attr *l = nic->link_attr = zalloc<fi_link_attr>();
-		ok = l != nullptr;
-		if (ok) {
-			*l = *s;
-			l->address = nullptr;
-			l->network_type = nullptr;
-			ok = dup_str(&l->address, s->address) &&
-			     dup_str(&l->network_type, s->network_type);
-		}
-	}
-	if (!ok) {
-		nic_free(nic);
-		return nullptr;
+	if (sl) {
+		fi_link_attr *l = nic->link_attr = reinterpret_cast<fi_link_attr *>(block + off_link);
+		*l = *sl;
+		l->address = pack_str(cursor, sl->address);
+		l->network_type = pack_str(cursor, sl->network_type);
 	}
 	return nic;
 }
@@ -195,10 +248,9 @@ void info_free(fi_info *info) noexcept
 
 fi_info *info_dup(const fi_info *src, size_t domain_attr_in_size) noexcept
 {
-	fi_info *dst = zalloc<fi_info>();
+	fi_info *dst = copy_of(*src);
 	if (!dst)
 		return nullptr;
-	*dst = *src;
 	dst->next = nullptr;
 	dst->src_addr = dst->dest_addr = nullptr;
 	dst->tx_attr = nullptr;
@@ -210,31 +262,26 @@ fi_info *info_dup(const fi_info *src, size_t domain_attr_in_size) noexcept
 
 	bool ok = dup_mem(&dst->src_addr, src->src_addr, src->src_addrlen) &&
 		  dup_mem(&dst->dest_addr, src->dest_addr, src->dest_addrlen);
-	if (ok && src->tx_attr) {
-		ok = (dst->tx_attr = zalloc<fi_tx_attr>()) != nullptr;
-		if (ok)
-			*dst->tx_attr = *src->tx_attr;
-	}
-	if (ok && src->rx_attr) {
-		ok = (dst->rx_attr = zalloc<fi_rx_attr>()) != nullptr;
-		if (ok)
-			*dst->rx_attr = *src->rx_attr;
-	}
+	if (ok && src->tx_attr)
+		ok = (dst->tx_attr = copy_of(*src->tx_attr)) != nullptr;
+	if (ok && src->rx_attr)
+		ok = (dst->rx_attr = copy_of(*src->rx_attr)) != nullptr;
 	if (ok && src->ep_attr) {
-		ok = (dst->ep_attr = zalloc<fi_ep_attr>()) != nullptr;
+		ok = (dst->ep_attr = copy_of(*src->ep_attr)) != nullptr;
 		if (ok) {
-			*dst->ep_attr = *src->ep_attr;
 			dst->ep_attr->auth_key = nullptr;
 			ok = dup_mem(reinterpret_cast<void **>(&dst->ep_attr->auth_key),
 				     src->ep_attr->auth_key, src->ep_attr->auth_key_size);
 		}
 	}
 	if (ok && src->domain_attr) {
-		ok = (dst->domain_attr = zalloc<fi_domain_attr>()) != nullptr;
+		ok = (dst->domain_attr = static_cast<fi_domain_attr *>(malloc(sizeof(fi_domain_attr)))) !=
+		     nullptr;
 		if (ok) {
 			size_t n = domain_attr_in_size < sizeof(fi_domain_attr) ? domain_attr_in_size
 										 : sizeof(fi_domain_attr);
 			memcpy(dst->domain_attr, src->domain_attr, n);
+			memset(reinterpret_cast<char *>(dst->domain_attr) + n, 0, sizeof(fi_domain_attr) - n);
 			dst->domain_attr->name = nullptr;
 			dst->domain_attr->auth_key = nullptr;
 			ok = dup_str(&dst->domain_attr->name, src->domain_attr->name) &&
@@ -243,9 +290,8 @@ fi_info *info_dup(const fi_info *src, size_t domain_attr_in_size) noexcept
 		}
 	}
 	if (ok && src->fabric_attr) {
-		ok = (dst->fabric_attr = zalloc<fi_fabric_attr>()) != nullptr;
+		ok = (dst->fabric_attr = copy_of(*src->fabric_attr)) != nullptr;
 		if (ok) {
-			*dst->fabric_attr = *src->fabric_attr;
 			dst->fabric_attr->name = nullptr;
 			dst->fabric_attr->prov_name = nullptr;
 			ok = dup_str(&dst->fabric_attr->name, src->fabric_attr->name) &&
@@ -288,13 +334,14 @@ int getinfo_common(uint32_t version, const char *node, const char *service, uint
 		}
 		*info = nullptr;
 		if (hints && hints_domain_attr_size < sizeof(fi_domain_attr) && hints->domain_attr) {
-			/* Widen an old-layout hints entry before anything reads it. */
-			fi_info *wide = info_dup(hints, hints_domain_attr_size);
-			if (!wide)
-				return -FI_ENOMEM;
-			int ret = getinfo::run(version, node, service, flags, wide, info);
-			info_free(wide);
-			return ret;
+			/* Widen an old-layout hints entry before anything reads it:
+			 * a shallow copy whose domain_attr is the old prefix plus
+			 * zeroed appended members (the engine only reads hints). */
+			fi_info wide = *hints;
+			fi_domain_attr dom{};
+			memcpy(&dom, hints->domain_attr, hints_domain_attr_size);
+			wide.domain_attr = &dom;
+			return getinfo::run(version, node, service, flags, &wide, info);
 		}
 		return getinfo::run(version, node, service, flags, hints, info);
 	});

@@ -1,8 +1,16 @@
 #include "prov/registry.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <string_view>
+
+#include "core/log.h"
 
 #include "prov/tcp/tcp.h"
 
@@ -21,6 +29,78 @@ struct state {
 	bool loaded = false;
 };
 
+bool known(const std::vector<const fi_provider *> &list, const char *name)
+{
+	for (const fi_provider *p : list)
+		if (p->name && strcmp(p->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Loads lib<name>-fi.so files exporting fi_prov_ini from each directory
+ * of FI_PROVIDER_PATH (colon separated).  Nothing is loaded without it:
+ * other libfabric builds' provider libraries link against their own core. */
+void load_external(std::vector<const fi_provider *> &list)
+{
+	const char *path = getenv("FI_PROVIDER_PATH");
+	if (!path || !*path)
+		return;
+	std::string_view rest(path);
+	while (!rest.empty()) {
+		size_t colon = rest.find(':');
+		std::string dir(rest.substr(0, colon));
+		rest = colon == std::string_view::npos ? std::string_view{} : rest.substr(colon + 1);
+		if (dir.empty())
+			continue;
+		dirent **names = nullptr;
+		int n = scandir(dir.c_str(), &names, nullptr, alphasort);
+		if (n < 0) {
+			WU_WARN(&core_prov, FI_LOG_CORE, "FI_PROVIDER_PATH: cannot read directory %s\n",
+				dir.c_str());
+			continue;
+		}
+		for (int k = 0; k < n; k++) {
+			std::string_view f(names[k]->d_name);
+			if (f.size() > 9 && f.substr(0, 3) == "lib" && f.substr(f.size() - 6) == "-fi.so") {
+				std::string file = dir + "/" + std::string(f);
+				void *h = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+				if (!h) {
+					WU_WARN(&core_prov, FI_LOG_CORE, "provider %s: dlopen failed: %s\n",
+						file.c_str(), dlerror());
+				} else if (auto ini = reinterpret_cast<fi_provider *(*)()>(dlsym(h, "fi_prov_ini"))) {
+					fi_provider *p = ini();
+					if (!p || !p->name || !p->getinfo || !p->fabric) {
+						WU_WARN(&core_prov, FI_LOG_CORE,
+							"provider %s: fi_prov_ini returned an incomplete provider\n",
+							file.c_str());
+						dlclose(h);
+					} else if (FI_MAJOR(p->fi_version) > FI_MAJOR_VERSION ||
+						   p->fi_version > FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)) {
+						WU_WARN(&core_prov, FI_LOG_CORE,
+							"provider %s (%s) needs API %u.%u, newer than ours\n",
+							p->name, file.c_str(), FI_MAJOR(p->fi_version), FI_MINOR(p->fi_version));
+						dlclose(h);
+					} else if (known(list, p->name)) {
+						WU_WARN(&core_prov, FI_LOG_CORE,
+							"provider %s from %s ignored: a provider of that name is loaded\n",
+							p->name, file.c_str());
+						dlclose(h);
+					} else {
+						WU_INFO(&core_prov, FI_LOG_CORE, "loaded provider %s from %s\n", p->name,
+							file.c_str());
+						list.push_back(p); /* kept loaded for the process's life */
+					}
+				} else {
+					WU_WARN(&core_prov, FI_LOG_CORE, "provider %s has no fi_prov_ini\n", file.c_str());
+					dlclose(h);
+				}
+			}
+			free(names[k]);
+		}
+		free(names);
+	}
+}
+
 state &get()
 {
 	/* Function-local: no static constructor runs at load (embedded rule). */
@@ -30,6 +110,7 @@ state &get()
 		for (auto make : builtin)
 			if (const fi_provider *p = make())
 				s.list.push_back(p);
+		load_external(s.list);
 		s.loaded = true;
 	}
 	return s;
@@ -62,6 +143,13 @@ void add_for_test(const fi_provider *prov, bool front)
 		s.list.insert(s.list.begin(), prov);
 	else
 		s.list.push_back(prov);
+}
+
+void reload_external_for_test()
+{
+	state &s = get();
+	std::lock_guard g(s.lock);
+	load_external(s.list);
 }
 
 void remove_for_test(const fi_provider *prov)

@@ -18,6 +18,8 @@ const fi_provider *find(const char *name);
 /* Test seam: add a provider (fakes) at the front or back; remove it again. */
 void add_for_test(const fi_provider *prov, bool front = false);
 void remove_for_test(const fi_provider *prov);
+/* Test seam: scan FI_PROVIDER_PATH again (normally read once). */
+void reload_external_for_test();
 
 } // namespace wu::prov
 

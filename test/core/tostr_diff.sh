@@ -43,6 +43,9 @@ fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tostr_diff.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
+# Debian's psm providers write crash backtraces (*.btr) into the working
+# directory when the dump's probing children fault: keep them in $tmp.
+cd "$tmp" || exit 1
 
 LC_ALL=C "$TOSTR_DUMP" "$DEBIAN_LIB" >"$tmp/debian.raw" || {
 	echo "FAIL: tostr_dump on $DEBIAN_LIB failed"

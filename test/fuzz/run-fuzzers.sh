@@ -1,0 +1,89 @@
+#!/bin/sh
+# Builds the libFuzzer targets in test/fuzz with clang in a scratch
+# directory and runs each for a bounded time.  Kept out of `make check`
+# (gcc builds stay untouched); CI calls it directly.
+#
+#   test/fuzz/run-fuzzers.sh [TOTAL_SECONDS]     (default $WU_FUZZ_SECONDS or 60)
+#
+# The time is split evenly between the targets.  Exit status: 0 clean,
+# 1 a finding or a build failure (the crashing inputs are copied to
+# $WU_FUZZ_ARTIFACTS, default ./fuzz-artifacts), 77 when clang or its
+# libFuzzer runtime is missing (Debian: apt-get install clang
+# libclang-rt-14-dev).
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+total=${1:-${WU_FUZZ_SECONDS:-60}}
+case $total in
+'' | *[!0-9]*) echo "run-fuzzers: seconds must be a whole number, got '$total'" >&2; exit 2 ;;
+esac
+artifacts=${WU_FUZZ_ARTIFACTS:-$PWD/fuzz-artifacts}
+
+# target name, then its sources relative to the top of the tree.
+targets='addr'
+sources_addr='test/fuzz/fuzz_addr.cpp src/core/addr.cpp test/fuzz/log_stub.cpp'
+
+cxx=${FUZZ_CXX:-}
+if [ -z "$cxx" ]; then
+	for c in clang++ clang++-14 clang++-15 clang++-16; do
+		if command -v "$c" >/dev/null 2>&1; then cxx=$c; break; fi
+	done
+fi
+if [ -z "$cxx" ]; then
+	echo "SKIP: run-fuzzers: no clang++ found (Debian: apt-get install clang libclang-rt-14-dev)"
+	exit 77
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/wu-fuzz.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+# libFuzzer's runtime ships separately from the compiler on Debian.
+printf '%s\n' '#include <cstddef>' '#include <cstdint>' \
+	'extern "C" int LLVMFuzzerTestOneInput(const uint8_t *, size_t) { return 0; }' >"$tmp/probe.cpp"
+if ! "$cxx" -fsanitize=fuzzer,address,undefined "$tmp/probe.cpp" -o "$tmp/probe" >"$tmp/probe.log" 2>&1; then
+	echo "SKIP: run-fuzzers: $cxx cannot link -fsanitize=fuzzer (Debian: apt-get install libclang-rt-14-dev):"
+	sed 's/^/  /' "$tmp/probe.log" | head -5
+	exit 77
+fi
+
+ntargets=0
+for t in $targets; do ntargets=$((ntargets + 1)); done
+per=$((total / ntargets))
+[ "$per" -ge 1 ] || per=1
+
+status=0
+for t in $targets; do
+	eval "srcs=\$sources_$t"
+	bin="$tmp/fuzz_$t"
+	set --
+	for s in $srcs; do set -- "$@" "$top/$s"; done
+	echo "run-fuzzers: building fuzz_$t with $cxx"
+	if ! "$cxx" -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-I "$top/include" -I "$top/src" "$@" -o "$bin" >"$tmp/build_$t.log" 2>&1; then
+		echo "FAIL: fuzz_$t does not build:"
+		cat "$tmp/build_$t.log"
+		status=1
+		continue
+	fi
+	# Work on a copy: the seed corpus in the tree stays as shipped.
+	mkdir -p "$tmp/corpus_$t" "$tmp/art_$t"
+	if [ -d "$here/corpus/$t" ]; then cp "$here/corpus/$t"/* "$tmp/corpus_$t/" 2>/dev/null; fi
+	echo "run-fuzzers: fuzz_$t for ${per}s"
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		"$bin" -max_total_time="$per" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+		-artifact_prefix="$tmp/art_$t/" "$tmp/corpus_$t" >"$tmp/run_$t.log" 2>&1
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/run_$t.log")
+	if [ "$rc" -ne 0 ] || [ -n "$(ls "$tmp/art_$t")" ]; then
+		echo "FAIL: fuzz_$t found a problem (exit $rc); last lines:"
+		tail -40 "$tmp/run_$t.log"
+		mkdir -p "$artifacts"
+		cp "$tmp/art_$t"/* "$artifacts/" 2>/dev/null &&
+			echo "  inputs saved in $artifacts (replay: fuzz_$t FILE)"
+		status=1
+	else
+		echo "PASS: fuzz_$t: ${runs:-?} runs in ${per}s, corpus $(ls "$tmp/corpus_$t" | wc -l) inputs, no findings"
+	fi
+done
+exit $status
