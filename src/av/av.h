@@ -1,0 +1,117 @@
+/* Address vectors (fi_av(3)): one engine for every provider.
+ *
+ * A provider describes its addresses with an av_format and opens AVs with
+ * wu::av::open; IP providers (tcp) use ip_av_open, which picks the built-in
+ * descriptor from the domain's addr_format.  Endpoints use the fast API at
+ * the bottom (address of an fi_addr, reverse lookup for FI_SOURCE, the
+ * completion source id, bind counts for fi_close's -FI_EBUSY).
+ *
+ * Storage: every AV lives in one region (anonymous memory, or a POSIX shm
+ * object for named AVs) indexed directly by fi_addr.  The region is
+ * reserved up front and never moves, so readers need no lock; pages are
+ * only resident once written.  An IPv4 entry is one 8-byte record word;
+ * other addresses add a fixed-size blob at the same index.  A record word
+ * is published with a release store after its blob is written, which is
+ * what makes a writer that dies mid-insert harmless. */
+#ifndef WU_AV_AV_H
+#define WU_AV_AV_H
+
+#include <cstddef>
+#include <cstdint>
+#include <sys/types.h>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+namespace wu::prov {
+struct domain;
+}
+
+namespace wu::av {
+
+/* What the engine needs to know about a provider's addresses. */
+struct av_format {
+	const char *name;
+	/* The app-facing format (fi_info addr_format of the domain). */
+	uint32_t addr_format;
+	/* Largest binary address stored (bytes); at most max_blob. */
+	size_t max_addrlen;
+	/* Length of the binary address at addr (at most avail bytes read),
+	 * or a negative FI_E* when it is not a valid address of this format. */
+	ssize_t (*validate)(const void *addr, size_t avail);
+	/* Optional compact form in 48 bits (IPv4 + port); false: none. */
+	bool (*pack)(const void *addr, size_t len, uint64_t *out48);
+	/* Writes the binary address of a compact form; returns its length. */
+	size_t (*unpack)(uint64_t in48, void *out);
+	/* Format used to print stored binaries (wu::addr::format). */
+	uint32_t print_format;
+	/* Text (FI_ADDR_STR, insertsvc) is parsed to a binary of this family
+	 * set: FI_SOCKADDR (any IP), FI_SOCKADDR_IN or FI_SOCKADDR_IN6. */
+	uint32_t text_format;
+};
+
+/* Largest stored address; blobs are this plus a length word. */
+inline constexpr size_t max_blob = 56;
+
+/* Built-in descriptors for sockaddr-based providers. */
+const av_format *ip_format(uint32_t addr_format) noexcept;
+
+int open(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av **av,
+	 void *context) noexcept;
+
+/* fi_ops_domain::av_open for IP providers: picks ip_format from the
+ * domain's addr_format. */
+int ip_av_open(fid_domain *domain, fi_av_attr *attr, fid_av **av, void *context) noexcept;
+
+/* ---- endpoint API ---- */
+
+bool is_av(const fid *f) noexcept;
+
+/* Copies the address of fi_addr (rx context and group bits ignored) into
+ * buf; returns its length (may exceed buflen: truncated), 0 when fi_addr
+ * names no entry.  Entries reserved for a resolver are resolved here. */
+size_t addr_of(fid_av *av, fi_addr_t fi_addr, void *buf, size_t buflen) noexcept;
+
+/* Source address to fi_addr, FI_ADDR_NOTAVAIL when absent.  O(1): a hash
+ * over the entries (built on first use, then kept up to date), arithmetic
+ * for symmetric ranges. */
+fi_addr_t reverse(fid_av *av, const void *addr, size_t len) noexcept;
+
+/* What a completion reports as the source of fi_addr: its user id when the
+ * AV has user ids (FI_AV_USER_ID), else fi_addr itself. */
+fi_addr_t source_id(fid_av *av, fi_addr_t fi_addr) noexcept;
+
+/* Endpoints bound to the AV (fi_close is -FI_EBUSY while any is). */
+int ep_bind(fid_av *av) noexcept;
+int ep_unbind(fid_av *av) noexcept;
+/* An enabled endpoint uses auth key handle `key` (FI_AUTH_KEY remove is
+ * -FI_EBUSY while it does). */
+int auth_key_use(fid_av *av, fi_addr_t key, bool in_use) noexcept;
+
+/* ---- reserved entries (PMIx wire-up) ---- */
+
+/* Fills addr (buffer of *len bytes) for the entry reserved with token;
+ * sets *len; 0 or a negative FI_E*. */
+using resolver_fn = int (*)(void *ctx, fi_addr_t fi_addr, uint64_t token, void *addr,
+			    size_t *len);
+int set_resolver(fid_av *av, resolver_fn fn, void *ctx) noexcept;
+/* Reserves count entries (sequential indices, like an insert); token i
+ * (48 bits) goes to the resolver on first use of out[i]. */
+int reserve(fid_av *av, const uint64_t *tokens, size_t count, fi_addr_t *out) noexcept;
+
+/* ---- for tests ---- */
+struct stats {
+	uint64_t resolves;    /* node names looked up (getaddrinfo or literal) */
+	uint64_t recoveries;  /* shared AVs repaired after a dead writer */
+};
+stats get_stats() noexcept;
+/* Called at numbered points of a shared insert while the writer holds the
+ * lock (1: blob written, record not yet; 2: record written, end not
+ * yet); a test makes it _exit to simulate a crash. */
+extern void (*test_crash_hook)(int point);
+/* Resident bytes of the AV's region pages (mincore), header included. */
+size_t resident_bytes(fid_av *av) noexcept;
+
+} // namespace wu::av
+
+#endif

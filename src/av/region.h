@@ -1,0 +1,94 @@
+/* The memory an AV lives in: a header page, then arrays indexed by fi_addr,
+ * all reserved at open and never moved.  Private AVs reserve anonymous
+ * MAP_NORESERVE memory; named AVs map a sparse POSIX shm object.  Only
+ * pages that are written become resident. */
+#ifndef WU_AV_REGION_H
+#define WU_AV_REGION_H
+
+#include <pthread.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace wu::av {
+
+/* One fi_av_insertsym call on a symmetric AV: fi_addr base + node * svccnt
+ * + svc is node (base node + node) at port (port0 + svc). */
+struct sym_range {
+	uint64_t base;
+	uint64_t count;
+	uint32_t nodecnt;
+	uint32_t svccnt;
+	uint16_t port0;
+	uint8_t family; /* AF_INET or AF_INET6 */
+	uint8_t by_name; /* node addresses are in the node table */
+	uint32_t scope_id;
+	uint64_t node_off; /* by_name: node table index of node 0 */
+	uint64_t ip_hi;	   /* IPv4: address (host order) in ip_lo */
+	uint64_t ip_lo;	   /* IPv6: 128-bit address (host order) */
+};
+
+inline constexpr uint32_t max_ranges = 32;
+inline constexpr uint64_t region_magic = 0x5755415652454731ULL; /* "WUAVREG1" */
+inline constexpr uint32_t region_version = 1;
+
+/* First page of the region.  Plain integers shared between processes are
+ * accessed with __atomic builtins. */
+struct header {
+	uint64_t magic;	   /* set last by the creator (release) */
+	uint32_t version;
+	uint32_t addr_format; /* of the creator's domain */
+	uint64_t max_slots;
+	uint32_t blob_size;
+	uint32_t is_shared;
+	uint64_t total_bytes;
+	pthread_mutex_t lock; /* robust + process-shared for named AVs */
+	uint64_t end;	      /* one past the highest fi_addr handed out */
+	uint64_t nfree;	      /* freed record slots below end */
+	uint64_t gen;	      /* bumped by every change; readers detect others' */
+	uint64_t node_bump;   /* node table entries used */
+	uint32_t nranges;
+	uint32_t attached;    /* processes that have it open (named AVs) */
+	uint32_t av_type;
+	uint32_t sym_removed; /* any symgone bit set (saves touching its pages) */
+	sym_range ranges[max_ranges];
+};
+static_assert(sizeof(header) <= 4096, "the AV header must fit one page");
+
+/* Record word kinds (bits 56..63); payload in bits 0..47. */
+enum : uint64_t {
+	rec_free = 0,
+	rec_packed = 1,	 /* payload: compact address (IPv4 << 16 | port) */
+	rec_blob = 2,	 /* payload: sequence; address in the blob */
+	rec_pending = 3, /* payload: resolver token */
+};
+inline constexpr uint64_t payload_mask = (uint64_t{1} << 48) - 1;
+inline uint64_t rec_kind(uint64_t r) { return r >> 56; }
+inline uint64_t rec_make(uint64_t kind, uint64_t payload) { return kind << 56 | (payload & payload_mask); }
+
+struct region {
+	header *hdr = nullptr;
+	uint64_t *rec = nullptr;      /* [max_slots] */
+	unsigned char *blob = nullptr; /* [max_slots][blob_size]: u32 len + bytes */
+	uint64_t *freebits[4] = {};   /* free-slot bitmap, level 0 = one bit per slot */
+	size_t levels = 0;
+	size_t level_words[4] = {};
+	uint64_t *symgone = nullptr;  /* removed symmetric entries, one bit per fi_addr */
+	uint64_t *node_rec = nullptr; /* node table (by-name symmetric ranges) */
+	unsigned char *node_blob = nullptr;
+	uint64_t max_nodes = 0;
+	void *base = nullptr;
+	size_t size = 0;
+	bool shared = false;
+	bool read_only = false;
+	std::string shm_name;
+
+	/* Lays the sub-arrays out over base (sizes from max_slots/blob_size). */
+	static size_t layout(region &r, uint64_t max_slots, uint32_t blob_size);
+};
+
+} // namespace wu::av
+
+#endif
