@@ -5,9 +5,11 @@
  * prefix they read. */
 #include "core/info.h"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "core/export.h"
 #include "core/log.h"
@@ -84,12 +86,17 @@ fi_ops nic_ops = {
 	sizeof(fi_ops), nic_close, nic_bind, nic_control, nic_ops_open, wu::nic_tostr, nic_ops_set,
 };
 
-/* A copy made by nic_dup lives in one block (see there): one free. */
+/* A copy made by nic_dup lives in one block (see there): a header holding
+ * the block's size, then the fid_nic.  One free. */
+struct packed_header {
+	alignas(std::max_align_t) size_t size;
+};
+
 int nic_packed_close(struct fid *fid) noexcept
 {
 	if (!fid || fid->fclass != FI_CLASS_NIC)
 		return -FI_EINVAL;
-	free(fid);
+	free(reinterpret_cast<char *>(fid) - sizeof(packed_header));
 	return 0;
 }
 
@@ -155,9 +162,42 @@ fid_nic *nic_dup(const fid_nic *src) noexcept
 	 * one allocation, released by this copy's own close slot; a NIC is
 	 * read-only to applications (fi_nic(3)), which release it only through
 	 * fi_close.  prov_attr is provider-private and has no generic copy. */
+	if (src->fid.ops == &nic_packed_ops) {
+		/* A packed source (fi_getinfo's templates): copy the block and
+		 * move its inner pointers along. */
+		const char *from = reinterpret_cast<const char *>(src) - sizeof(packed_header);
+		size_t size = reinterpret_cast<const packed_header *>(from)->size;
+		char *block = static_cast<char *>(malloc(size));
+		if (!block)
+			return nullptr;
+		memcpy(block, from, size);
+		fid_nic *nic = reinterpret_cast<fid_nic *>(block + sizeof(packed_header));
+		auto move = [&](auto *&p) {
+			if (p)
+				p = reinterpret_cast<std::remove_reference_t<decltype(p)>>(
+					block + (reinterpret_cast<const char *>(p) - from));
+		};
+		move(nic->device_attr);
+		move(nic->bus_attr);
+		move(nic->link_attr);
+		if (fi_device_attr *d = nic->device_attr) {
+			move(d->name);
+			move(d->device_id);
+			move(d->device_version);
+			move(d->vendor_id);
+			move(d->driver);
+			move(d->firmware);
+		}
+		if (fi_link_attr *l = nic->link_attr) {
+			move(l->address);
+			move(l->network_type);
+		}
+		return nic;
+	}
 	const fi_device_attr *sd = src->device_attr;
 	const fi_link_attr *sl = src->link_attr;
-	size_t off_dev = align_up(sizeof(fid_nic), alignof(fi_device_attr));
+	size_t off_nic = sizeof(packed_header);
+	size_t off_dev = align_up(off_nic + sizeof(fid_nic), alignof(fi_device_attr));
 	size_t off_bus = align_up(off_dev + (sd ? sizeof(fi_device_attr) : 0), alignof(fi_bus_attr));
 	size_t off_link = align_up(off_bus + (src->bus_attr ? sizeof(fi_bus_attr) : 0),
 				   alignof(fi_link_attr));
@@ -171,7 +211,8 @@ fid_nic *nic_dup(const fid_nic *src) noexcept
 	char *block = static_cast<char *>(malloc(off_str + strings));
 	if (!block)
 		return nullptr;
-	fid_nic *nic = reinterpret_cast<fid_nic *>(block);
+	reinterpret_cast<packed_header *>(block)->size = off_str + strings;
+	fid_nic *nic = reinterpret_cast<fid_nic *>(block + off_nic);
 	memset(nic, 0, sizeof(*nic));
 	nic->fid.fclass = FI_CLASS_NIC;
 	nic->fid.context = src->fid.context;

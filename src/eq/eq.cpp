@@ -177,6 +177,7 @@ struct wait_impl {
 	std::atomic<uint32_t> seq{0};
 	int efd = -1;
 	std::unique_ptr<mutex_cond> mc;
+	close_hook on_close;
 
 	~wait_impl()
 	{
@@ -282,6 +283,7 @@ struct eq_impl {
 	std::unique_ptr<mutex_cond> mc;
 	wait_impl *set = nullptr;
 	std::atomic<int> binds{0};
+	close_hook on_close;
 
 	~eq_impl()
 	{
@@ -350,10 +352,12 @@ struct eq_impl {
 
 	void after_new(bool wake) noexcept
 	{
-		if (wake)
-			eqd::futex_wake_all(&seq);
-		if (mc)
-			mc->broadcast();
+		if (wake | (mc != nullptr)) [[unlikely]] {
+			if (wake)
+				eqd::futex_wake_all(&seq);
+			if (mc)
+				mc->broadcast();
+		}
 	}
 
 	/* Under lk, when the queue is full. */
@@ -413,6 +417,8 @@ struct eq_impl {
 				s.len = static_cast<uint32_t>(len);
 				if (heap)
 					s.heap = heap;
+				else if (len == sizeof(fi_eq_entry)) [[likely]]
+					memcpy(s.inl, buf, sizeof(fi_eq_entry)); /* inlined moves */
 				else
 					memcpy(s.inl, buf, len);
 				tail++;
@@ -420,7 +426,8 @@ struct eq_impl {
 				wake = note_new_locked();
 			}
 		}
-		free(heap);
+		if (heap) [[unlikely]]
+			free(heap);
 		after_new(wake);
 		return ret;
 	}
@@ -469,7 +476,10 @@ struct eq_impl {
 		if (len < need)
 			return -FI_ETOOSMALL;
 		size_t n = std::min<size_t>(len, s.len);
-		memcpy(buf, payload(s), n);
+		if (n == sizeof(fi_eq_entry)) [[likely]]
+			memcpy(buf, s.inl, sizeof(fi_eq_entry));
+		else
+			memcpy(buf, payload(s), n);
 		*event = s.event;
 		if (!(flags & FI_PEEK)) {
 			if (s.len > eq_inline_bytes)
@@ -488,7 +498,8 @@ struct eq_impl {
 			lock_guard g(lk);
 			r = read_locked(event, buf, len, flags, &to_free);
 		}
-		free(to_free);
+		if (to_free) [[unlikely]]
+			free(to_free);
 		return r;
 	}
 
@@ -511,12 +522,15 @@ struct eq_impl {
 				}
 				r = read_locked(event, buf, len, flags, &to_free);
 				if (r == -FI_EAGAIN && !give_up && !yield) {
+					/* The futex, even when the eventfd mirrors the level:
+					 * waking a poll()er measured several times slower. */
 					sleepers++;
 					registered = true;
 					s = seq.load(std::memory_order_relaxed);
 				}
 			}
-			free(to_free);
+			if (to_free)
+				free(to_free);
 			if (r != -FI_EAGAIN || give_up)
 				return r;
 			if (yield) {
@@ -702,10 +716,11 @@ bool valid_read_args(const char *what, uint32_t *event, void *buf, uint64_t flag
 ssize_t eq_read(fid_eq *eq, uint32_t *event, void *buf, size_t len, uint64_t flags)
 {
 	return WU_GUARD({
+		if (event && buf && !(flags & ~FI_PEEK)) [[likely]]
+			return impl_of(eq)->read(event, buf, len, flags);
 		ssize_t err;
-		if (!valid_read_args("fi_eq_read", event, buf, flags, &err)) [[unlikely]]
-			return err;
-		return impl_of(eq)->read(event, buf, len, flags);
+		valid_read_args("fi_eq_read", event, buf, flags, &err);
+		return err;
 	});
 }
 
@@ -761,7 +776,11 @@ ssize_t eq_write(fid_eq *eq, uint32_t event, const void *buf, size_t len, uint64
 {
 	return WU_GUARD({
 		eq_impl *q = impl_of(eq);
-		if (!(q->flags & FI_WRITE)) [[unlikely]] {
+		/* one test for the common case, the reasons only when it fails */
+		bool ok = (q->flags & FI_WRITE) && !flags && buf && len - 1 < eq_max_event_bytes;
+		if (ok) [[likely]]
+			return q->push(event, buf, len);
+		if (!(q->flags & FI_WRITE)) {
 			WU_WARN(&core_prov, FI_LOG_EQ,
 				"fi_eq_write: the EQ was opened without FI_WRITE in fi_eq_attr.flags\n");
 			return static_cast<ssize_t>(-FI_EACCES);
@@ -871,8 +890,11 @@ int eq_close(fid *f)
 		sh->fid.fid.ops = &dead_fi_ops;
 		sh->fid.ops = &dead_eq_ops;
 		sh->impl = nullptr;
+		close_hook hook = q->on_close;
 		delete q;
 		eq_graves.bury(sh);
+		if (hook.fn)
+			hook.fn(hook.arg);
 		return 0;
 	});
 }
@@ -948,8 +970,11 @@ int wait_close(fid *f)
 		sh->fid.fid.ops = &dead_fi_ops;
 		sh->fid.ops = &dead_wait_ops;
 		sh->impl = nullptr;
+		close_hook hook = w->on_close;
 		delete w;
 		wait_graves.bury(sh);
+		if (hook.fn)
+			hook.fn(hook.arg);
 		return 0;
 	});
 }
@@ -960,7 +985,7 @@ bool valid_wait_obj(int w) noexcept
 }
 
 int open_eq(fid_fabric *fabric, uint32_t api_version, fi_eq_attr *attr, fid_eq **eqp,
-	    void *context)
+	    void *context, close_hook on_close)
 {
 	if (!fabric || !attr || !eqp) {
 		WU_WARN(&core_prov, FI_LOG_EQ, "fi_eq_open: %s is NULL\n",
@@ -980,7 +1005,8 @@ int open_eq(fid_fabric *fabric, uint32_t api_version, fi_eq_attr *attr, fid_eq *
 			attr->size, eq_max_size);
 		return -FI_EINVAL;
 	}
-	int wobj = static_cast<int>(attr->wait_obj);
+	int wobj; /* read as int: an out-of-range enum value is the caller's to send */
+	memcpy(&wobj, &attr->wait_obj, sizeof wobj);
 	if (!valid_wait_obj(wobj)) {
 		WU_WARN(&core_prov, FI_LOG_EQ, "fi_eq_open: fi_eq_attr.wait_obj %d is not a wait object\n",
 			wobj);
@@ -1007,6 +1033,7 @@ int open_eq(fid_fabric *fabric, uint32_t api_version, fi_eq_attr *attr, fid_eq *
 	q->api_version = api_version;
 	q->flags = attr->flags;
 	q->wait_obj = attr->wait_obj;
+	q->on_close = on_close;
 	q->limit = attr->size ? attr->size : eq_default_size;
 	size_t slots = std::min(pow2_ceil(q->limit), initial_slots);
 	q->ring = new slot[slots];
@@ -1040,7 +1067,7 @@ int open_eq(fid_fabric *fabric, uint32_t api_version, fi_eq_attr *attr, fid_eq *
 	return 0;
 }
 
-int open_wait(fid_fabric *fabric, fi_wait_attr *attr, fid_wait **waitp)
+int open_wait(fid_fabric *fabric, fi_wait_attr *attr, fid_wait **waitp, close_hook on_close)
 {
 	if (!fabric || !attr || !waitp) {
 		WU_WARN(&core_prov, FI_LOG_EQ, "fi_wait_open: %s is NULL\n",
@@ -1053,7 +1080,9 @@ int open_wait(fid_fabric *fabric, fi_wait_attr *attr, fid_wait **waitp)
 			static_cast<unsigned long long>(attr->flags));
 		return -FI_EBADFLAGS;
 	}
-	switch (attr->wait_obj) {
+	int wobj;
+	memcpy(&wobj, &attr->wait_obj, sizeof wobj);
+	switch (wobj) {
 	case FI_WAIT_UNSPEC:
 	case FI_WAIT_FD:
 	case FI_WAIT_MUTEX_COND:
@@ -1063,12 +1092,13 @@ int open_wait(fid_fabric *fabric, fi_wait_attr *attr, fid_wait **waitp)
 		WU_WARN(&core_prov, FI_LOG_EQ,
 			"fi_wait_open: wait_obj %d is not usable for a wait set (FI_WAIT_UNSPEC, "
 			"FI_WAIT_FD, FI_WAIT_MUTEX_COND or FI_WAIT_YIELD)\n",
-			static_cast<int>(attr->wait_obj));
+			wobj);
 		return -FI_EINVAL;
 	}
 	auto w = std::make_unique<wait_impl>();
 	auto sh = std::make_unique<wait_shell>();
 	w->obj = attr->wait_obj;
+	w->on_close = on_close;
 	if (w->obj == FI_WAIT_FD) {
 		w->efd = make_eventfd();
 		if (w->efd < 0) {
@@ -1112,15 +1142,15 @@ bool is_wait(const struct fid *f) noexcept
 }
 
 int eq_open(struct fid_fabric *fabric, uint32_t api_version, struct fi_eq_attr *attr,
-	    struct fid_eq **eq, void *context) noexcept
+	    struct fid_eq **eq, void *context, close_hook on_close) noexcept
 {
-	return WU_GUARD(return open_eq(fabric, api_version, attr, eq, context););
+	return WU_GUARD(return open_eq(fabric, api_version, attr, eq, context, on_close););
 }
 
-int wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr,
-	      struct fid_wait **waitset) noexcept
+int wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr, struct fid_wait **waitset,
+	      close_hook on_close) noexcept
 {
-	return WU_GUARD(return open_wait(fabric, attr, waitset););
+	return WU_GUARD(return open_wait(fabric, attr, waitset, on_close););
 }
 
 int trywait(struct fid_fabric *, struct fid **fids, int count) noexcept

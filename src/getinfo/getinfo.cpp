@@ -44,10 +44,10 @@ bool name_matches(std::string_view want, const char *have)
 	return false;
 }
 
-/* FI_PROVIDER: "a,b" keeps only those, "^a,b" drops those. */
-bool env_allows(const char *name)
+/* FI_PROVIDER (env, read once per call): "a,b" keeps only those, "^a,b"
+ * drops those. */
+bool env_allows(const char *env, const char *name)
 {
-	const char *env = getenv("FI_PROVIDER");
 	if (!env || !*env)
 		return true;
 	std::string_view v(env);
@@ -97,18 +97,28 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 		return -FI_EINVAL;
 	}
 	const char *want = hints && hints->fabric_attr ? hints->fabric_attr->prov_name : nullptr;
+	/* Read per call: applications (and tests) change it between calls. */
+	const char *env = getenv("FI_PROVIDER");
 	fi_info *head = nullptr, **tail = &head;
 	int hard_err = 0;
-	std::vector<std::string> reasons;
+	/* Why each provider gave nothing, in provider order; the text of a
+	 * skip by name is only built if nothing matches. */
+	enum class skip { env, prov_name, getinfo };
+	struct miss {
+		const fi_provider *p;
+		skip kind;
+		std::string why; /* skip::getinfo only */
+	};
+	std::vector<miss> misses;
 	for (const fi_provider *p : prov::providers()) {
 		if (!p->name)
 			continue;
-		if (!env_allows(p->name)) {
-			reasons.push_back(std::string(p->name) + ": excluded by FI_PROVIDER=" + getenv("FI_PROVIDER"));
+		if (!env_allows(env, p->name)) {
+			misses.push_back({p, skip::env, {}});
 			continue;
 		}
 		if (want && !name_matches(want, p->name)) {
-			reasons.push_back(std::string(p->name) + ": fabric_attr->prov_name: asked " + want);
+			misses.push_back({p, skip::prov_name, {}});
 			continue;
 		}
 		if (flags & FI_PROV_ATTR_ONLY) {
@@ -130,7 +140,7 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 			std::string why = take_reason();
 			if (why.empty())
 				why = std::string("its getinfo returned ") + fi_strerror(-ret);
-			reasons.push_back(std::string(p->name) + ": " + why);
+			misses.push_back({p, skip::getinfo, std::move(why)});
 			if (ret != -FI_ENODATA && !hard_err)
 				hard_err = ret;
 			continue;
@@ -150,6 +160,12 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 			tail = &(*tail)->next;
 	}
 	if (!head) {
+		std::vector<std::string> reasons;
+		for (const miss &m : misses)
+			reasons.push_back(std::string(m.p->name) + ": " +
+					  (m.kind == skip::env	     ? std::string("excluded by FI_PROVIDER=") + env
+					   : m.kind == skip::prov_name ? std::string("fabric_attr->prov_name: asked ") + want
+								       : m.why));
 		/* One line per provider, visible in release builds at warn level. */
 		if (reasons.empty())
 			WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no providers are available\n");

@@ -31,14 +31,21 @@ struct checker {
 	int n = 0;
 	bool fail(const std::string &what, const std::string &asked, const std::string &offers)
 	{
-		if (why)
-			*why = what + ": asked " + asked + ", offers " + offers;
+		*why = what + ": asked " + asked + ", offers " + offers;
+		return stop();
+	}
+	bool stop()
+	{
 		if (stage)
 			*stage = n;
 		return false;
 	}
 	void next() { n++; }
 };
+
+/* Fails the check; the explanation (fi_tostr calls, string building) is
+ * only made when the caller asked for one. */
+#define FAIL(...) return c.why ? c.fail(__VA_ARGS__) : c.stop()
 
 /* Threading levels, weakest guarantee first; a provider offering a level
  * serves every weaker request. */
@@ -72,105 +79,105 @@ bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *wh
 		return true;
 	uint64_t want_caps = h->caps;
 	if ((want_caps & t.caps) != want_caps)
-		return c.fail("caps", flags_str(want_caps & ~t.caps, FI_TYPE_CAPS) + " not offered",
+		FAIL("caps", flags_str(want_caps & ~t.caps, FI_TYPE_CAPS) + " not offered",
 			      flags_str(t.caps, FI_TYPE_CAPS));
 	c.next();
 	/* mode: what the application can do for us must cover what we need. */
 	if ((t.mode & h->mode) != t.mode)
-		return c.fail("mode", flags_str(h->mode, FI_TYPE_MODE), "needs " + flags_str(t.mode, FI_TYPE_MODE));
+		FAIL("mode", flags_str(h->mode, FI_TYPE_MODE), "needs " + flags_str(t.mode, FI_TYPE_MODE));
 	c.next();
 	if (h->addr_format != FI_FORMAT_UNSPEC && h->addr_format != t.addr_format &&
 	    !(h->addr_format == FI_ADDR_STR))
-		return c.fail("addr_format", enum_str(h->addr_format, FI_TYPE_ADDR_FORMAT),
+		FAIL("addr_format", enum_str(h->addr_format, FI_TYPE_ADDR_FORMAT),
 			      enum_str(t.addr_format, FI_TYPE_ADDR_FORMAT));
 	c.next();
 	if (const fi_ep_attr *e = h->ep_attr) {
 		if (e->type != FI_EP_UNSPEC && e->type != t.ep_attr->type)
-			return c.fail("ep_attr->type", enum_str(e->type, FI_TYPE_EP_TYPE),
+			FAIL("ep_attr->type", enum_str(e->type, FI_TYPE_EP_TYPE),
 				      enum_str(t.ep_attr->type, FI_TYPE_EP_TYPE));
 		c.next();
 		if (e->protocol != FI_PROTO_UNSPEC && e->protocol != t.ep_attr->protocol)
-			return c.fail("ep_attr->protocol", enum_str(e->protocol, FI_TYPE_PROTOCOL),
+			FAIL("ep_attr->protocol", enum_str(e->protocol, FI_TYPE_PROTOCOL),
 				      enum_str(t.ep_attr->protocol, FI_TYPE_PROTOCOL));
 		if (e->max_msg_size > t.ep_attr->max_msg_size)
-			return c.fail("ep_attr->max_msg_size", num(e->max_msg_size), num(t.ep_attr->max_msg_size));
+			FAIL("ep_attr->max_msg_size", num(e->max_msg_size), num(t.ep_attr->max_msg_size));
 		if (e->msg_prefix_size && e->msg_prefix_size != t.ep_attr->msg_prefix_size)
-			return c.fail("ep_attr->msg_prefix_size", num(e->msg_prefix_size),
+			FAIL("ep_attr->msg_prefix_size", num(e->msg_prefix_size),
 				      num(t.ep_attr->msg_prefix_size));
 		if (e->max_order_raw_size > t.ep_attr->max_order_raw_size)
-			return c.fail("ep_attr->max_order_raw_size", num(e->max_order_raw_size),
+			FAIL("ep_attr->max_order_raw_size", num(e->max_order_raw_size),
 				      num(t.ep_attr->max_order_raw_size));
 		if (e->max_order_war_size > t.ep_attr->max_order_war_size)
-			return c.fail("ep_attr->max_order_war_size", num(e->max_order_war_size),
+			FAIL("ep_attr->max_order_war_size", num(e->max_order_war_size),
 				      num(t.ep_attr->max_order_war_size));
 		if (e->max_order_waw_size > t.ep_attr->max_order_waw_size)
-			return c.fail("ep_attr->max_order_waw_size", num(e->max_order_waw_size),
+			FAIL("ep_attr->max_order_waw_size", num(e->max_order_waw_size),
 				      num(t.ep_attr->max_order_waw_size));
 		if (e->tx_ctx_cnt > t.ep_attr->tx_ctx_cnt && e->tx_ctx_cnt != FI_SHARED_CONTEXT)
-			return c.fail("ep_attr->tx_ctx_cnt", num(e->tx_ctx_cnt), num(t.ep_attr->tx_ctx_cnt));
+			FAIL("ep_attr->tx_ctx_cnt", num(e->tx_ctx_cnt), num(t.ep_attr->tx_ctx_cnt));
 		if (e->rx_ctx_cnt > t.ep_attr->rx_ctx_cnt && e->rx_ctx_cnt != FI_SHARED_CONTEXT)
-			return c.fail("ep_attr->rx_ctx_cnt", num(e->rx_ctx_cnt), num(t.ep_attr->rx_ctx_cnt));
+			FAIL("ep_attr->rx_ctx_cnt", num(e->rx_ctx_cnt), num(t.ep_attr->rx_ctx_cnt));
 		if (e->auth_key_size > t.ep_attr->auth_key_size && !t.domain_attr->max_ep_auth_key)
-			return c.fail("ep_attr->auth_key_size", num(e->auth_key_size), "no authorization keys");
+			FAIL("ep_attr->auth_key_size", num(e->auth_key_size), "no authorization keys");
 	}
 	c.next();
 	if (const fi_tx_attr *x = h->tx_attr) {
 		const fi_tx_attr &o = *t.tx_attr;
 		if ((x->caps & o.caps) != x->caps)
-			return c.fail("tx_attr->caps", flags_str(x->caps & ~o.caps, FI_TYPE_CAPS) + " not offered",
+			FAIL("tx_attr->caps", flags_str(x->caps & ~o.caps, FI_TYPE_CAPS) + " not offered",
 				      flags_str(o.caps, FI_TYPE_CAPS));
 		if ((x->msg_order & o.msg_order) != x->msg_order)
-			return c.fail("tx_attr->msg_order", flags_str(x->msg_order, FI_TYPE_MSG_ORDER),
+			FAIL("tx_attr->msg_order", flags_str(x->msg_order, FI_TYPE_MSG_ORDER),
 				      flags_str(o.msg_order, FI_TYPE_MSG_ORDER));
 		if (x->comp_order & ~(o.comp_order | FI_ORDER_NONE))
-			return c.fail("tx_attr->comp_order", flags_str(x->comp_order, FI_TYPE_MSG_ORDER),
+			FAIL("tx_attr->comp_order", flags_str(x->comp_order, FI_TYPE_MSG_ORDER),
 				      flags_str(o.comp_order, FI_TYPE_MSG_ORDER));
 		if (x->inject_size > o.inject_size)
-			return c.fail("tx_attr->inject_size", num(x->inject_size), num(o.inject_size));
+			FAIL("tx_attr->inject_size", num(x->inject_size), num(o.inject_size));
 		if (x->size > o.size)
-			return c.fail("tx_attr->size", num(x->size), num(o.size));
+			FAIL("tx_attr->size", num(x->size), num(o.size));
 		if (x->iov_limit > o.iov_limit)
-			return c.fail("tx_attr->iov_limit", num(x->iov_limit), num(o.iov_limit));
+			FAIL("tx_attr->iov_limit", num(x->iov_limit), num(o.iov_limit));
 		if (x->rma_iov_limit > o.rma_iov_limit)
-			return c.fail("tx_attr->rma_iov_limit", num(x->rma_iov_limit), num(o.rma_iov_limit));
+			FAIL("tx_attr->rma_iov_limit", num(x->rma_iov_limit), num(o.rma_iov_limit));
 	}
 	c.next();
 	if (const fi_rx_attr *x = h->rx_attr) {
 		const fi_rx_attr &o = *t.rx_attr;
 		if ((x->caps & o.caps) != x->caps)
-			return c.fail("rx_attr->caps", flags_str(x->caps & ~o.caps, FI_TYPE_CAPS) + " not offered",
+			FAIL("rx_attr->caps", flags_str(x->caps & ~o.caps, FI_TYPE_CAPS) + " not offered",
 				      flags_str(o.caps, FI_TYPE_CAPS));
 		if ((x->msg_order & o.msg_order) != x->msg_order)
-			return c.fail("rx_attr->msg_order", flags_str(x->msg_order, FI_TYPE_MSG_ORDER),
+			FAIL("rx_attr->msg_order", flags_str(x->msg_order, FI_TYPE_MSG_ORDER),
 				      flags_str(o.msg_order, FI_TYPE_MSG_ORDER));
 		if (x->size > o.size)
-			return c.fail("rx_attr->size", num(x->size), num(o.size));
+			FAIL("rx_attr->size", num(x->size), num(o.size));
 		if (x->iov_limit > o.iov_limit)
-			return c.fail("rx_attr->iov_limit", num(x->iov_limit), num(o.iov_limit));
+			FAIL("rx_attr->iov_limit", num(x->iov_limit), num(o.iov_limit));
 		if (x->total_buffered_recv > o.total_buffered_recv && o.total_buffered_recv)
-			return c.fail("rx_attr->total_buffered_recv", num(x->total_buffered_recv),
+			FAIL("rx_attr->total_buffered_recv", num(x->total_buffered_recv),
 				      num(o.total_buffered_recv));
 	}
 	c.next();
 	if (const fi_domain_attr *d = h->domain_attr) {
 		const fi_domain_attr &o = *t.domain_attr;
 		if (d->name && (!o.name || strcmp(d->name, o.name) != 0))
-			return c.fail("domain_attr->name", d->name, o.name ? o.name : "(none)");
+			FAIL("domain_attr->name", d->name, o.name ? o.name : "(none)");
 		c.next();
 		if (d->threading != FI_THREAD_UNSPEC && thread_rank(d->threading) > thread_rank(o.threading))
-			return c.fail("domain_attr->threading", enum_str(d->threading, FI_TYPE_THREADING),
+			FAIL("domain_attr->threading", enum_str(d->threading, FI_TYPE_THREADING),
 				      enum_str(o.threading, FI_TYPE_THREADING));
 		if (d->control_progress != FI_PROGRESS_UNSPEC && d->control_progress != o.control_progress &&
 		    o.control_progress != FI_PROGRESS_AUTO)
-			return c.fail("domain_attr->control_progress",
+			FAIL("domain_attr->control_progress",
 				      enum_str(d->control_progress, FI_TYPE_PROGRESS),
 				      enum_str(o.control_progress, FI_TYPE_PROGRESS));
 		if (d->data_progress != FI_PROGRESS_UNSPEC && d->data_progress != o.data_progress &&
 		    o.data_progress != FI_PROGRESS_AUTO)
-			return c.fail("domain_attr->data_progress", enum_str(d->data_progress, FI_TYPE_PROGRESS),
+			FAIL("domain_attr->data_progress", enum_str(d->data_progress, FI_TYPE_PROGRESS),
 				      enum_str(o.data_progress, FI_TYPE_PROGRESS));
 		if (d->av_type != FI_AV_UNSPEC && o.av_type != FI_AV_UNSPEC && d->av_type != o.av_type)
-			return c.fail("domain_attr->av_type", enum_str(d->av_type, FI_TYPE_AV_TYPE),
+			FAIL("domain_attr->av_type", enum_str(d->av_type, FI_TYPE_AV_TYPE),
 				      enum_str(o.av_type, FI_TYPE_AV_TYPE));
 		/* mr_mode: the bits we need must be among those the app supports;
 		 * FI_MR_UNSPEC / basic / scalable are the pre-1.5 spellings. */
@@ -178,52 +185,53 @@ bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *wh
 		int have = d->mr_mode;
 		if (have != FI_MR_UNSPEC && have != FI_MR_BASIC && have != FI_MR_SCALABLE &&
 		    (need & have) != need)
-			return c.fail("domain_attr->mr_mode", "supports " + flags_str((unsigned)have, FI_TYPE_MR_MODE),
+			FAIL("domain_attr->mr_mode", "supports " + flags_str((unsigned)have, FI_TYPE_MR_MODE),
 				      "needs " + flags_str((unsigned)need, FI_TYPE_MR_MODE));
 		if (d->mr_key_size > o.mr_key_size)
-			return c.fail("domain_attr->mr_key_size", num(d->mr_key_size), num(o.mr_key_size));
+			FAIL("domain_attr->mr_key_size", num(d->mr_key_size), num(o.mr_key_size));
 		if (d->cq_data_size > o.cq_data_size)
-			return c.fail("domain_attr->cq_data_size", num(d->cq_data_size), num(o.cq_data_size));
+			FAIL("domain_attr->cq_data_size", num(d->cq_data_size), num(o.cq_data_size));
 		if (d->cq_cnt > o.cq_cnt)
-			return c.fail("domain_attr->cq_cnt", num(d->cq_cnt), num(o.cq_cnt));
+			FAIL("domain_attr->cq_cnt", num(d->cq_cnt), num(o.cq_cnt));
 		if (d->ep_cnt > o.ep_cnt)
-			return c.fail("domain_attr->ep_cnt", num(d->ep_cnt), num(o.ep_cnt));
+			FAIL("domain_attr->ep_cnt", num(d->ep_cnt), num(o.ep_cnt));
 		if (d->tx_ctx_cnt > o.tx_ctx_cnt)
-			return c.fail("domain_attr->tx_ctx_cnt", num(d->tx_ctx_cnt), num(o.tx_ctx_cnt));
+			FAIL("domain_attr->tx_ctx_cnt", num(d->tx_ctx_cnt), num(o.tx_ctx_cnt));
 		if (d->rx_ctx_cnt > o.rx_ctx_cnt)
-			return c.fail("domain_attr->rx_ctx_cnt", num(d->rx_ctx_cnt), num(o.rx_ctx_cnt));
+			FAIL("domain_attr->rx_ctx_cnt", num(d->rx_ctx_cnt), num(o.rx_ctx_cnt));
 		if (d->max_ep_tx_ctx > o.max_ep_tx_ctx)
-			return c.fail("domain_attr->max_ep_tx_ctx", num(d->max_ep_tx_ctx), num(o.max_ep_tx_ctx));
+			FAIL("domain_attr->max_ep_tx_ctx", num(d->max_ep_tx_ctx), num(o.max_ep_tx_ctx));
 		if (d->max_ep_rx_ctx > o.max_ep_rx_ctx)
-			return c.fail("domain_attr->max_ep_rx_ctx", num(d->max_ep_rx_ctx), num(o.max_ep_rx_ctx));
+			FAIL("domain_attr->max_ep_rx_ctx", num(d->max_ep_rx_ctx), num(o.max_ep_rx_ctx));
 		if (d->cntr_cnt > o.cntr_cnt)
-			return c.fail("domain_attr->cntr_cnt", num(d->cntr_cnt), num(o.cntr_cnt));
+			FAIL("domain_attr->cntr_cnt", num(d->cntr_cnt), num(o.cntr_cnt));
 		if (d->mr_iov_limit > o.mr_iov_limit)
-			return c.fail("domain_attr->mr_iov_limit", num(d->mr_iov_limit), num(o.mr_iov_limit));
+			FAIL("domain_attr->mr_iov_limit", num(d->mr_iov_limit), num(o.mr_iov_limit));
 		if ((d->caps & o.caps) != d->caps)
-			return c.fail("domain_attr->caps", flags_str(d->caps, FI_TYPE_CAPS),
+			FAIL("domain_attr->caps", flags_str(d->caps, FI_TYPE_CAPS),
 				      flags_str(o.caps, FI_TYPE_CAPS));
 		if ((o.mode & d->mode) != o.mode)
-			return c.fail("domain_attr->mode", flags_str(d->mode, FI_TYPE_MODE),
+			FAIL("domain_attr->mode", flags_str(d->mode, FI_TYPE_MODE),
 				      "needs " + flags_str(o.mode, FI_TYPE_MODE));
 		if (d->max_err_data > o.max_err_data)
-			return c.fail("domain_attr->max_err_data", num(d->max_err_data), num(o.max_err_data));
+			FAIL("domain_attr->max_err_data", num(d->max_err_data), num(o.max_err_data));
 		if (d->mr_cnt > o.mr_cnt)
-			return c.fail("domain_attr->mr_cnt", num(d->mr_cnt), num(o.mr_cnt));
+			FAIL("domain_attr->mr_cnt", num(d->mr_cnt), num(o.mr_cnt));
 		if (d->max_ep_auth_key > o.max_ep_auth_key)
-			return c.fail("domain_attr->max_ep_auth_key", num(d->max_ep_auth_key), num(o.max_ep_auth_key));
+			FAIL("domain_attr->max_ep_auth_key", num(d->max_ep_auth_key), num(o.max_ep_auth_key));
 		if (d->max_group_id > o.max_group_id)
-			return c.fail("domain_attr->max_group_id", num(d->max_group_id), num(o.max_group_id));
+			FAIL("domain_attr->max_group_id", num(d->max_group_id), num(o.max_group_id));
 	}
 	c.next();
 	if (const fi_fabric_attr *f = h->fabric_attr) {
 		const fi_fabric_attr &o = *t.fabric_attr;
 		if (f->name && (!o.name || strcmp(f->name, o.name) != 0))
-			return c.fail("fabric_attr->name", f->name, o.name ? o.name : "(none)");
+			FAIL("fabric_attr->name", f->name, o.name ? o.name : "(none)");
 	}
 	c.next();
 	return true;
 }
+#undef FAIL
 
 void narrow(fi_info &o, const fi_info *h, uint32_t version)
 {

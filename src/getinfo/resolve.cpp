@@ -220,15 +220,17 @@ int from_templates(std::span<const fi_info *const> templates, uint32_t version, 
 		   const char *service, uint64_t flags, const fi_info *hints, fi_info **info)
 {
 	fi_info *head = nullptr, **tail = &head;
-	std::string best_why;
+	/* Why nothing matched is only worked out when nothing did: the first
+	 * template that got furthest is explained again, with its reason. */
+	const fi_info *best = nullptr;
+	std::string place_why;
 	int best_stage = -1;
 	for (const fi_info *t : templates) {
-		std::string why;
 		int stage = 0;
-		if (!meets(*t, hints, version, &why, &stage)) {
+		if (!meets(*t, hints, version, nullptr, &stage)) {
 			if (stage > best_stage) {
 				best_stage = stage;
-				best_why = why;
+				best = t;
 			}
 			continue;
 		}
@@ -238,11 +240,13 @@ int from_templates(std::span<const fi_info *const> templates, uint32_t version, 
 			return -FI_ENOMEM;
 		}
 		narrow(*o, hints, version);
+		std::string why;
 		if (!place(*o, node, service, flags, hints, &why)) {
 			info_free(o);
 			if (100 > best_stage) {
 				best_stage = 100;
-				best_why = why;
+				best = nullptr;
+				place_why = std::move(why);
 			}
 			continue;
 		}
@@ -251,7 +255,10 @@ int from_templates(std::span<const fi_info *const> templates, uint32_t version, 
 		tail = &o->next;
 	}
 	if (!head) {
-		set_reason(best_why.empty() ? "offers no entries" : best_why);
+		std::string why = std::move(place_why);
+		if (best)
+			meets(*best, hints, version, &why, nullptr);
+		set_reason(why.empty() ? "offers no entries" : std::move(why));
 		return -FI_ENODATA;
 	}
 	*info = head;

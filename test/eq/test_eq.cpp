@@ -119,10 +119,10 @@ TEST(fi_eq_open, bad_wait_obj_is_einval)
 	fake_fabric fab;
 	fid_eq *eq = nullptr;
 	fi_eq_attr a{};
-	a.wait_obj = static_cast<fi_wait_obj>(77);
-	EXPECT_EQ(fi_eq_open(fab.get(), &a, &eq, nullptr), -FI_EINVAL);
-	a.wait_obj = static_cast<fi_wait_obj>(-1);
-	EXPECT_EQ(fi_eq_open(fab.get(), &a, &eq, nullptr), -FI_EINVAL);
+	for (int bad : {77, -1, 7}) { /* raw bytes, as a C caller could pass */
+		memcpy(&a.wait_obj, &bad, sizeof bad);
+		EXPECT_EQ(fi_eq_open(fab.get(), &a, &eq, nullptr), -FI_EINVAL) << bad;
+	}
 }
 
 TEST(fi_eq_open, wait_set_needs_a_wait_set)
@@ -344,9 +344,10 @@ TEST(wait_set, open_validates_attr)
 	fid_wait *w = nullptr;
 	fi_wait_attr a{FI_WAIT_UNSPEC, 1};
 	EXPECT_EQ(fi_wait_open(fab.get(), &a, &w), -FI_EBADFLAGS);
-	for (fi_wait_obj bad : {FI_WAIT_NONE, FI_WAIT_SET, static_cast<fi_wait_obj>(50)}) {
-		a = {bad, 0};
-		EXPECT_EQ(fi_wait_open(fab.get(), &a, &w), -FI_EINVAL);
+	for (int bad : {int{FI_WAIT_NONE}, int{FI_WAIT_SET}, int{FI_WAIT_POLLFD}, 50}) {
+		a = {FI_WAIT_UNSPEC, 0};
+		memcpy(&a.wait_obj, &bad, sizeof bad);
+		EXPECT_EQ(fi_wait_open(fab.get(), &a, &w), -FI_EINVAL) << bad;
 	}
 	EXPECT_EQ(fi_wait_open(fab.get(), nullptr, &w), -FI_EINVAL);
 	a = {FI_WAIT_UNSPEC, 0};
@@ -935,4 +936,31 @@ TEST(fi_close, closing_objects_purge_their_events)
 	EXPECT_EQ(wu::eq_purge(eq.get(), &av), 1u);
 	EXPECT_FALSE(fd_readable(fd));
 	EXPECT_EQ(wu::eq_purge(eq.get(), &av), 0u);
+}
+
+TEST(fi_close, close_hook_runs_once_after_close)
+{
+	fake_fabric fab;
+	static int calls;
+	calls = 0;
+	wu::close_hook h;
+	h.fn = [](void *arg) noexcept { calls += *static_cast<int *>(arg); };
+	int one = 1;
+	h.arg = &one;
+	fid_eq *eq = nullptr;
+	fi_eq_attr a{};
+	ASSERT_EQ(wu::eq_open(fab.get(), FI_VERSION(1, 17), &a, &eq, nullptr, h), 0);
+	ASSERT_EQ(wu::eq_bind(&eq->fid), 0);
+	EXPECT_EQ(fi_close(&eq->fid), -FI_EBUSY);
+	EXPECT_EQ(calls, 0);
+	wu::eq_unbind(&eq->fid);
+	EXPECT_EQ(fi_close(&eq->fid), 0);
+	EXPECT_EQ(calls, 1);
+	EXPECT_EQ(fi_close(&eq->fid), -FI_EBADF);
+	EXPECT_EQ(calls, 1);
+	fid_wait *w = nullptr;
+	fi_wait_attr wa{FI_WAIT_UNSPEC, 0};
+	ASSERT_EQ(wu::wait_open(fab.get(), &wa, &w, h), 0);
+	EXPECT_EQ(fi_close(&w->fid), 0);
+	EXPECT_EQ(calls, 2);
 }

@@ -14,6 +14,7 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
 
 #include "../util/fake_provider.h"
 #include "core/log.h"
@@ -374,4 +375,22 @@ TEST_F(fi_domain_tcp, bad_input)
 	attr.name = const_cast<char *>("10.255.255.0/24-not-here");
 	fid_fabric *f2 = nullptr;
 	EXPECT_EQ(fi_fabric(&attr, &f2, nullptr), -FI_ENODATA);
+}
+
+TEST_F(fi_domain_tcp, eq_open_through_the_fabric_holds_it)
+{
+	fi_eq_attr attr{};
+	attr.wait_obj = FI_WAIT_UNSPEC;
+	fid_eq *eq = nullptr;
+	ASSERT_EQ(fi_eq_open(fab, &attr, &eq, nullptr), 0);
+	EXPECT_EQ(fi_close(&fab->fid), -FI_EBUSY) << "an EQ is still open on the fabric";
+	fi_eq_entry e{};
+	EXPECT_EQ(fi_eq_read(eq, nullptr, &e, sizeof(e), 0), -FI_EAGAIN);
+	EXPECT_EQ(fi_close(&eq->fid), 0);
+	fi_wait_attr wattr{};
+	wattr.wait_obj = FI_WAIT_FD;
+	fid_wait *ws = nullptr;
+	ASSERT_EQ(fi_wait_open(fab, &wattr, &ws), 0);
+	EXPECT_EQ(fi_close(&fab->fid), -FI_EBUSY) << "a wait set is still open on the fabric";
+	EXPECT_EQ(fi_close(&ws->fid), 0);
 }

@@ -32,9 +32,9 @@ inline fi_ops fake_fabric_fi_ops = {sizeof(fi_ops), fake_fabric_close, nullptr, 
 				    nullptr, nullptr, nullptr};
 
 inline int fake_closed = 0;
-inline const fi_info *fake_last_hints = nullptr;
-inline uint64_t fake_last_max_group_id = ~0ull;
-inline size_t fake_last_domain_mr_count = ~0ul;
+inline thread_local const fi_info *fake_last_hints = nullptr;
+inline thread_local uint64_t fake_last_max_group_id = ~0ull;
+inline thread_local size_t fake_last_domain_mr_count = ~0ul;
 
 inline int fake_getinfo(uint32_t, const char *, const char *, uint64_t, const fi_info *hints,
 			fi_info **info)

@@ -7,6 +7,7 @@
 #include "core/info.h"
 #include "core/log.h"
 #include "core/shim.h"
+#include "eq/eq.h"
 
 namespace wu::prov {
 namespace {
@@ -68,6 +69,40 @@ int fabric_passive_ep(fid_fabric *f, fi_info *info, fid_pep **pep, void *context
 	});
 }
 
+/* EQs and wait sets hold a reference on their fabric until they close. */
+void put_fabric(void *arg) noexcept
+{
+	static_cast<fabric *>(arg)->children.put();
+}
+
+int fabric_eq_open(fid_fabric *f, fi_eq_attr *attr, fid_eq **eq, void *context) noexcept
+{
+	fabric *fab = fabric_of(f);
+	if (!fab) {
+		WU_WARN(&core_prov, FI_LOG_EQ, "fi_eq_open: fabric is not an open fabric\n");
+		return -FI_EINVAL;
+	}
+	fab->children.get();
+	int ret = eq_open(f, f->api_version, attr, eq, context, {put_fabric, fab});
+	if (ret)
+		fab->children.put();
+	return ret;
+}
+
+int fabric_wait_open(fid_fabric *f, fi_wait_attr *attr, fid_wait **waitset) noexcept
+{
+	fabric *fab = fabric_of(f);
+	if (!fab) {
+		WU_WARN(&core_prov, FI_LOG_EQ, "fi_wait_open: fabric is not an open fabric\n");
+		return -FI_EINVAL;
+	}
+	fab->children.get();
+	int ret = wait_open(f, attr, waitset, {put_fabric, fab});
+	if (ret)
+		fab->children.put();
+	return ret;
+}
+
 fi_ops fabric_fi_ops = {
 	sizeof(fi_ops),
 	fabric_close,
@@ -82,9 +117,9 @@ fi_ops_fabric fabric_ops = {
 	sizeof(fi_ops_fabric),
 	fabric_domain,
 	fabric_passive_ep,
-	WU_NOSYS(fi_ops_fabric, eq_open),
-	WU_NOSYS(fi_ops_fabric, wait_open),
-	WU_NOSYS(fi_ops_fabric, trywait),
+	fabric_eq_open,
+	fabric_wait_open,
+	trywait,
 	fabric_domain2,
 };
 

@@ -8,10 +8,11 @@
 #include <algorithm>
 #include <cstring>
 #include <tuple>
-#include <mutex>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "av/av.h"
 #include "core/fid.h"
 #include "core/info.h"
 #include "core/log.h"
@@ -113,61 +114,15 @@ struct tmpl_entry {
 };
 
 struct templates {
-	std::once_flag once;
 	std::vector<tmpl_entry> all;
+	/* When no caller can reorder the NICs (see build_templates), the
+	 * order, computed once; empty otherwise. */
+	std::vector<const fi_info *> fixed;
 };
 
-templates &tmpl()
+/* RDM before MSG, IPv4 before IPv6, then NIC locality as given. */
+std::vector<const fi_info *> sorted(const templates &t, const std::vector<nics::ranked> &order)
 {
-	static templates t;
-	return t;
-}
-
-void build_templates(templates &t)
-{
-	for (const nic_info &n : nics::system_table().all()) {
-		if (n.is_verbs)
-			continue;
-		for (const nics::if_address &a : n.addresses) {
-			if (a.family != AF_INET && a.family != AF_INET6)
-				continue;
-			for (fi_ep_type type : {FI_EP_RDM, FI_EP_MSG}) {
-				fi_info *i = info_alloc();
-				if (!i)
-					throw std::bad_alloc();
-				fill_common(*i, type);
-				i->addr_format = a.family == AF_INET ? FI_SOCKADDR_IN : FI_SOCKADDR_IN6;
-				i->src_addrlen = a.family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
-				i->src_addr = malloc(i->src_addrlen);
-				memcpy(i->src_addr, &a.addr, i->src_addrlen);
-				i->domain_attr->name = strdup(n.name.c_str());
-				i->fabric_attr->name = strdup(cidr(a).c_str());
-				i->fabric_attr->prov_name = strdup("tcp");
-				i->fabric_attr->prov_version = prov_version;
-				i->nic = nics::to_fid_nic(n);
-				if (!i->src_addr || !i->domain_attr->name || !i->fabric_attr->name ||
-				    !i->fabric_attr->prov_name || !i->nic) {
-					info_free(i);
-					throw std::bad_alloc();
-				}
-				t.all.push_back({&n, type, a.family, i});
-			}
-		}
-	}
-}
-
-const templates &get_templates()
-{
-	templates &t = tmpl();
-	std::call_once(t.once, [&] { build_templates(t); });
-	return t;
-}
-
-/* RDM before MSG, IPv4 before IPv6, then NIC locality for this thread. */
-std::vector<const fi_info *> ordered_templates()
-{
-	const templates &t = get_templates();
-	std::vector<nics::ranked> order = nics::system_table().order_for_thread();
 	auto rank = [&](const nic_info *n) {
 		for (size_t k = 0; k < order.size(); k++)
 			if (order[k].nic == n)
@@ -190,6 +145,65 @@ std::vector<const fi_info *> ordered_templates()
 	return out;
 }
 
+templates *build_templates()
+{
+	auto t = std::make_unique<templates>();
+	const nics::nic_table &table = nics::system_table();
+	/* NICs with a known locality, PCI and not: nic_table orders each
+	 * group by distance to the caller (unknown last), so with at most one
+	 * located NIC per group no binding can change the order. */
+	int located[2] = {0, 0};
+	for (const nic_info &n : table.all()) {
+		if (n.is_verbs)
+			continue;
+		bool used = false;
+		for (const nics::if_address &a : n.addresses) {
+			if (a.family != AF_INET && a.family != AF_INET6)
+				continue;
+			used = true;
+			for (fi_ep_type type : {FI_EP_RDM, FI_EP_MSG}) {
+				fi_info *i = info_alloc();
+				if (!i)
+					throw std::bad_alloc();
+				fill_common(*i, type);
+				i->addr_format = a.family == AF_INET ? FI_SOCKADDR_IN : FI_SOCKADDR_IN6;
+				i->src_addrlen = a.family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+				i->src_addr = malloc(i->src_addrlen);
+				if (i->src_addr)
+					memcpy(i->src_addr, &a.addr, i->src_addrlen);
+				i->domain_attr->name = strdup(n.name.c_str());
+				i->fabric_attr->name = strdup(cidr(a).c_str());
+				i->fabric_attr->prov_name = strdup("tcp");
+				i->fabric_attr->prov_version = prov_version;
+				/* Packed (wu::nic_dup), so each call's copy is one memcpy. */
+				if (fid_nic *raw = nics::to_fid_nic(n)) {
+					i->nic = nic_dup(raw);
+					fi_close(&raw->fid);
+				}
+				if (!i->src_addr || !i->domain_attr->name || !i->fabric_attr->name ||
+				    !i->fabric_attr->prov_name || !i->nic) {
+					info_free(i);
+					throw std::bad_alloc();
+				}
+				t->all.push_back({&n, type, a.family, i});
+			}
+		}
+		if (used && !n.local_cpus.empty())
+			located[n.pci.valid ? 0 : 1]++;
+	}
+	if (located[0] <= 1 && located[1] <= 1)
+		t->fixed = sorted(*t, table.order(nullptr));
+	return t.release();
+}
+
+const templates &get_templates()
+{
+	/* Built on first use (a throw leaves it to the next call); never
+	 * freed: fi_getinfo may still run from other threads or atexit. */
+	static const templates *t = build_templates();
+	return *t;
+}
+
 bool known_domain(const char *name)
 {
 	for (const tmpl_entry &e : get_templates().all)
@@ -210,7 +224,10 @@ int tcp_getinfo(uint32_t version, const char *node, const char *service, uint64_
 		const fi_info *hints, fi_info **info) noexcept
 {
 	return guard("tcp_getinfo", [&]() -> int {
-		std::vector<const fi_info *> order = ordered_templates();
+		const templates &t = get_templates();
+		if (!t.fixed.empty() || t.all.empty())
+			return getinfo::from_templates(t.fixed, version, node, service, flags, hints, info);
+		std::vector<const fi_info *> order = sorted(t, nics::system_table().order_for_thread());
 		return getinfo::from_templates(order, version, node, service, flags, hints, info);
 	});
 }
@@ -247,7 +264,7 @@ fi_ops tcp_domain_fi_ops = {
 
 fi_ops_domain tcp_domain_ops = {
 	sizeof(fi_ops_domain),
-	WU_NOSYS(fi_ops_domain, av_open),
+	wu::av::ip_av_open,
 	WU_NOSYS(fi_ops_domain, cq_open),
 	WU_NOSYS(fi_ops_domain, endpoint),
 	WU_NOSYS(fi_ops_domain, scalable_ep),
