@@ -385,7 +385,8 @@ TEST_F(fi_domain_tcp, eq_open_through_the_fabric_holds_it)
 	ASSERT_EQ(fi_eq_open(fab, &attr, &eq, nullptr), 0);
 	EXPECT_EQ(fi_close(&fab->fid), -FI_EBUSY) << "an EQ is still open on the fabric";
 	fi_eq_entry e{};
-	EXPECT_EQ(fi_eq_read(eq, nullptr, &e, sizeof(e), 0), -FI_EAGAIN);
+	uint32_t ev = 0;
+	EXPECT_EQ(fi_eq_read(eq, &ev, &e, sizeof(e), 0), -FI_EAGAIN);
 	EXPECT_EQ(fi_close(&eq->fid), 0);
 	fi_wait_attr wattr{};
 	wattr.wait_obj = FI_WAIT_FD;
