@@ -4,6 +4,7 @@
 # program (GoogleTest programs count their test cases).
 #   build/          main build: make check (units, ABI, Debian binaries, C clients)
 #   build-asan/     unit suites again under address,undefined sanitizers
+#   build-tsan/     concurrency suites under the thread sanitizer
 #   build-embedded/ --enable-embedded build linked into a C shared library
 #   fuzzers         libFuzzer targets for a bounded time
 #   make distcheck  tarball builds and passes its own checks (VPATH)
@@ -41,6 +42,16 @@ if (cd build-asan && ../configure -q --enable-debug --enable-sanitizers=address,
 	grep -h -B2 -A20 'ERROR: \(Address\|Leak\|Undefined\)Sanitizer\|runtime error' build-asan/test-suite.log 2>/dev/null | head -60
 else
 	gate "sanitizer build" false
+fi
+
+log "concurrency suites under the thread sanitizer"
+mkdir -p build-tsan
+if (cd build-tsan && ../configure -q --enable-sanitizers=thread && make -j"$jobs" >/dev/null); then
+	(cd build-tsan && make -j"$jobs" check-tsan >/dev/null 2>&1)
+	sh contrib/ci/count-results.sh build-tsan "$totals"
+	grep -h -A30 'WARNING: ThreadSanitizer' build-tsan/test-suite.log 2>/dev/null | head -60
+else
+	gate "thread-sanitizer build" false
 fi
 
 log "embedded build, linked into a C shared library"

@@ -1,0 +1,1 @@
+# (fragment: filled by its part)

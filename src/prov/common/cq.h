@@ -1,0 +1,107 @@
+/* Completion queues (fi_cq(3)), counters (fi_cntr(3)) and memory regions
+ * (fi_mr(3)) shared by every provider.  A provider's domain forwards its
+ * cq_open / cntr_open / mr slots here; its endpoints report through the
+ * posting API below and register a progress function that CQ and counter
+ * reads call (FI_PROGRESS_MANUAL).  Everything is noexcept and thread-safe.
+ *
+ *   domain:    .cq_open   -> wu::cq::open(domain, attr, cq, ctx)
+ *              .cntr_open -> wu::cntr::open(domain, attr, cntr, ctx)
+ *              mr ops     -> wu::mr::ops (reg / regv / regattr)
+ *   endpoint:  bind        -> wu::cq::bind(cq_fid, progress) / cntr::bind
+ *              close       -> wu::cq::unbind / cntr::unbind
+ *              completion  -> wu::cq::post / post_error, wu::cntr::add / add_err
+ */
+#ifndef WU_PROV_COMMON_CQ_H
+#define WU_PROV_COMMON_CQ_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_eq.h>
+
+#include "prov/common/objects.h"
+
+namespace wu {
+
+/* A progress callback an endpoint registers with the CQs and counters it is
+ * bound to: reads and sreads call every registered one (manual progress);
+ * an auto-progress provider drives it from its own thread instead. */
+struct progress_fn {
+	void (*fn)(void *arg) noexcept = nullptr;
+	void *arg = nullptr;
+};
+
+namespace cq {
+
+/* One completion, in the richest format; the CQ copies what its
+ * fi_cq_format needs (CONTEXT / MSG / DATA / TAGGED). */
+struct completion {
+	void *op_context = nullptr;
+	uint64_t flags = 0; /* FI_SEND, FI_RECV, FI_TAGGED, FI_MSG, FI_RMA, FI_REMOTE_CQ_DATA, FI_MULTI_RECV ... */
+	size_t len = 0;
+	void *buf = nullptr;
+	uint64_t data = 0;
+	uint64_t tag = 0;
+	fi_addr_t src_addr = FI_ADDR_NOTAVAIL; /* for fi_cq_readfrom (FI_SOURCE) */
+};
+
+/* fi_ops_domain::cq_open for any wu::prov::domain; takes a child reference
+ * on the domain until the CQ closes. */
+int open(prov::domain *dom, fi_cq_attr *attr, fid_cq **cq, void *context) noexcept;
+
+/* True for a live CQ opened here. */
+bool is_cq(const fid *fid) noexcept;
+
+/* Endpoint binding: while bound, fi_close(cq) is -FI_EBUSY; the progress
+ * function (may be empty) is called by reads.  -FI_EINVAL if not a CQ. */
+int bind(fid *cq, progress_fn progress) noexcept;
+int unbind(fid *cq, progress_fn progress) noexcept;
+
+/* Queues a completion; -FI_EOVERRUN when the CQ is full (the provider keeps
+ * the operation and retries: completions are never dropped). */
+int post(fid_cq *cq, const completion &c) noexcept;
+
+/* Queues an error completion: err positive FI_E* (FI_ETRUNC, FI_ECANCELED,
+ * FI_EIO ...), olen the overflow length for FI_ETRUNC; err_data copied. */
+int post_error(fid_cq *cq, const completion &c, int err, int prov_errno, size_t olen,
+	       const void *err_data = nullptr, size_t err_data_size = 0) noexcept;
+
+/* Wakes sread waiters of this CQ (fi_cq_signal semantics). */
+void wake(fid_cq *cq) noexcept;
+
+} // namespace cq
+
+namespace cntr {
+
+int open(prov::domain *dom, fi_cntr_attr *attr, fid_cntr **cntr, void *context) noexcept;
+bool is_cntr(const fid *fid) noexcept;
+int bind(fid *cntr, progress_fn progress) noexcept;
+int unbind(fid *cntr, progress_fn progress) noexcept;
+/* Success / error increments from the data path; wake fi_cntr_wait. */
+void add(fid_cntr *cntr, uint64_t n = 1) noexcept;
+void add_err(fid_cntr *cntr, uint64_t n = 1) noexcept;
+
+} // namespace cntr
+
+namespace mr {
+
+/* fi_ops_mr for any wu::prov::domain (FI_MR_LOCAL / FI_MR_VIRT_ADDR /
+ * FI_MR_PROV_KEY semantics from the domain's info->domain_attr->mr_mode). */
+extern fi_ops_mr ops;
+
+/* Data-path check for RMA targets: finds the region for key and checks
+ * [addr, addr+len) against it and the access bits (FI_REMOTE_READ /
+ * FI_REMOTE_WRITE).  Returns the local address to read/write, or nullptr
+ * (-FI_EACCES semantics for the caller) when the key or range is invalid. */
+void *check(prov::domain *dom, uint64_t key, uint64_t addr, size_t len, uint64_t access) noexcept;
+
+/* Completion side effects of a region bound to a counter (FI_REMOTE_WRITE
+ * events with FI_RMA_EVENT): called by the provider after a remote access. */
+void remote_access(prov::domain *dom, uint64_t key, uint64_t access) noexcept;
+
+} // namespace mr
+} // namespace wu
+
+#endif
