@@ -1819,8 +1819,11 @@ int open_body(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av 
 			(unsigned long long)(attr->flags & ~open_flags_ok));
 		return -FI_EBADFLAGS;
 	}
-	if (attr->type != FI_AV_UNSPEC && attr->type != FI_AV_MAP && attr->type != FI_AV_TABLE) {
-		WU_WARN(prov, FI_LOG_AV, "fi_av_open: unknown AV type %d\n", int(attr->type));
+	/* Read as an int: an out-of-range enum value is undefined behaviour. */
+	int av_type;
+	memcpy(&av_type, &attr->type, sizeof(av_type));
+	if (av_type != FI_AV_UNSPEC && av_type != FI_AV_MAP && av_type != FI_AV_TABLE) {
+		WU_WARN(prov, FI_LOG_AV, "fi_av_open: unknown AV type %d\n", av_type);
 		return -FI_EINVAL;
 	}
 	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > 32) {
