@@ -68,8 +68,25 @@ int post(fid_cq *cq, const completion &c) noexcept;
 int post_error(fid_cq *cq, const completion &c, int err, int prov_errno, size_t olen,
 	       const void *err_data = nullptr, size_t err_data_size = 0) noexcept;
 
-/* Wakes sread waiters of this CQ (fi_cq_signal semantics). */
+/* Wakes sread waiters of this CQ so that they call the progress functions
+ * again and re-check: for a provider that learns of activity (a socket
+ * became readable) without having a completion to post yet.  Unlike
+ * fi_cq_signal a woken sread keeps waiting when nothing arrived. */
 void wake(fid_cq *cq) noexcept;
+
+/* fi_trywait for a CQ fid (a provider's fabric trywait forwards CQs and
+ * counters here): -FI_EAGAIN when something is queued, 0 when blocking on
+ * the native wait object is safe, -FI_EINVAL when not a CQ. */
+int trywait(fid *cq) noexcept;
+
+/* fi_ops_domain::cq_open as is, for domains built on prov::domain. */
+int domain_cq_open(fid_domain *domain, fi_cq_attr *attr, fid_cq **cq, void *context) noexcept;
+
+/* Smallest / default / largest fi_cq_attr::size.  Memory grows with the
+ * completions actually queued (ring doubling), up to the size asked. */
+inline constexpr size_t min_size = 1;
+inline constexpr size_t default_size = 1024;
+inline constexpr size_t max_size = size_t{1} << 24;
 
 } // namespace cq
 
@@ -82,6 +99,14 @@ int unbind(fid *cntr, progress_fn progress) noexcept;
 /* Success / error increments from the data path; wake fi_cntr_wait. */
 void add(fid_cntr *cntr, uint64_t n = 1) noexcept;
 void add_err(fid_cntr *cntr, uint64_t n = 1) noexcept;
+/* Like cq::wake: waiters in fi_cntr_wait run progress again. */
+void wake(fid_cntr *cntr) noexcept;
+/* fi_trywait for a counter: -FI_EAGAIN while its wait object is signaled
+ * (a change not yet seen by fi_cntr_read / fi_cntr_wait), else 0. */
+int trywait(fid *cntr) noexcept;
+/* fi_ops_domain::cntr_open as is, for domains built on prov::domain. */
+int domain_cntr_open(fid_domain *domain, fi_cntr_attr *attr, fid_cntr **cntr,
+		     void *context) noexcept;
 
 } // namespace cntr
 
@@ -100,6 +125,15 @@ void *check(prov::domain *dom, uint64_t key, uint64_t addr, size_t len, uint64_t
 /* Completion side effects of a region bound to a counter (FI_REMOTE_WRITE
  * events with FI_RMA_EVENT): called by the provider after a remote access. */
 void remote_access(prov::domain *dom, uint64_t key, uint64_t access) noexcept;
+
+/* The region behind a desc from fi_mr_desc (FI_MR_LOCAL checks): true when
+ * desc is a live region of dom covering [buf, buf+len) with the access
+ * bits (FI_SEND, FI_RECV, FI_READ, FI_WRITE). */
+bool check_desc(prov::domain *dom, void *desc, const void *buf, size_t len,
+		uint64_t access) noexcept;
+
+/* True for a live MR opened here. */
+bool is_mr(const fid *fid) noexcept;
 
 } // namespace mr
 } // namespace wu
