@@ -144,12 +144,24 @@ struct key {
 /* ---- the AV object ---- */
 
 /* Removes leave their slots behind (stale): reverse() checks every hit
- * against the record anyway, so a remove costs no index work; the index
- * is rebuilt once stale slots make it too full. */
+ * against the record anyway, so a remove costs no index work (it does not
+ * even bump ins_gen); the index is rebuilt once stale slots make it too
+ * full.  Linear probing; a slot holds fi_addr + 1 in its low idx_bits and
+ * hash bits above (tag), so probes past other keys rarely read a record.
+ * The table is sized to the entries (not a power of two) to keep it near
+ * 6 bytes per entry. */
 struct rev_index {
-	std::vector<uint32_t> slot; /* fi_addr + 1; 0 empty */
+	std::vector<uint32_t> slot; /* 0 empty; else tag | (fi_addr + 1) */
 	size_t used = 0;	    /* slots taken, stale ones included */
-	uint64_t gen = ~uint64_t{0}; /* region gen it reflects; ~0: not built */
+	size_t limit = 0;	    /* used beyond this: full */
+	uint32_t idx_mask = ~uint32_t{0}; /* low bits holding fi_addr + 1 */
+	uint64_t gen = ~uint64_t{0}; /* region ins_gen it reflects; ~0: not built */
+
+	size_t home(uint64_t h) const
+	{
+		return size_t((static_cast<unsigned __int128>(h) * slot.size()) >> 64);
+	}
+	uint32_t tag(uint64_t h) const { return uint32_t(h) & ~idx_mask; }
 };
 
 struct auth_key_slot {
@@ -187,6 +199,11 @@ struct av_obj {
 	std::vector<auth_key_slot> *keys;
 	resolver_fn resolver;
 	void *resolver_ctx;
+	/* fi_av_lookup / addr_of fast path (see lookup_v4): set once at open;
+	 * v4_fast is false unless packed records unpack to a sockaddr_in. */
+	bool v4_fast;
+	const uint64_t *rec;
+	const header *hdr;
 };
 
 av_obj *av_of(fid_av *f)
@@ -217,22 +234,27 @@ inline uint32_t ld32(const uint32_t *p)
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+/* Marks the block of slot f as possibly holding a free slot. */
 void set_free(region &r, uint64_t f)
 {
-	uint64_t idx = f;
+	uint64_t idx = f / 64;
 	for (size_t l = 0; l < r.levels; l++) {
 		uint64_t w = idx / 64;
-		bool was_empty = r.freebits[l][w] == 0;
-		r.freebits[l][w] |= uint64_t{1} << (idx % 64);
-		if (!was_empty)
+		uint64_t bit = uint64_t{1} << (idx % 64);
+		uint64_t old = r.freebits[l][w];
+		if (old & bit)
+			break; /* already marked, and so are the levels above */
+		r.freebits[l][w] = old | bit;
+		if (old)
 			break;
 		idx = w;
 	}
 }
 
-void clear_free(region &r, uint64_t f)
+/* Block b holds no free slot. */
+void clear_block(region &r, uint64_t b)
 {
-	uint64_t idx = f;
+	uint64_t idx = b;
 	for (size_t l = 0; l < r.levels; l++) {
 		uint64_t w = idx / 64;
 		r.freebits[l][w] &= ~(uint64_t{1} << (idx % 64));
@@ -242,8 +264,8 @@ void clear_free(region &r, uint64_t f)
 	}
 }
 
-/* Lowest free slot, or ~0. */
-uint64_t first_free(const region &r)
+/* Lowest block that may hold a free slot, or ~0. */
+uint64_t first_block(const region &r)
 {
 	size_t top = r.levels - 1;
 	uint64_t idx = ~uint64_t{0};
@@ -288,7 +310,7 @@ void recover(region &r)
 	for (uint64_t f = end; f < h.max_slots && r.rec[f]; f++)
 		st(&r.rec[f], 0);
 	for (size_t l = 0; l < r.levels; l++) {
-		uint64_t words = std::min<uint64_t>(r.level_words[l], (end >> (6 * l)) / 64 + 1);
+		uint64_t words = std::min<uint64_t>(r.level_words[l], (end >> (6 * (l + 1))) / 64 + 1);
 		memset(r.freebits[l], 0, words * 8);
 	}
 	uint64_t nfree = 0;
@@ -299,6 +321,7 @@ void recover(region &r)
 		}
 	h.nfree = nfree;
 	__atomic_store_n(&h.end, end, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&h.ins_gen, 1, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&h.gen, 1, __ATOMIC_RELEASE);
 	n_recoveries++;
 }
@@ -433,6 +456,26 @@ uint64_t index_of(const av_obj *a, fi_addr_t f)
 	return f;
 }
 
+/* The common case of fi_av_lookup and addr_of: a packed IPv4 record,
+ * written straight out as a sockaddr_in.  false: take the general path
+ * (not a packed record, group/rx bits, FI_ADDR_NOTAVAIL, past end, an AV
+ * with symmetric ranges, whose record pages are never touched). */
+inline bool lookup_v4(const av_obj *a, fi_addr_t fa, sockaddr_in *out)
+{
+	uint64_t f = fa & a->idx_mask;
+	if ((f >> 32) | (f >= ld(&a->hdr->end)) | (ld32(&a->hdr->nranges) != 0))
+		return false;
+	uint64_t v = __atomic_load_n(&a->rec[f], __ATOMIC_ACQUIRE);
+	if (rec_kind(v) != rec_packed)
+		return false;
+	sockaddr_in sin{};
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(uint16_t(v));
+	sin.sin_addr.s_addr = htonl(uint32_t(v >> 16));
+	memcpy(out, &sin, sizeof sin);
+	return true;
+}
+
 int resolve_pending(av_obj *a, uint64_t f, uint64_t token);
 
 /* Entry f into k (resolving a reserved entry when needed). */
@@ -472,11 +515,11 @@ bool same(const key &x, const key &y)
 
 void rev_put(rev_index &ix, uint64_t h, uint64_t f)
 {
-	size_t mask = ix.slot.size() - 1;
-	size_t i = h & mask;
+	size_t n = ix.slot.size();
+	size_t i = ix.home(h);
 	while (ix.slot[i])
-		i = (i + 1) & mask;
-	ix.slot[i] = uint32_t(f + 1);
+		i = i + 1 == n ? 0 : i + 1;
+	ix.slot[i] = ix.tag(h) | uint32_t(f + 1);
 	ix.used++;
 }
 
@@ -484,13 +527,17 @@ void rev_build(av_obj *a, size_t want)
 {
 	region &r = *a->reg;
 	rev_index &ix = *a->rev;
-	uint64_t gen = ld(&r.hdr->gen);
+	uint64_t gen = ld(&r.hdr->ins_gen);
 	uint64_t end = ld(&r.hdr->end);
-	size_t cap = 64;
-	while (cap < 2 * (want + 1))
-		cap <<= 1;
+	/* Built at most 2/3 full; full (rebuilt) at 7/8. */
+	size_t cap = std::max<size_t>(64, want + want / 2 + 16);
+	uint64_t ms = r.hdr->max_slots;
+	unsigned bits = ms ? 64 - unsigned(__builtin_clzll(ms)) : 1; /* holds fi_addr + 1 */
+	ix.idx_mask = bits >= 32 ? ~uint32_t{0} : (uint32_t{1} << bits) - 1;
 	ix.slot.assign(cap, 0);
+	ix.slot.shrink_to_fit();
 	ix.used = 0;
+	ix.limit = cap - cap / 8;
 	uint32_t n = ld32(&r.hdr->nranges);
 	for (uint64_t f = 0; f < end; f++) {
 		if (n)
@@ -501,9 +548,9 @@ void rev_build(av_obj *a, size_t want)
 		key k;
 		if (!entry_key(r, f, k))
 			continue;
-		if (2 * (ix.used + 1) > ix.slot.size()) {
+		if (ix.used + 1 > ix.limit) {
 			/* More entries than counted (concurrent inserts): start over bigger. */
-			rev_build(a, 2 * ix.slot.size());
+			rev_build(a, 2 * cap);
 			return;
 		}
 		rev_put(ix, k.hash(), f);
@@ -515,21 +562,23 @@ void rev_build(av_obj *a, size_t want)
 void rev_sync(av_obj *a)
 {
 	rev_index &ix = *a->rev;
-	if (ix.gen == ld(&a->reg->hdr->gen))
+	if (ix.gen == ld(&a->reg->hdr->ins_gen))
 		return;
 	const header &h = *a->reg->hdr;
 	uint64_t in_ranges = 0;
 	uint32_t n = ld32(&h.nranges);
 	for (uint32_t i = 0; i < n; i++)
 		in_ranges += h.ranges[i].count;
-	rev_build(a, ld(&h.end) - std::min(in_ranges, ld(&h.end)));
+	uint64_t live = ld(&h.end) - std::min(in_ranges, ld(&h.end));
+	live -= std::min(live, __atomic_load_n(&h.nfree, __ATOMIC_RELAXED));
+	rev_build(a, live);
 }
 
 /* false when the index is full: it is then rebuilt, bigger, on next use. */
 bool rev_add(av_obj *a, uint64_t f, const key &k)
 {
 	rev_index &ix = *a->rev;
-	if (2 * (ix.used + 1) > ix.slot.size()) {
+	if (ix.used + 1 > ix.limit) {
 		ix.gen = ~uint64_t{0};
 		return false;
 	}
@@ -543,25 +592,46 @@ struct writer {
 	av_obj *a;
 	region &r;
 	uint64_t end;	  /* published at finish */
-	uint64_t gen0;	  /* gen before this batch */
+	uint64_t gen0;	  /* ins_gen before this batch */
 	bool rev_live;	  /* keep the reverse index in step */
+	uint64_t scan = 0; /* free slots below this were taken by this batch */
 	std::unique_lock<std::mutex> rev_lk;
 
 	explicit writer(av_obj *av)
-		: a(av), r(*av->reg), end(r.hdr->end), gen0(r.hdr->gen), rev_lk(*av->local)
+		: a(av), r(*av->reg), end(r.hdr->end), gen0(r.hdr->ins_gen), rev_lk(*av->local)
 	{
 		rev_live = a->rev->gen == gen0;
+	}
+
+	/* Lowest free slot: the lowest marked block, scanned record by record;
+	 * a block found full has its mark cleared (marks are only hints). */
+	uint64_t reuse()
+	{
+		const uint64_t old_end = r.hdr->end;
+		const uint32_t n = r.hdr->nranges;
+		while (r.hdr->nfree) {
+			uint64_t b = first_block(r);
+			if (b == ~uint64_t{0})
+				break;
+			uint64_t hi = std::min(b * 64 + 64, old_end);
+			for (uint64_t f = std::max(b * 64, scan); f < hi; f++)
+				if (!r.rec[f] && !(n && range_of(r, f, n))) {
+					r.hdr->nfree--;
+					scan = f + 1;
+					return f;
+				}
+			clear_block(r, b);
+		}
+		r.hdr->nfree = 0; /* nothing marked: the count was stale */
+		return ~uint64_t{0};
 	}
 
 	uint64_t alloc()
 	{
 		if (r.hdr->nfree) {
-			uint64_t f = first_free(r);
-			if (f != ~uint64_t{0} && f < end) {
-				clear_free(r, f);
-				r.hdr->nfree--;
+			uint64_t f = reuse();
+			if (f != ~uint64_t{0})
 				return f;
-			}
 		}
 		if (end >= r.hdr->max_slots)
 			throw fi_error(FI_ENOSPC);
@@ -570,9 +640,10 @@ struct writer {
 
 	void bump()
 	{
-		uint64_t g = __atomic_add_fetch(&r.hdr->gen, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&r.hdr->ins_gen, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&r.hdr->gen, 1, __ATOMIC_RELEASE);
 		if (rev_live)
-			a->rev->gen = g;
+			a->rev->gen = r.hdr->ins_gen;
 	}
 
 	/* Writes address k at f and publishes it. */
@@ -597,12 +668,16 @@ struct writer {
 
 	void finish()
 	{
-		/* Fault in the free-bitmap words of the new slots now, so that a
-		 * later single remove does not pay a page fault. */
+		/* Fault in the free-bitmap pages of the new slots now, so that a
+		 * later single remove does not pay a page fault.  Small AVs have
+		 * them in the header page. */
 		uint64_t old_end = r.hdr->end;
-		for (size_t l = 0, sh = 6; l < r.levels && end > old_end; l++, sh += 6)
-			for (uint64_t w = old_end >> sh; w <= (end - 1) >> sh; w += 512)
+		for (size_t l = 0, sh = 12; l < r.levels && end > old_end; l++, sh += 6) {
+			uint64_t w0 = old_end >> sh, w1 = (end - 1) >> sh;
+			for (uint64_t w = w0; w <= w1; w += 512)
 				__atomic_fetch_or(&r.freebits[l][w], 0, __ATOMIC_RELAXED);
+			__atomic_fetch_or(&r.freebits[l][w1], 0, __ATOMIC_RELAXED);
+		}
 		__atomic_store_n(&r.hdr->end, end, __ATOMIC_RELEASE);
 		bump();
 	}
@@ -1208,8 +1283,11 @@ int av_remove_body(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags)
 		return -FI_EACCES;
 	region &r = *a->reg;
 	int ret = 0;
+	/* No writer here: a remove leaves the reverse index alone (stale slots
+	 * are checked on use), so it needs neither a->local nor ins_gen. */
 	wlock lk(r);
-	writer w(a);
+	const uint64_t end = r.hdr->end;
+	const uint32_t nranges = r.hdr->nranges;
 	for (size_t i = 0; i < count; i++) {
 		if (fi_addr[i] & auth_handle_bit) {
 			WU_WARN(a->prov, FI_LOG_AV, "fi_av_remove: 0x%llx is an auth key handle; pass FI_AUTH_KEY\n",
@@ -1218,11 +1296,11 @@ int av_remove_body(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags)
 			continue;
 		}
 		uint64_t f = index_of(a, fi_addr[i]);
-		if (f >= w.end) {
+		if (f >= end) {
 			ret = -FI_EINVAL;
 			continue;
 		}
-		if (const sym_range *s = range_of(r, f, r.hdr->nranges)) {
+		if (const sym_range *s = nranges ? range_of(r, f, nranges) : nullptr) {
 			(void)s;
 			if (sym_gone(r, f)) {
 				ret = -FI_EINVAL;
@@ -1246,7 +1324,7 @@ int av_remove_body(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags)
 		if (a->auth_of)
 			a->auth_of[f] = 0;
 	}
-	w.finish();
+	__atomic_add_fetch(&r.hdr->gen, 1, __ATOMIC_RELEASE);
 	return ret;
 }
 
@@ -1481,6 +1559,13 @@ int av_remove(fid_av *av, fi_addr_t *fi_addr, size_t count, uint64_t flags) noex
 
 int av_lookup(fid_av *av, fi_addr_t fi_addr, void *addr, size_t *addrlen) noexcept
 {
+	/* Fast path first, with only the checks it needs (no frame, no calls). */
+	av_obj *a = av_of(av);
+	if (a && a->v4_fast && addrlen && *addrlen >= sizeof(sockaddr_in) && addr &&
+	    lookup_v4(a, fi_addr, static_cast<sockaddr_in *>(addr))) {
+		*addrlen = sizeof(sockaddr_in);
+		return 0;
+	}
 	return guard("fi_av_lookup", [&]() -> int {
 		av_obj *a = av_of(av);
 		if (!a)
@@ -1585,7 +1670,26 @@ void init_header(region &r, uint64_t max_slots, uint32_t blob_size, uint32_t add
 	h.attached = 1;
 }
 
-region *private_region(uint64_t max_slots, uint32_t blob_size, uint32_t addr_format, fi_av_type type)
+/* Makes the records of the first count slots resident now, at open: an
+ * application that declares count inserts that many, and the first insert
+ * then pays no page faults (2+ us each here).  Never more than 64 MiB. */
+void populate_records(region &r, uint64_t count)
+{
+	size_t len = std::min<uint64_t>(count, uint64_t{1} << 23) * 8;
+	if (!len)
+		return;
+	len = (len + 4095) & ~size_t(4095);
+#ifdef MADV_POPULATE_WRITE
+	if (madvise(r.rec, len, MADV_POPULATE_WRITE) == 0)
+		return;
+#endif
+	for (size_t off = 0; off < len; off += 4096)
+		__atomic_fetch_or(reinterpret_cast<uint64_t *>(reinterpret_cast<char *>(r.rec) + off), 0,
+				  __ATOMIC_RELAXED);
+}
+
+region *private_region(uint64_t max_slots, uint32_t blob_size, uint32_t addr_format, fi_av_type type,
+		       uint64_t count)
 {
 	auto *r = new region{};
 	r->size = region::layout(*r, max_slots, blob_size);
@@ -1598,6 +1702,7 @@ region *private_region(uint64_t max_slots, uint32_t blob_size, uint32_t addr_for
 	region::layout(*r, max_slots, blob_size);
 	init_header(*r, max_slots, blob_size, addr_format, type, false);
 	r->hdr->magic = region_magic;
+	populate_records(*r, count);
 	return r;
 }
 
@@ -1807,6 +1912,13 @@ int av_ops_open(fid *f, const char *name, uint64_t flags, void **ops, void *) no
 	return 0;
 }
 
+void enable_fast_path(av_obj *a)
+{
+	a->rec = a->reg->rec;
+	a->hdr = a->reg->hdr;
+	a->v4_fast = a->fmt->unpack == unpack_in && a->fmt->addr_format != FI_ADDR_STR;
+}
+
 int open_body(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av **out, void *context)
 {
 	const fi_provider *prov = dom->fab && dom->fab->hooks ? dom->fab->hooks->prov : &core_prov;
@@ -1814,6 +1926,8 @@ int open_body(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av 
 		WU_WARN(prov, FI_LOG_AV, "fi_av_open: attr and av must not be NULL\n");
 		return -FI_EINVAL;
 	}
+	if (named_open_fn fn = attr->name ? named_open_for(attr->name) : nullptr)
+		return fn(dom, fmt, attr, out, context);
 	if (attr->flags & ~open_flags_ok) {
 		WU_WARN(prov, FI_LOG_AV, "fi_av_open: flags 0x%llx are not AV flags\n",
 			(unsigned long long)(attr->flags & ~open_flags_ok));
@@ -1867,13 +1981,14 @@ int open_body(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av 
 		while (slots < attr->count)
 			slots <<= 1;
 		try {
-			a->reg = private_region(slots, blob_size, fmt->addr_format, a->type);
+			a->reg = private_region(slots, blob_size, fmt->addr_format, a->type, attr->count);
 		} catch (...) {
 			destroy(a);
 			throw;
 		}
 	}
 	a->slots = a->reg->hdr->max_slots;
+	enable_fast_path(a);
 	a->fid.fid.fclass = FI_CLASS_AV;
 	a->fid.fid.context = context;
 	a->fid.fid.ops = &av_fi_ops;
@@ -1936,8 +2051,13 @@ bool is_av(const fid *f) noexcept
 
 size_t addr_of(fid_av *av, fi_addr_t fi_addr, void *buf, size_t buflen) noexcept
 {
+	av_obj *a = av_of(av);
+	sockaddr_in sin;
+	if (a && a->v4_fast && lookup_v4(a, fi_addr, &sin)) {
+		memcpy(buf, &sin, std::min(sizeof sin, buflen));
+		return sizeof sin;
+	}
 	return guard_or("addr_of", size_t{0}, [&]() -> size_t {
-		av_obj *a = av_of(av);
 		key k;
 		if (!a || !lookup_key(a, fi_addr, k))
 			return 0;
@@ -1963,10 +2083,15 @@ fi_addr_t reverse(fid_av *av, const void *addr, size_t len) noexcept
 			std::lock_guard<std::mutex> g(*a->local);
 			rev_sync(a);
 			rev_index &ix = *a->rev;
-			size_t mask = ix.slot.size() - 1;
-			for (size_t i = q.hash() & mask; ix.slot[i]; i = (i + 1) & mask) {
+			const uint64_t h = q.hash();
+			const uint32_t tag = ix.tag(h);
+			const size_t n = ix.slot.size();
+			for (size_t i = ix.home(h); ix.slot[i]; i = i + 1 == n ? 0 : i + 1) {
+				uint32_t v = ix.slot[i];
+				if ((v & ~ix.idx_mask) != tag)
+					continue;
 				key k;
-				uint64_t f = ix.slot[i] - 1;
+				uint64_t f = (v & ix.idx_mask) - 1;
 				if (entry_key(r, f, k) && same(k, q))
 					return f;
 			}

@@ -16,12 +16,16 @@
 #ifndef WU_AV_AV_H
 #define WU_AV_AV_H
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <mutex>
 #include <sys/types.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>
+#include <rdma/fi_errno.h>
 
 namespace wu::prov {
 struct domain;
@@ -98,6 +102,54 @@ int set_resolver(fid_av *av, resolver_fn fn, void *ctx) noexcept;
 /* Reserves count entries (sequential indices, like an insert); token i
  * (48 bits) goes to the resolver on first use of out[i]. */
 int reserve(fid_av *av, const uint64_t *tokens, size_t count, fi_addr_t *out) noexcept;
+
+/* ---- reserved AV names (PMIx wire-up: "pmix:") ---- */
+
+/* fi_av_open with attr->name starting with a registered prefix is handed
+ * to fn instead of opening shared memory (kept here, inline, so the engine
+ * needs one call in its open path). */
+using named_open_fn = int (*)(prov::domain *dom, const av_format *fmt, fi_av_attr *attr,
+			      fid_av **av, void *context);
+/* Weak seam: defined by a part that reserves names (src/pmix_glue); called
+ * once, before the first named open. */
+__attribute__((weak)) void register_named_opens() noexcept;
+namespace named_detail {
+struct slot {
+	std::atomic<const char *> prefix{nullptr};
+	std::atomic<named_open_fn> fn{nullptr};
+};
+inline slot slots[4];
+inline std::once_flag once;
+} // namespace named_detail
+/* prefix must be a literal; at most 4 prefixes.  0 or -FI_ENOSPC. */
+inline int register_named_open(const char *prefix, named_open_fn fn) noexcept
+{
+	for (named_detail::slot &s : named_detail::slots) {
+		const char *none = nullptr;
+		if (s.prefix.load() == prefix || s.prefix.compare_exchange_strong(none, prefix)) {
+			s.fn.store(fn);
+			return 0;
+		}
+	}
+	return -FI_ENOSPC;
+}
+/* The handler of name, or nullptr. */
+inline named_open_fn named_open_for(const char *name) noexcept
+{
+	try {
+		std::call_once(named_detail::once, [] {
+			if (register_named_opens)
+				register_named_opens();
+		});
+	} catch (...) {
+	}
+	for (named_detail::slot &s : named_detail::slots) {
+		const char *p = s.prefix.load();
+		if (p && std::strncmp(name, p, std::strlen(p)) == 0)
+			return s.fn.load();
+	}
+	return nullptr;
+}
 
 /* ---- for tests ---- */
 struct stats {

@@ -1,7 +1,15 @@
 /* The memory an AV lives in: a header page, then arrays indexed by fi_addr,
  * all reserved at open and never moved.  Private AVs reserve anonymous
  * MAP_NORESERVE memory; named AVs map a sparse POSIX shm object.  Only
- * pages that are written become resident. */
+ * pages that are written become resident.
+ *
+ * Free slots: a record word of 0 below end (outside symmetric ranges) is a
+ * free slot, so the records are the bottom level of the free map.  Above
+ * them a hierarchical bitmap keeps one bit per 64-record block ("may hold
+ * a free slot"; cleared lazily when a scan finds none), then one bit per
+ * word of the level below.  Its levels are packed into the header page's
+ * slack, smallest first, so an AV of up to 32 Ki entries frees and
+ * allocates without touching any page but the header and its records. */
 #ifndef WU_AV_REGION_H
 #define WU_AV_REGION_H
 
@@ -32,7 +40,7 @@ struct sym_range {
 
 inline constexpr uint32_t max_ranges = 32;
 inline constexpr uint64_t region_magic = 0x5755415652454731ULL; /* "WUAVREG1" */
-inline constexpr uint32_t region_version = 1;
+inline constexpr uint32_t region_version = 2;
 
 /* First page of the region.  Plain integers shared between processes are
  * accessed with __atomic builtins. */
@@ -48,6 +56,7 @@ struct header {
 	uint64_t end;	      /* one past the highest fi_addr handed out */
 	uint64_t nfree;	      /* freed record slots below end */
 	uint64_t gen;	      /* bumped by every change; readers detect others' */
+	uint64_t ins_gen;     /* bumped by changes that add entries (reverse index) */
 	uint64_t node_bump;   /* node table entries used */
 	uint32_t nranges;
 	uint32_t attached;    /* processes that have it open (named AVs) */
@@ -72,7 +81,7 @@ struct region {
 	header *hdr = nullptr;
 	uint64_t *rec = nullptr;      /* [max_slots] */
 	unsigned char *blob = nullptr; /* [max_slots][blob_size]: u32 len + bytes */
-	uint64_t *freebits[4] = {};   /* free-slot bitmap, level 0 = one bit per slot */
+	uint64_t *freebits[4] = {};   /* level 0: one bit per 64-record block */
 	size_t levels = 0;
 	size_t level_words[4] = {};
 	uint64_t *symgone = nullptr;  /* removed symmetric entries, one bit per fi_addr */
@@ -88,6 +97,57 @@ struct region {
 	/* Lays the sub-arrays out over base (sizes from max_slots/blob_size). */
 	static size_t layout(region &r, uint64_t max_slots, uint32_t blob_size);
 };
+
+inline size_t region_page_up(size_t n)
+{
+	return (n + 4095) & ~size_t(4095);
+}
+
+/* With the default 2^26 private slots the levels above level 0 take 32 +
+ * 2048 bytes; level 0 must still start inside the header page so that
+ * small AVs (under ~45 Ki entries) touch no bitmap page of their own.
+ * Only a performance property: grow the header past this and small AVs
+ * pay one more page. */
+inline constexpr bool header_page_holds_level0 = ((sizeof(header) + 7) & ~size_t(7)) + 32 + 2048 + 8 <= 4096;
+static_assert(header_page_holds_level0, "header too big to share its page with the free bitmap");
+
+inline size_t region::layout(region &r, uint64_t max_slots, uint32_t blob_size)
+{
+	const uintptr_t b = reinterpret_cast<uintptr_t>(r.base);
+	r.hdr = reinterpret_cast<header *>(b);
+	/* Bitmap levels: level 0 has a bit per block of 64 records, level l+1
+	 * a bit per word of level l; the top level is at most 64 words,
+	 * scanned directly. */
+	uint64_t bits = (max_slots + 63) / 64;
+	r.levels = 0;
+	do {
+		uint64_t words = (bits + 63) / 64;
+		r.level_words[r.levels] = words;
+		r.levels++;
+		bits = words;
+	} while (bits > 64 && r.levels < 4);
+	/* Smallest level first, packed right after the header: the top
+	 * levels and the start of level 0 share the header page (resident
+	 * anyway), see header_page_holds_level0. */
+	size_t off = (sizeof(header) + 7) & ~size_t(7);
+	for (size_t l = r.levels; l-- > 0;) {
+		r.freebits[l] = reinterpret_cast<uint64_t *>(b + off);
+		off += r.level_words[l] * 8;
+	}
+	off = region_page_up(off);
+	r.rec = reinterpret_cast<uint64_t *>(b + off);
+	off += region_page_up(max_slots * 8);
+	r.blob = reinterpret_cast<unsigned char *>(b + off);
+	off += region_page_up(max_slots * blob_size);
+	r.symgone = reinterpret_cast<uint64_t *>(b + off);
+	off += region_page_up((max_slots + 63) / 64 * 8);
+	r.max_nodes = max_slots / 8 < 4096 ? 4096 : max_slots / 8;
+	r.node_rec = reinterpret_cast<uint64_t *>(b + off);
+	off += region_page_up(r.max_nodes * 8);
+	r.node_blob = reinterpret_cast<unsigned char *>(b + off);
+	off += region_page_up(r.max_nodes * blob_size);
+	return off;
+}
 
 } // namespace wu::av
 

@@ -1,1 +1,32 @@
-# (fragment: filled by its part)
+# PMIx wire-up tests (issue 7): GoogleTest suites on the in-memory PMIx, and
+# a PMIx client run under mpirun and srun by wireup_launchers.sh.
+if WU_HAVE_PMIX
+if WU_HAVE_GTEST
+check_PROGRAMS += test/pmix/test_wireup_unit
+TESTS += test/pmix/test_wireup_unit
+UNIT_TESTS += test/pmix/test_wireup_unit
+test_pmix_test_wireup_unit_SOURCES = test/pmix/test_wireup_unit.cpp
+test_pmix_test_wireup_unit_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_pmix_test_wireup_unit_LDADD = $(GTEST_LDADD_ALL)
+endif
+endif
+if WU_HAVE_PMIX
+check_PROGRAMS += test/pmix/test_wireup_launch
+test_pmix_test_wireup_launch_SOURCES = test/pmix/test_wireup_launch.cpp
+test_pmix_test_wireup_launch_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
+test_pmix_test_wireup_launch_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
+TESTS += test/pmix/wireup_launchers.sh
+endif
+EXTRA_DIST += test/pmix/wireup_launchers.sh
+# Launcher-published data from a PMIx server of our own, and its faults.
+if WU_HAVE_PMIX
+check_PROGRAMS += test/pmix/test_wireup_server test/pmix/test_wireup_lp
+test_pmix_test_wireup_server_SOURCES = test/pmix/test_wireup_server.cpp
+test_pmix_test_wireup_server_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
+test_pmix_test_wireup_server_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
+test_pmix_test_wireup_lp_SOURCES = test/pmix/test_wireup_lp.cpp
+test_pmix_test_wireup_lp_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
+test_pmix_test_wireup_lp_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
+TESTS += test/pmix/wireup_server.sh
+endif
+EXTRA_DIST += test/pmix/wireup_server.sh

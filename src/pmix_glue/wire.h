@@ -1,0 +1,94 @@
+/* What the wire-up stores in PMIx: records with a header that names the
+ * job, the rank and the address format, so that a blob that is too short,
+ * of another format or from another job is caught before anything is
+ * inserted.  All integers little-endian as on the hosts we run on (x86-64,
+ * aarch64); a byte-order mismatch shows as a bad magic.
+ *
+ *   ep record   (key wireup.ep / wireup.lp / wireup.sl, one per rank):
+ *       ep_hdr, then len bytes of endpoint name (fi_getname's blob)
+ *   node record (key wireup.node, one per node, symmetric mode):
+ *       node_hdr, then addr_len bytes of the node's slot-0 address, then
+ *       ndev times { u32 slot, ep record } for ranks off the layout
+ *   node table  (job key wireup.lpn, launcher-published per node):
+ *       u32 count, then count node records, in the launcher's node order */
+#ifndef WU_PMIX_GLUE_WIRE_H
+#define WU_PMIX_GLUE_WIRE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace wu::pmix::wire {
+
+inline constexpr const char *key_ep = "wireup.ep";     /* modex and direct */
+inline constexpr const char *key_local = "wireup.sl";  /* symmetric: to the node leader */
+inline constexpr const char *key_node = "wireup.node"; /* symmetric: from the node leader */
+inline constexpr const char *key_lp = "wireup.lp";     /* launcher: per rank */
+inline constexpr const char *key_lpn = "wireup.lpn";   /* launcher: per node (job key) */
+
+inline constexpr uint32_t ep_magic = 0x31455557;   /* "WUE1" */
+inline constexpr uint32_t node_magic = 0x314e5557; /* "WUN1" */
+
+struct ep_hdr {
+	uint32_t magic;
+	uint32_t addr_format;
+	uint64_t job; /* job_id(nspace) */
+	uint32_t rank;
+	uint32_t len; /* name bytes that follow */
+};
+static_assert(sizeof(ep_hdr) == 24);
+
+struct node_hdr {
+	uint32_t magic;
+	uint32_t addr_format;
+	uint64_t job;
+	uint32_t node;	   /* position of the node in the layout */
+	uint16_t port_base;
+	uint16_t addr_len; /* slot-0 address bytes that follow */
+	uint32_t ndev;	   /* deviant entries after the address */
+	uint32_t pad;
+};
+static_assert(sizeof(node_hdr) == 32);
+
+/* FNV-1a of the namespace name. */
+uint64_t job_id(const std::string &nspace) noexcept;
+
+std::vector<uint8_t> encode_ep(uint32_t addr_format, uint64_t job, uint32_t rank, const void *name,
+			       size_t len);
+
+/* A deviant: the slot it should have had, and its own ep record. */
+struct deviant {
+	uint32_t slot;
+	std::vector<uint8_t> record;
+};
+
+std::vector<uint8_t> encode_node(uint32_t addr_format, uint64_t job, uint32_t node,
+				 uint16_t port_base, const void *addr, size_t addr_len,
+				 const std::vector<deviant> &devs);
+
+/* Checks an ep record: magic, job, rank, format, and that the name is a
+ * valid address of that format (validate_name).  On failure fills why
+ * (what was wrong, for a log line naming rank and key) and returns a
+ * negative FI_E*; on success points name/len into rec. */
+int check_ep(const std::vector<uint8_t> &rec, uint32_t addr_format, uint64_t job, uint32_t rank,
+	     const uint8_t **name, size_t *len, std::string &why);
+
+/* Length an address of this format must have, or 0: any up to 56 bytes. */
+size_t name_len(uint32_t addr_format) noexcept;
+/* True when name is a well-formed address of addr_format. */
+bool validate_name(uint32_t addr_format, const void *name, size_t len, std::string &why);
+
+struct node_view {
+	uint32_t node;
+	uint16_t port_base;
+	std::vector<uint8_t> addr;
+	std::vector<deviant> devs;
+};
+/* Parses a node record at rec[off..]; advances off.  Checks as check_ep. */
+int parse_node(const std::vector<uint8_t> &rec, size_t &off, uint32_t addr_format, uint64_t job,
+	       node_view &out, std::string &why);
+
+} // namespace wu::pmix::wire
+
+#endif

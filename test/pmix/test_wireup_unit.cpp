@@ -1,0 +1,468 @@
+/* PMIx wire-up against the in-memory PMIx (fake_client): every mode, the
+ * zero-code "pmix:" AV, bad data, layouts, and a simulated job of 16,384
+ * nodes x 64 ranks.  Launcher runs are in test_wireup_launch.cpp. */
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include <rdma/fi_ext_wireup.h>
+
+#include "../av/av_fixture.h"
+#include "pmix_glue/fake_client.h"
+#include "pmix_glue/layout.h"
+#include "pmix_glue/wire.h"
+#include "pmix_glue/wireup.h"
+
+namespace {
+
+using namespace wu::pmix;
+using wu::test::close_av;
+using wu::test::ip_port;
+using wu::test::lookup_str;
+
+class Wireup : public ::testing::Test {
+protected:
+	wu::test::tcp_domain dom;
+	fake_client *fake = nullptr;
+
+	void SetUp() override
+	{
+		for (const char *v : {"FI_PMIX_MODE", "FI_PMIX_PORT_BASE", "FI_PMIX_SYM_NODE_ADDR",
+				      "FI_PMIX_DIRECT_MIN", "FI_PMIX_DIRECT_RETRIES"})
+			unsetenv(v);
+		setenv("FI_PMIX_DIRECT_RETRIES", "2", 1);
+	}
+	void TearDown() override
+	{
+		close();
+		use_client_for_tests(nullptr);
+	}
+	fake_client &job(uint32_t nodes, uint32_t ppn, uint32_t me = 0, bool cyclic = false)
+	{
+		fake_job j;
+		j.nodes = nodes;
+		j.ppn = ppn;
+		j.me = me;
+		j.cyclic = cyclic;
+		auto c = std::make_unique<fake_client>(j);
+		fake = c.get();
+		use_client_for_tests(std::move(c));
+		return *fake;
+	}
+	std::string want(uint32_t r) { return ip_port(fake->addr_of(r).data()); }
+	int pub(uint64_t flags = 0)
+	{
+		auto a = fake->addr_of(fake->job.me);
+		return publish(FI_SOCKADDR_IN, a.data(), a.size(), flags);
+	}
+	fid_av *open_av(bool sym = false)
+	{
+		return dom.open_type(FI_AV_TABLE, sym ? FI_SYMMETRIC : 0);
+	}
+	void expect_all(fid_av *av, fi_addr_t base = 0)
+	{
+		uint32_t n = fake->size();
+		for (uint32_t r = 0; r < n; r += (n > 4096 ? 997 : 1))
+			ASSERT_EQ(lookup_str(av, base + r), want(r)) << "rank " << r;
+		ASSERT_EQ(lookup_str(av, base + n - 1), want(n - 1));
+	}
+	static fi_wireup_info info_out()
+	{
+		fi_wireup_info i{};
+		i.size = sizeof i;
+		return i;
+	}
+};
+
+TEST_F(Wireup, OpsOpenGivesTheTable)
+{
+	fi_ops_wireup_pmix *ops = nullptr;
+	ASSERT_EQ(domain_ops_open(&dom.domain->fid, FI_WIREUP_PMIX_OPS, 0, (void **)&ops, nullptr), 0);
+	ASSERT_NE(ops, nullptr);
+	EXPECT_EQ(ops->size, sizeof(fi_ops_wireup_pmix));
+	EXPECT_EQ(domain_ops_open(&dom.domain->fid, "other", 0, (void **)&ops, nullptr), -FI_ENOSYS);
+	job(2, 4, 5);
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(ops->job_info(dom.domain, nullptr, &i), 0);
+	EXPECT_EQ(i.rank, 5u);
+	EXPECT_EQ(i.job_size, 8u);
+	EXPECT_EQ(i.local_size, 4u);
+	EXPECT_EQ(i.local_rank, 1u);
+	EXPECT_EQ(i.num_nodes, 2u);
+	ASSERT_NE(i.local_peers, nullptr);
+	EXPECT_EQ(i.local_peers[0], 4u);
+	EXPECT_EQ(i.local_peers[3], 7u);
+	EXPECT_EQ(ops->is_local(dom.domain, 6), 1);
+	EXPECT_EQ(ops->is_local(dom.domain, 3), 0);
+	EXPECT_STREQ(i.nspace, "wu-fake-job");
+}
+
+TEST_F(Wireup, ModexOneFenceOneInsert)
+{
+	job(4, 8, 3);
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
+	fid_av *av = open_av();
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.mode, FI_WIREUP_MODEX);
+	EXPECT_EQ(i.base, 0u);
+	EXPECT_EQ(i.fences, 1u);
+	EXPECT_EQ(i.gets, 32u);
+	EXPECT_EQ(i.bytes_put, sizeof(wire::ep_hdr) + sizeof(sockaddr_in));
+	EXPECT_EQ(fake->fence_calls, 1u);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, AutoPicksModexForSmallJobs)
+{
+	job(1, 4);
+	ASSERT_EQ(pub(), 0);
+	fid_av *av = open_av();
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.mode, FI_WIREUP_MODEX);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, DirectResolvesOnFirstUse)
+{
+	job(4, 4, 2);
+	setenv("FI_PMIX_DIRECT_MIN", "16", 1);
+	ASSERT_EQ(pub(), 0);
+	fid_av *av = open_av();
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.mode, FI_WIREUP_DIRECT);
+	EXPECT_EQ(i.fences, 0u);
+	uint64_t gets0 = fake->get_calls;
+	EXPECT_EQ(lookup_str(av, 9), want(9));
+	EXPECT_EQ(fake->get_calls, gets0 + 1);
+	EXPECT_EQ(lookup_str(av, 9), want(9)); /* resolved once */
+	EXPECT_EQ(fake->get_calls, gets0 + 1);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, DirectSilentRankFailsThatEntryOnly)
+{
+	job(1, 4, 0).silent.insert(2);
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_DIRECT)), 0);
+	fid_av *av = open_av();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, FI_WIREUP_FLAGS(FI_WIREUP_DIRECT), nullptr), 0);
+	EXPECT_EQ(lookup_str(av, 1), want(1));
+	EXPECT_NE(lookup_str(av, 2), want(2));
+	EXPECT_EQ(lookup_str(av, 3), want(3));
+	close_av(av);
+}
+
+TEST_F(Wireup, SymmetricLeaderBlock)
+{
+	job(4, 8, 0);
+	setenv("FI_PMIX_PORT_BASE", "30000", 1);
+	ASSERT_EQ(pub(), 0);
+	EXPECT_EQ(fake->put_calls, 0u); /* the leader puts in av_fill */
+	fid_av *av = open_av(true);
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.mode, FI_WIREUP_SYMMETRIC);
+	EXPECT_EQ(i.fences, 1u);
+	/* 3 probes for launcher data, 7 local peers, 4 node records. */
+	EXPECT_EQ(i.gets, 3u + 7u + 4u);
+	EXPECT_EQ(i.bytes_put, sizeof(wire::node_hdr) + sizeof(sockaddr_in));
+	EXPECT_EQ(i.deviants, 0u);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, SymmetricNonLeaderPutsOneSmallRecord)
+{
+	job(4, 8, 13);
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_SYMMETRIC)), 0);
+	EXPECT_EQ(fake->put_calls, 1u);
+	fid_av *av = open_av(true);
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.mode, FI_WIREUP_SYMMETRIC);
+	EXPECT_EQ(i.bytes_put, sizeof(wire::ep_hdr) + sizeof(sockaddr_in));
+	EXPECT_EQ(i.gets, 4u);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, SymmetricCyclicMapping)
+{
+	job(4, 8, 0, true);
+	setenv("FI_PMIX_PORT_BASE", "30000", 1);
+	ASSERT_EQ(pub(), 0);
+	fid_av *av = open_av(true);
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.mode, FI_WIREUP_SYMMETRIC);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, SymmetricDeviantsFallBackForThemselvesOnly)
+{
+	fake_client &f = job(4, 8, 0);
+	f.deviants = {0, 5, 6, 17, 31};
+	setenv("FI_PMIX_PORT_BASE", "30000", 1);
+	ASSERT_EQ(pub(), 0);
+	fid_av *av = open_av(true);
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.mode, FI_WIREUP_SYMMETRIC);
+	EXPECT_EQ(i.deviants, 5u);
+	EXPECT_EQ(i.fences, 1u);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, SymmetricScatteredNodeAddresses)
+{
+	fake_client &f = job(3, 4, 0);
+	f.job.ip_step = 7; /* not consecutive: one generator per node */
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_SYMMETRIC)), 0);
+	fid_av *av = open_av(true);
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, nullptr), 0);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, SymmetricDeclinesForOtherFormats)
+{
+	job(1, 2, 0);
+	sockaddr_in6 a{};
+	a.sin6_family = AF_INET6;
+	/* No port layout for FI_ADDR_STR-like formats: falls back to modex. */
+	EXPECT_EQ(publish(FI_SOCKADDR_IN6, &a, sizeof a, FI_WIREUP_FLAGS(FI_WIREUP_SYMMETRIC)), 0);
+}
+
+TEST_F(Wireup, LauncherPerNodeNoExchange)
+{
+	fake_client &f = job(8, 16, 77);
+	f.launcher_nodes = true;
+	ASSERT_EQ(pub(), 0);
+	fid_av *av = open_av(true);
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.mode, FI_WIREUP_LAUNCHER);
+	EXPECT_EQ(i.bytes_put, 0u);
+	EXPECT_EQ(i.fences, 0u);
+	EXPECT_EQ(f.put_calls + f.commit_calls + f.fence_calls, 0u);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, LauncherPerRank)
+{
+	fake_client &f = job(2, 4, 1);
+	f.launcher_ranks = true;
+	fid_av *av = open_av();
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.mode, FI_WIREUP_LAUNCHER);
+	EXPECT_EQ(f.put_calls + f.fence_calls, 0u);
+	expect_all(av);
+	close_av(av);
+}
+
+/* Bad data: a clear error and an empty AV. */
+class WireupBad : public Wireup, public ::testing::WithParamInterface<int> {};
+
+TEST_P(WireupBad, NothingInsertedHalfWay)
+{
+	fake_client &f = job(1, 8, 0);
+	uint64_t jid = wire::job_id(f.job.nspace);
+	auto a = f.addr_of(6);
+	std::vector<uint8_t> rec;
+	switch (GetParam()) {
+	case 0: /* too short */
+		rec = wire::encode_ep(FI_SOCKADDR_IN, jid, 6, a.data(), a.size());
+		rec.resize(30);
+		break;
+	case 1: /* wrong format */
+		rec = wire::encode_ep(FI_SOCKADDR_IN6, jid, 6, a.data(), a.size());
+		break;
+	case 2: /* another job */
+		rec = wire::encode_ep(FI_SOCKADDR_IN, wire::job_id("another"), 6, a.data(), a.size());
+		break;
+	case 3: /* not ours at all */
+		rec.assign(40, 0x5a);
+		break;
+	case 4: /* another rank's record */
+		rec = wire::encode_ep(FI_SOCKADDR_IN, jid, 5, a.data(), a.size());
+		break;
+	case 5: /* right header, name of the wrong family */
+		a[0] = AF_INET6;
+		rec = wire::encode_ep(FI_SOCKADDR_IN, jid, 6, a.data(), a.size());
+		break;
+	}
+	f.store[{6, wire::key_ep}] = rec;
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
+	fid_av *av = open_av();
+	EXPECT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, nullptr), -FI_EINVAL);
+	EXPECT_NE(lookup_str(av, 0).rfind("error", 0), std::string::npos) << "AV is not empty";
+	close_av(av);
+}
+INSTANTIATE_TEST_SUITE_P(Corrupt, WireupBad, ::testing::Range(0, 6));
+
+TEST_F(Wireup, CorruptNodeRecordInsertsNothing)
+{
+	fake_client &f = job(4, 2, 0);
+	f.store[{4, wire::key_node}] = std::vector<uint8_t>(20, 1);
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_SYMMETRIC)), 0);
+	fid_av *av = open_av(true);
+	EXPECT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, nullptr), -FI_EINVAL);
+	EXPECT_NE(lookup_str(av, 0).rfind("error", 0), std::string::npos);
+	close_av(av);
+}
+
+TEST_F(Wireup, ModexMissingRankInsertsNothing)
+{
+	job(1, 4, 0).silent.insert(3);
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
+	fid_av *av = open_av();
+	EXPECT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, nullptr), -FI_ENODATA);
+	EXPECT_NE(lookup_str(av, 0).rfind("error", 0), std::string::npos);
+	close_av(av);
+}
+
+TEST_F(Wireup, PublishRejectsBadNames)
+{
+	job(1, 1);
+	uint8_t junk[7] = {};
+	EXPECT_EQ(publish(FI_SOCKADDR_IN, junk, sizeof junk, 0), -FI_EINVAL);
+	EXPECT_EQ(publish(FI_SOCKADDR_IN, nullptr, 16, 0), -FI_EINVAL);
+	EXPECT_EQ(pub(99), -FI_EINVAL);
+}
+
+TEST_F(Wireup, ZeroCodeNamedAvIsDirectByDefault)
+{
+	job(2, 4, 1);
+	fi_av_attr attr{};
+	attr.type = FI_AV_TABLE;
+	attr.name = (char *)FI_WIREUP_AV_PREFIX;
+	fid_av *av = dom.open(attr);
+	ASSERT_NE(av, nullptr);
+	/* Nothing published yet by this process: its own entry waits for the
+	 * endpoint (a provider calls endpoint_named when it is enabled). */
+	EXPECT_EQ(lookup_str(av, 0), want(0));
+	EXPECT_NE(lookup_str(av, 1), want(1));
+	auto a = fake->addr_of(1);
+	endpoint_named(a.data(), a.size(), FI_SOCKADDR_IN);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, ZeroCodeNamedAvWithNamespaceAndLauncherData)
+{
+	fake_client &f = job(4, 4, 0);
+	f.launcher_nodes = true;
+	fi_av_attr attr{};
+	attr.type = FI_AV_TABLE;
+	std::string name = std::string(FI_WIREUP_AV_PREFIX) + "wu-fake-job";
+	attr.name = name.data();
+	fid_av *av = dom.open(attr);
+	ASSERT_NE(av, nullptr);
+	expect_all(av);
+	EXPECT_EQ(f.put_calls + f.fence_calls, 0u);
+	close_av(av);
+	attr.name = (char *)"pmix:no-such-namespace";
+	dom.open(attr, -FI_ENODATA);
+}
+
+TEST_F(Wireup, SymmetricByHostNameNeedsNoExchange)
+{
+	fake_client &f = job(1, 4, 2);
+	f.job.ip0 = 0x7f000001; /* node00000 must resolve: use localhost */
+	setenv("FI_PMIX_PORT_BASE", "30000", 1);
+	setenv("FI_PMIX_SYM_NODE_ADDR", "hostname", 1);
+	/* Host names node00000.. do not resolve here: the fill must say so. */
+	ASSERT_NE(pub(), 0);
+	unsetenv("FI_PMIX_SYM_NODE_ADDR");
+}
+
+TEST(WireupLayout, BlockCyclicAndDeclines)
+{
+	node_map m;
+	m.nodes = {"a", "b"};
+	m.ranks = {{2, 3}, {0, 1}};
+	layout l;
+	std::string why;
+	ASSERT_TRUE(analyze(m, 4, 3, l, why)) << why;
+	EXPECT_FALSE(l.cyclic);
+	EXPECT_EQ(l.pos_of_node[0], 1u);
+	EXPECT_EQ(l.hosts[0], "b");
+	EXPECT_EQ(l.my_pos, 1u);
+	EXPECT_EQ(l.my_slot, 1u);
+	m.ranks = {{0, 2}, {1, 3}};
+	ASSERT_TRUE(analyze(m, 4, 3, l, why)) << why;
+	EXPECT_TRUE(l.cyclic);
+	EXPECT_EQ(l.rank_at(1, 1), 3u);
+	m.ranks = {{0, 3}, {1, 2}};
+	EXPECT_FALSE(analyze(m, 4, 0, l, why));
+	EXPECT_NE(why.find("neither"), std::string::npos) << why;
+	m.ranks = {{0, 1, 2}, {3}};
+	EXPECT_FALSE(analyze(m, 4, 0, l, why));
+	EXPECT_NE(why.find("not the same number"), std::string::npos) << why;
+}
+
+/* 16,384 nodes x 64 ranks: 1,048,576 ranks from synthetic job data. */
+class WireupMillion : public Wireup {
+protected:
+	void SetUp() override
+	{
+		Wireup::SetUp();
+		job(16384, 64, 64 * 100 + 5);
+	}
+	size_t fill(uint64_t flags, bool sym, fi_wireup_info &i)
+	{
+		fid_av *av = open_av(sym);
+		fi_av_attr a{};
+		(void)a;
+		EXPECT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, flags, &i), 0);
+		expect_all(av);
+		size_t bytes = wu::av::resident_bytes(av);
+		close_av(av);
+		return bytes;
+	}
+};
+
+TEST_F(WireupMillion, SymmetricFitsIn64KiB)
+{
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_SYMMETRIC)), 0);
+	fi_wireup_info i = info_out();
+	size_t bytes = fill(0, true, i);
+	EXPECT_EQ(i.mode, FI_WIREUP_SYMMETRIC);
+	EXPECT_LE(bytes, 64u * 1024) << "AV bytes for 1M ranks";
+	EXPECT_LE(i.bytes_put, 64u);
+	EXPECT_EQ(i.gets, 16384u);
+}
+
+TEST_F(WireupMillion, LauncherFitsIn64KiB)
+{
+	fake->launcher_nodes = true;
+	fi_wireup_info i = info_out();
+	size_t bytes = fill(0, true, i);
+	EXPECT_EQ(i.mode, FI_WIREUP_LAUNCHER);
+	EXPECT_LE(bytes, 64u * 1024);
+	EXPECT_EQ(i.bytes_put, 0u);
+}
+
+TEST_F(WireupMillion, DirectCostsOneWordPerRankUntilUsed)
+{
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_DIRECT)), 0);
+	fid_av *av = open_av();
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.gets, 0u);
+	EXPECT_LE(wu::av::resident_bytes(av), 9u * 1048576);
+	EXPECT_EQ(lookup_str(av, 1048575), want(1048575));
+	close_av(av);
+}
+
+} // namespace
