@@ -1,1 +1,28 @@
-# (fragment: filled by its part)
+# tcp provider suites (GoogleTest): endpoints, messaging, tagged, RMA,
+# connection management, faults with killed peer processes, concurrency;
+# plus Debian's fi_pingpong on our library.
+EXTRA_DIST += test/fuzz/fuzz_tcp_frame.cpp test/prov/tcp_fixture.h test/prov/fi_pingpong.sh
+if WU_HAVE_GTEST
+tcp_gtests = \
+	test/prov/test_tcp_rdm \
+	test/prov/test_tcp_msg \
+	test/prov/test_tcp_threads
+check_PROGRAMS += $(tcp_gtests)
+TESTS += $(tcp_gtests)
+UNIT_TESTS += $(tcp_gtests)
+test_prov_test_tcp_rdm_SOURCES = test/prov/test_tcp_rdm.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_msg_SOURCES = test/prov/test_tcp_msg.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_threads_SOURCES = test/prov/test_tcp_threads.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_msg_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_threads_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_threads_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif
+TESTS += test/prov/fi_pingpong.sh
+
+# Concurrency suite for the ThreadSanitizer run (make check-tsan).
+if WU_HAVE_GTEST
+TSAN_TESTS += test/prov/test_tcp_threads
+endif

@@ -2,6 +2,8 @@
  * endpoint type), and its fabric and domain objects. */
 #include "prov/tcp/tcp.h"
 
+#include "config.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -20,6 +22,12 @@
 #include "getinfo/match.h"
 #include "getinfo/nic.h"
 #include "prov/common/objects.h"
+#ifdef WU_HAVE_PMIX
+#include "pmix_glue/wireup.h"
+#endif
+#include "core/param.h"
+#include "prov/common/cq.h"
+#include "prov/tcp/tcp_ep.h"
 
 namespace wu::tcp {
 namespace {
@@ -257,18 +265,34 @@ fi_ops tcp_domain_fi_ops = {
 	tcp_domain_close,
 	WU_NOSYS(fi_ops, bind),
 	WU_NOSYS(fi_ops, control),
+#ifdef WU_HAVE_PMIX
+	/* "wireup_pmix": the PMIx wire-up extension (rdma/fi_ext_wireup.h). */
+	pmix::domain_ops_open,
+#else
 	WU_NOSYS(fi_ops, ops_open),
+#endif
 	WU_NOSYS(fi_ops, tostr),
 	WU_NOSYS(fi_ops, ops_set),
 };
 
+/* CQs, counters and MRs are the shared engine's (src/prov/common). */
+int tcp_cq_open(fid_domain *dom, fi_cq_attr *attr, fid_cq **cq, void *context) noexcept
+{
+	return wu::cq::open(prov::domain_of(dom), attr, cq, context);
+}
+
+int tcp_cntr_open(fid_domain *dom, fi_cntr_attr *attr, fid_cntr **cntr, void *context) noexcept
+{
+	return wu::cntr::open(prov::domain_of(dom), attr, cntr, context);
+}
+
 fi_ops_domain tcp_domain_ops = {
 	sizeof(fi_ops_domain),
 	wu::av::ip_av_open,
-	WU_NOSYS(fi_ops_domain, cq_open),
-	WU_NOSYS(fi_ops_domain, endpoint),
+	tcp_cq_open,
+	ep_open,
 	WU_NOSYS(fi_ops_domain, scalable_ep),
-	WU_NOSYS(fi_ops_domain, cntr_open),
+	tcp_cntr_open,
 	WU_NOSYS(fi_ops_domain, poll_open),
 	WU_NOSYS(fi_ops_domain, stx_ctx),
 	WU_NOSYS(fi_ops_domain, srx_ctx),
@@ -277,12 +301,6 @@ fi_ops_domain tcp_domain_ops = {
 	WU_NOSYS(fi_ops_domain, endpoint2),
 };
 
-fi_ops_mr tcp_mr_ops = {
-	sizeof(fi_ops_mr),
-	WU_NOSYS(fi_ops_mr, reg),
-	WU_NOSYS(fi_ops_mr, regv),
-	WU_NOSYS(fi_ops_mr, regattr),
-};
 
 int tcp_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {
@@ -295,7 +313,7 @@ int tcp_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 		}
 	}
 	auto *d = new tcp_domain{};
-	int ret = prov::domain_init(&d->base, fab, info, &tcp_domain_ops, &tcp_mr_ops,
+	int ret = prov::domain_init(&d->base, fab, info, &tcp_domain_ops, &wu::mr::ops,
 				    &tcp_domain_fi_ops, context);
 	if (ret) {
 		delete d;
@@ -305,7 +323,13 @@ int tcp_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 	return 0;
 }
 
-const prov::fabric_hooks tcp_hooks = {&tcp_prov_desc, tcp_domain_open, nullptr};
+const prov::fabric_hooks tcp_hooks = {&tcp_prov_desc, tcp_domain_open, pep_open};
+
+/* Provider knobs (FI_TCP_*). */
+constexpr param::def tcp_knobs[] = {
+	{FI_PARAM_STRING, "job_key", nullptr,
+	 "Shared secret every process of one job sets alike; an RDM connection whose handshake carries another key is refused and logged (default: a per-user constant)"},
+};
 
 int tcp_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
 {
@@ -328,6 +352,12 @@ void tcp_cleanup() noexcept
 
 } // namespace
 
+fi_provider *prov_desc() noexcept
+{
+	provider();
+	return &tcp_prov_desc;
+}
+
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = tcp_prov_desc;
@@ -338,6 +368,7 @@ const fi_provider *provider() noexcept
 		p.fabric = tcp_fabric;
 		p.cleanup = tcp_cleanup;
 		p.name = "tcp";
+		param::define_all(&p, tcp_knobs);
 	}
 	return &p;
 }

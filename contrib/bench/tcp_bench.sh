@@ -1,0 +1,90 @@
+#!/bin/sh
+# tcp benchmark table: loopback, medians of RUNS runs (default 3) of
+#   ours      Debian's fi_pingpong -p tcp on our library (RDM and MSG)
+#   rxm       Debian's fi_pingpong -p 'tcp;ofi_rxm' -e rdm on Debian's library
+#   net       Debian's fi_pingpong -p net -e rdm on Debian's library (if offered)
+#   dmsg      Debian's fi_pingpong -p tcp -e msg on Debian's library
+#   ucx       ucx_perftest tag_lat / tag_bw with UCX_TLS=tcp (if installed)
+#   raw       contrib/bench/raw_tcp: socket ping-pong and stream (the floor)
+# at 8 B, 4 KiB, 64 KiB and 1 MiB; latency is fi_pingpong's usec/xfer
+# (one way), bandwidth MB/s.  Prints the table and the issue's ratios.
+#   contrib/bench/tcp_bench.sh [RUNS]      (env: BUILD=build dir)
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+build=${BUILD:-$top/build}
+runs=${1:-3}
+libdir=$build/src/.libs
+raw=$build/contrib/bench/raw_tcp
+[ -x "$raw" ] || { cc -O2 -o "${TMPDIR:-/tmp}/raw_tcp.$$" "$here/raw_tcp.c" && raw=${TMPDIR:-/tmp}/raw_tcp.$$; }
+command -v fi_pingpong >/dev/null || { echo "SKIP: fi_pingpong missing (apt-get install libfabric-bin)"; exit 77; }
+sizes="8 4096 65536 1048576"
+port=$(( 30000 + ($$ % 20000) ))
+
+median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+
+# pp LIBDIR PROV EP SIZE -> "usec MBps" (one run)
+pp() {
+	port=$((port + 1))
+	iters=$( [ "$4" -ge 1048576 ] && echo 200 || echo 2000 )
+	env ${1:+LD_LIBRARY_PATH=$1} timeout 60 fi_pingpong -p "$2" -e "$3" -B $port -S "$4" -I $iters >/dev/null 2>&1 &
+	s=$!
+	sleep 0.3
+	env ${1:+LD_LIBRARY_PATH=$1} timeout 60 fi_pingpong -p "$2" -e "$3" -P $port -S "$4" -I $iters 127.0.0.1 2>/dev/null |
+		awk 'NR>1 && $1 ~ /^[0-9]/ {print $7, $6}' | tail -1
+	wait $s 2>/dev/null
+}
+
+ucx() { # ucx SIZE -> "usec MBps"
+	command -v ucx_perftest >/dev/null || return
+	p=$((port + 500))
+	UCX_TLS=tcp timeout 60 ucx_perftest -p $p >/dev/null 2>&1 &
+	s=$!
+	sleep 0.5
+	lat=$(UCX_TLS=tcp timeout 60 ucx_perftest 127.0.0.1 -p $p -t tag_lat -s "$1" -n 2000 2>/dev/null | awk '/Final:/ {print $5}')
+	wait $s 2>/dev/null
+	UCX_TLS=tcp timeout 60 ucx_perftest -p $p >/dev/null 2>&1 &
+	s=$!
+	sleep 0.5
+	bw=$(UCX_TLS=tcp timeout 60 ucx_perftest 127.0.0.1 -p $p -t tag_bw -s "$1" -n 2000 2>/dev/null | awk '/Final:/ {print $6}')
+	wait $s 2>/dev/null
+	echo "${lat:--} ${bw:--}"
+}
+
+col() { # col NAME CMD... : medians per size into $tmp/NAME.SIZE
+	name=$1; shift
+	for sz in $sizes; do
+		: >"$tmp/$name.$sz"
+		for r in $(seq "$runs"); do "$@" "$sz" >>"$tmp/$name.$sz"; done
+	done
+}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+col ours_rdm pp "$libdir" tcp rdm
+col ours_msg pp "$libdir" tcp msg
+col rxm pp "" "tcp;ofi_rxm" rdm
+col net pp "" net rdm
+col dmsg pp "" tcp msg
+col ucx ucx
+rawpp() { "$raw" pingpong "$1" "$( [ "$1" -ge 1048576 ] && echo 500 || echo 5000 )" | awk '{print $4, $5}'; }
+rawst() { "$raw" stream "$1" "$( [ "$1" -ge 1048576 ] && echo 500 || echo 5000 )" | awk '{print $4, $5}'; }
+col rawpp rawpp
+col rawst rawst
+
+get() { awk -v f="$3" '$f != "" {print $f}' "$tmp/$1.$2" | median; } # get NAME SIZE FIELD(1 lat, 2 bw)
+printf '%-9s %-10s' size metric
+for c in ours_rdm ours_msg rxm net dmsg ucx rawpp rawst; do printf ' %10s' "$c"; done; echo
+for sz in $sizes; do
+	for f in 1 2; do
+		printf '%-9s %-10s' "$sz" "$( [ $f = 1 ] && echo usec || echo MB/s )"
+		for c in ours_rdm ours_msg rxm net dmsg ucx rawpp rawst; do printf ' %10s' "$(get $c $sz $f)"; done
+		echo
+	done
+done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.2f", a / b; else print "-" }'; }
+l_ours=$(get ours_rdm 8 1); l_raw=$(get rawpp 8 1); l_rxm=$(get rxm 8 1)
+b_ours=$(get ours_rdm 1048576 2); b_rxm=$(get rxm 1048576 2); b_raw=$(get rawst 1048576 2)
+echo
+echo "8 B RDM latency, ours / raw socket: $(ratio "$l_ours" "$l_raw") (target <= 1.15)"
+echo "8 B RDM latency, tcp;ofi_rxm / ours: $(ratio "$l_rxm" "$l_ours") (target >= 1.5)"
+echo "1 MiB RDM bandwidth, ours / tcp;ofi_rxm: $(ratio "$b_ours" "$b_rxm") (target >= 1.5)"
+echo "1 MiB RDM bandwidth, ours / raw stream: $(ratio "$b_ours" "$b_raw") (target >= 0.9)"

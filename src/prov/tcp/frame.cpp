@@ -1,0 +1,177 @@
+/* Wire-frame codec of the tcp provider (see frame.h for the layout). */
+#include "prov/tcp/frame.h"
+
+#include <cstring>
+
+namespace wu::tcp::frame {
+namespace {
+
+void put16(unsigned char *p, uint16_t v) noexcept
+{
+	p[0] = uint8_t(v);
+	p[1] = uint8_t(v >> 8);
+}
+void put64(unsigned char *p, uint64_t v) noexcept
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = uint8_t(v >> (8 * i));
+}
+uint16_t get16(const unsigned char *p) noexcept
+{
+	return uint16_t(p[0] | (p[1] << 8));
+}
+uint64_t get64(const unsigned char *p) noexcept
+{
+	uint64_t v = 0;
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* Flags each type may carry. */
+uint16_t allowed_flags(uint8_t t) noexcept
+{
+	switch (t) {
+	case MSG:
+	case RTS:
+		return F_TAGGED | F_CQ_DATA;
+	case WRITE:
+		return F_CQ_DATA;
+	case RDATA:
+		return F_LAST;
+	default:
+		return 0;
+	}
+}
+
+} // namespace
+
+const char *to_string(error e) noexcept
+{
+	switch (e) {
+	case error::ok: return "ok";
+	case error::short_input: return "short header";
+	case error::bad_magic: return "bad magic";
+	case error::bad_version: return "unsupported version";
+	case error::bad_hdr_len: return "bad header length";
+	case error::bad_type: return "unknown frame type";
+	case error::bad_flags: return "flags not allowed for this frame type";
+	case error::bad_len: return "payload length not allowed for this frame type";
+	case error::bad_field: return "field out of range";
+	}
+	return "?";
+}
+
+void encode(const header &h, void *out) noexcept
+{
+	auto *p = static_cast<unsigned char *>(out);
+	put16(p, magic);
+	p[2] = version;
+	p[3] = h.type;
+	put16(p + 4, h.flags);
+	put16(p + 6, uint16_t(hdr_size));
+	put64(p + 8, h.len);
+	put64(p + 16, h.tag);
+	put64(p + 24, h.data);
+	put64(p + 32, h.id);
+	put64(p + 40, h.aux);
+}
+
+error decode(const void *in, size_t n, header &out) noexcept
+{
+	if (!in || n < hdr_size)
+		return error::short_input;
+	auto *p = static_cast<const unsigned char *>(in);
+	if (get16(p) != magic)
+		return error::bad_magic;
+	if (p[2] != version)
+		return error::bad_version;
+	if (get16(p + 6) != hdr_size)
+		return error::bad_hdr_len;
+	header h;
+	h.type = p[3];
+	h.flags = get16(p + 4);
+	h.len = get64(p + 8);
+	h.tag = get64(p + 16);
+	h.data = get64(p + 24);
+	h.id = get64(p + 32);
+	h.aux = get64(p + 40);
+	if (h.type < HELLO || h.type >= type_end_)
+		return error::bad_type;
+	if (h.flags & ~allowed_flags(h.type))
+		return error::bad_flags;
+	if (h.len > max_payload)
+		return error::bad_len;
+	switch (h.type) {
+	case HELLO:
+		if (h.len < min_hello || h.len > max_hello || h.data || h.id || h.aux)
+			return h.len < min_hello || h.len > max_hello ? error::bad_len : error::bad_field;
+		break;
+	case HELLO_ACK:
+		if (h.len)
+			return error::bad_len;
+		if (h.data > 1 || h.tag || h.id || h.aux)
+			return error::bad_field;
+		break;
+	case MSG:
+		if (!(h.flags & F_TAGGED) && h.tag)
+			return error::bad_field;
+		if (!(h.flags & F_CQ_DATA) && h.data)
+			return error::bad_field;
+		if (h.aux)
+			return error::bad_field;
+		break;
+	case RTS:
+		if (h.len)
+			return error::bad_len;
+		if (h.data > max_payload || h.aux > max_payload)
+			return error::bad_field;
+		if (!(h.flags & F_TAGGED) && h.tag)
+			return error::bad_field;
+		break;
+	case CTS:
+		if (h.len)
+			return error::bad_len;
+		if (h.tag || h.data)
+			return error::bad_field;
+		break;
+	case RDATA:
+		if (h.tag || h.data)
+			return error::bad_field;
+		break;
+	case WRITE:
+		if (h.aux + h.len < h.aux)
+			return error::bad_field;
+		if (!(h.flags & F_CQ_DATA) && h.data)
+			return error::bad_field;
+		break;
+	case WRITE_ACK:
+		if (h.len)
+			return error::bad_len;
+		if (h.tag || h.aux || h.data > 0xffff)
+			return error::bad_field;
+		break;
+	case READ_REQ:
+		if (h.len)
+			return error::bad_len;
+		if (h.data > max_payload || h.aux + h.data < h.aux)
+			return error::bad_field;
+		break;
+	case READ_RESP:
+		if (h.tag || h.aux || h.data > 0xffff || (h.data && h.len))
+			return error::bad_field;
+		break;
+	case CONNREQ:
+	case ACCEPT:
+	case REJECT:
+		if (h.len > max_cm_data)
+			return error::bad_len;
+		if (h.tag || h.data || h.id || h.aux)
+			return error::bad_field;
+		break;
+	}
+	out = h;
+	return error::ok;
+}
+
+} // namespace wu::tcp::frame

@@ -1,0 +1,90 @@
+/* The tcp provider's wire frames: a fixed 48-byte header, little-endian,
+ * followed by `len` payload bytes.  Every header read from a socket goes
+ * through decode(), which checks each field against what its type allows;
+ * a frame that fails is a protocol error and closes that connection only.
+ *
+ *   off size field
+ *     0    2 magic    0x5755 ("WU")
+ *     2    1 version  1
+ *     3    1 type     frame_type
+ *     4    2 flags    frame_flags (only those the type allows)
+ *     6    2 hdr_len  48
+ *     8    8 len      payload bytes after the header
+ *    16    8 tag      message tag; RMA key for WRITE/READ_REQ; job key for HELLO
+ *    24    8 data     remote CQ data; status for acks; length for READ_REQ/RTS
+ *    32    8 id       sender's operation id (acks and read responses echo it)
+ *    40    8 aux      RMA target address; receiver token for CTS/RDATA
+ */
+#ifndef WU_PROV_TCP_FRAME_H
+#define WU_PROV_TCP_FRAME_H
+
+#include <cstddef>
+#include <cstdint>
+
+namespace wu::tcp::frame {
+
+inline constexpr size_t hdr_size = 48;
+inline constexpr uint16_t magic = 0x5755;
+inline constexpr uint8_t version = 1;
+/* Largest payload of one frame (max_msg_size bounds it too). */
+inline constexpr uint64_t max_payload = uint64_t{1} << 40;
+/* Private data of CONNREQ / ACCEPT / REJECT (FI_OPT_CM_DATA_SIZE). */
+inline constexpr size_t max_cm_data = 256;
+/* HELLO carries a listening sockaddr (in or in6). */
+inline constexpr size_t min_hello = 16, max_hello = 28;
+
+enum type : uint8_t {
+	HELLO = 1,     /* RDM handshake: tag = job key, payload = listen address */
+	HELLO_ACK,     /* data: 0 accepted, 1 duplicate (simultaneous connect lost) */
+	MSG,           /* eager message: tag, data, payload */
+	RTS,           /* rendezvous request: data = total length, id = send op */
+	CTS,           /* rendezvous clear-to-send: id = send op, aux = receiver token */
+	RDATA,         /* rendezvous payload: aux = receiver token */
+	WRITE,         /* RMA write: tag = key, aux = address, id = op */
+	WRITE_ACK,     /* id = op, data = 0 or positive FI_E* */
+	READ_REQ,      /* tag = key, aux = address, data = length, id = op */
+	READ_RESP,     /* id = op, data = status, payload = the bytes (status 0) */
+	CONNREQ,       /* MSG: payload = private data */
+	ACCEPT,        /* MSG: payload = private data */
+	REJECT,        /* MSG: payload = private data */
+	type_end_
+};
+
+enum frame_flags : uint16_t {
+	F_TAGGED = 1 << 0,  /* MSG/RTS: tag is meaningful */
+	F_CQ_DATA = 1 << 1, /* MSG/RTS/WRITE: data is remote CQ data */
+	F_LAST = 1 << 2,    /* RDATA: last chunk */
+};
+
+struct header {
+	uint8_t type = 0;
+	uint16_t flags = 0;
+	uint64_t len = 0;
+	uint64_t tag = 0;
+	uint64_t data = 0;
+	uint64_t id = 0;
+	uint64_t aux = 0;
+};
+
+/* Outcome of decode(); ok is 0. */
+enum class error : int {
+	ok = 0,
+	short_input,  /* fewer than hdr_size bytes */
+	bad_magic,
+	bad_version,
+	bad_hdr_len,
+	bad_type,
+	bad_flags,
+	bad_len,      /* payload length not allowed for the type */
+	bad_field,    /* a field that must be zero is not, or a range overflows */
+};
+const char *to_string(error e) noexcept;
+
+/* Writes the 48 header bytes.  Does not validate (encoders are ours). */
+void encode(const header &h, void *out) noexcept;
+/* Reads and validates n bytes; on error h is untouched. */
+error decode(const void *in, size_t n, header &h) noexcept;
+
+} // namespace wu::tcp::frame
+
+#endif

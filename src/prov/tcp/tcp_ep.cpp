@@ -1,0 +1,3053 @@
+/* tcp provider endpoints: RDM (lazy connections keyed by the peer's
+ * listening address, job-key handshake, simultaneous-connect tie-break) and
+ * MSG (passive endpoints, CONNREQ/CONNECTED/SHUTDOWN through the EQ), one
+ * data path for both: eager frames read straight into posted buffers,
+ * unexpected queues, tagged matching, RMA through MR keys.
+ *
+ * Concurrency: one mutex per endpoint guards all of its state.  Completions
+ * are collected under it and posted to CQs/counters after it is released,
+ * so a CQ that calls our progress function while holding its own lock
+ * cannot deadlock with us.  Data progress is manual (CQ/counter reads call
+ * ep_progress); connection management for MSG runs on one process-wide
+ * thread (cm_engine) so fi_eq_sread sees CONNREQ/CONNECTED/SHUTDOWN without
+ * the application driving a CQ.  Lock order: engine -> endpoint -> CQ. */
+#include "config.h"
+#ifdef WU_HAVE_PMIX
+#include "pmix_glue/wireup.h"
+#endif
+#include "prov/tcp/tcp_ep.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "av/av.h"
+#include "core/fid.h"
+#include "core/info.h"
+#include "core/log.h"
+#include "core/param.h"
+#include "core/shim.h"
+#include "eq/eq.h"
+#include "prov/tcp/frame.h"
+
+namespace wu::tcp {
+namespace {
+
+constexpr size_t max_iov = 4;
+constexpr size_t rbuf_size = 64 * 1024;
+/* Bodies at least this large skip the staging buffer (readv into the
+ * destination) once it is drained. */
+constexpr size_t direct_read_min = 4096;
+constexpr uint32_t ep_magic = 0x57555445;  /* "WUTE" */
+constexpr uint32_t pep_magic = 0x57555450; /* "WUTP" */
+constexpr uint32_t cr_magic = 0x57555443;  /* "WUTC" */
+
+std::atomic<uint64_t> st_refused{0}, st_bad_frames{0}, st_connects{0};
+
+fi_provider *P() noexcept
+{
+	return prov_desc();
+}
+
+/* Addresses as map keys: sockaddr bytes with padding zeroed. */
+std::string addr_key(const void *a, size_t len)
+{
+	if (len >= sizeof(sockaddr_in) && static_cast<const sockaddr *>(a)->sa_family == AF_INET) {
+		sockaddr_in s{};
+		memcpy(&s, a, sizeof s);
+		memset(s.sin_zero, 0, sizeof s.sin_zero);
+		return std::string(reinterpret_cast<const char *>(&s), sizeof s);
+	}
+	if (len >= sizeof(sockaddr_in6) && static_cast<const sockaddr *>(a)->sa_family == AF_INET6)
+		return std::string(static_cast<const char *>(a), sizeof(sockaddr_in6));
+	return {};
+}
+
+std::string addr_text(const std::string &k)
+{
+	char buf[INET6_ADDRSTRLEN + 8] = "?";
+	if (k.size() == sizeof(sockaddr_in)) {
+		sockaddr_in s;
+		memcpy(&s, k.data(), sizeof s);
+		inet_ntop(AF_INET, &s.sin_addr, buf, sizeof buf);
+		return std::string(buf) + ":" + std::to_string(ntohs(s.sin_port));
+	}
+	if (k.size() == sizeof(sockaddr_in6)) {
+		sockaddr_in6 s;
+		memcpy(&s, k.data(), sizeof s);
+		inet_ntop(AF_INET6, &s.sin6_addr, buf, sizeof buf);
+		return "[" + std::string(buf) + "]:" + std::to_string(ntohs(s.sin6_port));
+	}
+	return buf;
+}
+
+void set_nonblock_nodelay(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+/* ---------------------------------------------------------------- */
+/* Process-wide connection-management thread.                        */
+
+struct watch {
+	void (*fn)(void *arg, uint32_t events) noexcept = nullptr;
+	void *arg = nullptr;
+};
+
+class cm_engine {
+public:
+	static cm_engine &get()
+	{
+		/* Never destroyed: the thread may still be in epoll_wait at exit.
+		 * A fork()ed child has no copy of the thread: it starts its own
+		 * (the parent's engine is abandoned there). */
+		static std::mutex m;
+		static cm_engine *e = nullptr;
+		static pid_t owner = 0;
+		std::lock_guard<std::mutex> g(m);
+		if (!e || owner != getpid()) {
+			e = new cm_engine();
+			owner = getpid();
+		}
+		return *e;
+	}
+	void add(watch *w, int fd, uint32_t ev)
+	{
+		std::lock_guard<std::recursive_mutex> g(mtx_);
+		live_.insert(w);
+		epoll_event e{};
+		e.events = ev;
+		e.data.ptr = w;
+		if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &e) && errno == EEXIST)
+			epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &e);
+	}
+	void mod(watch *w, int fd, uint32_t ev)
+	{
+		std::lock_guard<std::recursive_mutex> g(mtx_);
+		epoll_event e{};
+		e.events = ev;
+		e.data.ptr = w;
+		epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &e);
+	}
+	/* After del returns the watch's function is not running and will not
+	 * run again (callers must not hold an endpoint lock). */
+	void del(watch *w, int fd)
+	{
+		std::lock_guard<std::recursive_mutex> g(mtx_);
+		if (fd >= 0)
+			epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+		live_.erase(w);
+	}
+
+private:
+	cm_engine()
+	{
+		epfd_ = epoll_create1(EPOLL_CLOEXEC);
+		if (epfd_ < 0)
+			throw std::system_error(errno, std::generic_category(), "epoll_create1");
+		std::thread([this] { run(); }).detach();
+	}
+	void run() noexcept
+	{
+		epoll_event ev[16];
+		for (;;) {
+			int n = epoll_wait(epfd_, ev, 16, -1);
+			if (n < 0 && errno != EINTR)
+				return;
+			for (int i = 0; i < n; i++) {
+				std::lock_guard<std::recursive_mutex> g(mtx_);
+				auto *w = static_cast<watch *>(ev[i].data.ptr);
+				if (live_.count(w))
+					w->fn(w->arg, ev[i].events);
+			}
+		}
+	}
+	int epfd_ = -1;
+	std::recursive_mutex mtx_;
+	std::unordered_set<watch *> live_;
+};
+
+/* ---------------------------------------------------------------- */
+/* Operations, connections, endpoint.                                */
+
+enum op_kind : uint8_t { OP_SEND, OP_RECV, OP_WRITE, OP_READ };
+
+struct op {
+	op_kind kind;
+	bool tagged = false;
+	bool want_comp = true; /* success completion to the CQ */
+	void *context = nullptr;
+	uint64_t flags = 0;
+	iovec iov[max_iov];
+	size_t iov_cnt = 0;
+	size_t len = 0;
+	fi_addr_t addr = FI_ADDR_UNSPEC;
+	uint64_t tag = 0, ignore = 0, data = 0;
+	uint64_t id = 0;
+	size_t used = 0; /* FI_MULTI_RECV: bytes consumed */
+	int busy = 0;    /* FI_MULTI_RECV: bodies still landing in it */
+};
+
+/* A receive that a header matched, or an unexpected message's buffer. */
+struct unexp {
+	std::string peer;
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	bool tagged = false, has_data = false;
+	uint64_t tag = 0, data = 0;
+	size_t len = 0;
+	std::unique_ptr<char[]> buf;
+	bool done = false;     /* body fully arrived */
+	op *claimed = nullptr; /* matched before its body arrived */
+	size_t claim_off = 0;
+	struct conn *from = nullptr;
+};
+
+enum tx_after : uint8_t {
+	AFTER_NONE,
+	AFTER_COMPLETE, /* send done: complete the op */
+	AFTER_PENDING,  /* RMA: wait for WRITE_ACK / READ_RESP */
+	AFTER_CLOSE,    /* refusal: close the connection once written */
+};
+
+struct txitem {
+	unsigned char hdr[frame::hdr_size];
+	iovec iov[max_iov + 1];
+	int cnt = 0;
+	size_t left = 0;
+	op *o = nullptr;
+	tx_after after = AFTER_NONE;
+	bool control = false; /* may go out before the handshake completes */
+	std::unique_ptr<char[]> owned;
+};
+
+enum conn_state : uint8_t {
+	C_CONNECTING, /* outgoing connect in flight */
+	C_HELLO_WAIT, /* outgoing, HELLO sent, waiting for HELLO_ACK */
+	C_ACCEPTING,  /* incoming, waiting for HELLO */
+	C_CM_WAIT,    /* MSG active side: CONNREQ sent, waiting ACCEPT/REJECT */
+	C_READY,
+	C_LOST,       /* lost a simultaneous connect: placeholder for queued sends */
+	C_CLOSED,
+};
+
+enum body_kind : uint8_t { B_NONE, B_RECV, B_UNEXP, B_WRITE, B_READRESP, B_SMALL, B_DISCARD };
+
+struct tcp_ep;
+
+struct conn {
+	int fd = -1;
+	tcp_ep *ep = nullptr;
+	conn_state state = C_CONNECTING;
+	bool outgoing = false;
+	bool in_map = false;
+	bool want_out = false;
+	bool msg = false; /* the connection of a MSG endpoint */
+	std::string peer;
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	std::deque<txitem *> txq;
+	std::unordered_map<uint64_t, op *> pending; /* RMA ops awaiting replies */
+	/* receive side */
+	std::unique_ptr<char[]> rbuf{new char[rbuf_size]};
+	size_t rpos = 0, rend = 0;
+	bool in_body = false;
+	frame::header h;
+	body_kind bk = B_NONE;
+	iovec tgt[max_iov];
+	size_t tgt_cnt = 0;
+	size_t body_into = 0;    /* bytes of this body that land in tgt */
+	size_t body_trunc = 0;   /* bytes of this body dropped (truncation) */
+	size_t body_left = 0;    /* bytes still to land in tgt */
+	size_t discard_left = 0; /* then bytes to drop */
+	op *rop = nullptr;
+	unexp *ux = nullptr;
+	void *seg = nullptr; /* where this body starts in rop's buffer */
+	int body_err = 0;
+	std::string small;
+	watch cmw; /* MSG: the cm engine's watch on this fd */
+	bool cm_watched = false;
+};
+
+struct pcomp {
+	fid_cq *cq = nullptr;
+	fid_cntr *cntr = nullptr;
+	cq::completion c;
+	int err = 0;
+	size_t olen = 0;
+	std::string err_data;
+};
+
+struct tcp_connreq;
+
+struct tcp_ep {
+	fid_ep ep; /* first */
+	uint32_t magic;
+	prov::domain *dom;
+	fi_info *info;
+	fi_ep_type type;
+	std::mutex mtx;
+	bool enabled = false;
+	fid_cq *tx_cq = nullptr, *rx_cq = nullptr;
+	bool tx_sel = false, rx_sel = false;
+	fid_cntr *c_send = nullptr, *c_recv = nullptr, *c_read = nullptr, *c_write = nullptr,
+		 *c_rread = nullptr, *c_rwrite = nullptr;
+	fid_av *av = nullptr;
+	fid_eq *eq = nullptr;
+	sockaddr_storage src{};
+	socklen_t srclen = 0;
+	std::string self; /* listening address key (RDM) */
+	int lfd = -1;
+	int epfd = -1;
+	std::unordered_map<std::string, conn *> peers;
+	std::vector<conn *> conns;
+	std::vector<conn *> dead;
+	std::deque<op *> rq_msg, rq_tag;
+	std::deque<unexp *> ux_msg, ux_tag;
+	std::vector<pcomp> comps;
+	bool flushing = false;
+	size_t min_multi_recv = 64;
+	uint64_t next_id = 1;
+	size_t tx_inflight = 0, rx_posted = 0;
+	uint64_t key = 0;
+	/* MSG */
+	conn *mc = nullptr;
+	tcp_connreq *cr = nullptr;
+	bool connected = false, shut = false;
+	bool backlog = false; /* some connection stopped with bytes staged */
+	watch autow; /* FI_PROGRESS_AUTO: engine watch on epfd */
+	bool auto_progress = false;
+};
+
+struct tcp_pep {
+	fid_pep pep; /* first */
+	uint32_t magic;
+	prov::fabric *fab;
+	fi_info *info;
+	fid_eq *eq = nullptr;
+	int lfd = -1;
+	bool listening = false;
+	watch w;
+	std::mutex mtx;
+	std::unordered_set<tcp_connreq *> reqs;
+};
+
+struct tcp_connreq {
+	fid fid_; /* first: what CONNREQ's info->handle points at */
+	uint32_t magic;
+	tcp_pep *pep;
+	int fd;
+	watch w;
+	std::string in; /* header + private data being read */
+	sockaddr_storage peer{};
+	socklen_t peerlen = 0;
+	bool reported = false;
+};
+
+tcp_ep *ep_of(fid_ep *e) noexcept
+{
+	if (!e)
+		return nullptr;
+	auto *t = container_of_fid<tcp_ep>(e);
+	return t->magic == ep_magic ? t : nullptr;
+}
+tcp_ep *ep_of(fid *f) noexcept
+{
+	if (!f || f->fclass != FI_CLASS_EP)
+		return nullptr;
+	return ep_of(reinterpret_cast<fid_ep *>(f));
+}
+
+/* ---- completions ---- */
+
+void push_comp(tcp_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0,
+	       size_t olen = 0, const void *err_data = nullptr, size_t err_len = 0)
+{
+	if (!cq && !cntr)
+		return;
+	pcomp p;
+	p.cq = cq;
+	p.cntr = cntr;
+	p.c = c;
+	p.err = err;
+	p.olen = olen;
+	if (err_len)
+		p.err_data.assign(static_cast<const char *>(err_data), err_len);
+	ep->comps.push_back(std::move(p));
+}
+
+/* Posts collected completions; called without ep->mtx.  One thread posts
+ * at a time so a CQ sees an endpoint's completions in order. */
+void flush(tcp_ep *ep) noexcept
+{
+	for (;;) {
+		std::vector<pcomp> batch;
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			if (ep->comps.empty() || ep->flushing)
+				return;
+			ep->flushing = true;
+			batch.swap(ep->comps);
+		}
+		std::vector<pcomp> retry;
+		for (pcomp &p : batch) {
+			if (p.cq) {
+				int r = p.err ? cq::post_error(p.cq, p.c, p.err, -p.err, p.olen,
+							       p.err_data.empty() ? nullptr : p.err_data.data(),
+							       p.err_data.size())
+					      : cq::post(p.cq, p.c);
+				if (r == -FI_EOVERRUN) {
+					retry.push_back(std::move(p));
+					continue;
+				}
+			}
+			if (p.cntr) {
+				if (p.err)
+					cntr::add_err(p.cntr, 1);
+				else
+					cntr::add(p.cntr, 1);
+			}
+		}
+		std::lock_guard<std::mutex> g(ep->mtx);
+		ep->flushing = false;
+		if (!retry.empty()) {
+			/* CQ full: keep them, in order, for the next progress call. */
+			retry.insert(retry.end(), std::make_move_iterator(ep->comps.begin()),
+				     std::make_move_iterator(ep->comps.end()));
+			ep->comps.swap(retry);
+			return;
+		}
+	}
+}
+
+fid_cntr *tx_cntr(tcp_ep *ep, const op *o)
+{
+	switch (o->kind) {
+	case OP_SEND: return ep->c_send;
+	case OP_WRITE: return ep->c_write;
+	case OP_READ: return ep->c_read;
+	default: return ep->c_recv;
+	}
+}
+
+uint64_t op_comp_flags(const op *o)
+{
+	switch (o->kind) {
+	case OP_SEND: return FI_SEND | (o->tagged ? FI_TAGGED : FI_MSG);
+	case OP_RECV: return FI_RECV | (o->tagged ? FI_TAGGED : FI_MSG);
+	case OP_WRITE: return FI_RMA | FI_WRITE;
+	case OP_READ: return FI_RMA | FI_READ;
+	}
+	return 0;
+}
+
+/* Completes a transmit-side op (send/write/read) and frees it. */
+void complete_tx(tcp_ep *ep, op *o, int err)
+{
+	cq::completion c;
+	c.op_context = o->context;
+	c.flags = op_comp_flags(o);
+	c.len = o->kind == OP_READ ? o->len : 0;
+	fid_cq *cq = (err || o->want_comp) ? ep->tx_cq : nullptr;
+	if (err)
+		c.len = 0;
+	push_comp(ep, cq, tx_cntr(ep, o), c, err);
+	if (ep->tx_inflight)
+		ep->tx_inflight--;
+	delete o;
+}
+
+fi_addr_t src_of(tcp_ep *ep, conn *c)
+{
+	if (ep->type != FI_EP_RDM || !ep->av)
+		return FI_ADDR_NOTAVAIL;
+	if (c && c->src == FI_ADDR_NOTAVAIL && !c->peer.empty())
+		c->src = av::reverse(ep->av, c->peer.data(), c->peer.size());
+	return c ? c->src : FI_ADDR_NOTAVAIL;
+}
+
+/* Completes a receive of len bytes at buf (olen: bytes truncated). */
+void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
+		 bool has_data, uint64_t data, size_t olen, int err, bool release)
+{
+	cq::completion c;
+	c.op_context = o->context;
+	c.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0);
+	c.len = len;
+	c.buf = buf;
+	c.data = has_data ? data : 0;
+	c.tag = tagged ? tag : 0;
+	c.src_addr = src == FI_ADDR_NOTAVAIL || !ep->av ? FI_ADDR_NOTAVAIL : av::source_id(ep->av, src);
+	if (release && (o->flags & FI_MULTI_RECV))
+		c.flags |= FI_MULTI_RECV;
+	push_comp(ep, (err || o->want_comp) ? ep->rx_cq : nullptr, ep->c_recv, c, err, olen);
+	if (release) {
+		if (ep->rx_posted)
+			ep->rx_posted--;
+		delete o;
+	}
+}
+
+size_t op_room(const op *o)
+{
+	return o->len - o->used;
+}
+
+/* A multi-recv buffer is released once less than min_multi_recv is left. */
+bool multi_spent(tcp_ep *ep, const op *o)
+{
+	return op_room(o) < ep->min_multi_recv;
+}
+
+/* ---- matching ---- */
+
+bool tag_match(uint64_t want, uint64_t ignore, uint64_t got)
+{
+	return ((want ^ got) & ~ignore) == 0;
+}
+
+bool directed(tcp_ep *ep)
+{
+	return ep->type == FI_EP_RDM && (ep->info->caps & FI_DIRECTED_RECV);
+}
+
+bool recv_matches(tcp_ep *ep, op *o, bool tagged, uint64_t tag, fi_addr_t src)
+{
+	if (tagged && !tag_match(o->tag, o->ignore, tag))
+		return false;
+	if (directed(ep) && o->addr != FI_ADDR_UNSPEC && o->addr != src)
+		return false;
+	return true;
+}
+
+/* Points tgt at [off, off+n) of the op's iovecs; returns the count. */
+size_t slice(const op *o, size_t off, size_t n, iovec *tgt)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < o->iov_cnt && n; i++) {
+		size_t l = o->iov[i].iov_len;
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		size_t take = std::min(l - off, n);
+		tgt[k].iov_base = static_cast<char *>(o->iov[i].iov_base) + off;
+		tgt[k].iov_len = take;
+		k++;
+		n -= take;
+		off = 0;
+	}
+	return k;
+}
+
+size_t copy_to_op(op *o, size_t off, const char *src, size_t n)
+{
+	iovec t[max_iov];
+	size_t k = slice(o, off, n, t), done = 0;
+	for (size_t i = 0; i < k; i++) {
+		memcpy(t[i].iov_base, src + done, t[i].iov_len);
+		done += t[i].iov_len;
+	}
+	return done;
+}
+
+/* ---- transmit ---- */
+
+void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm = false);
+void progress_locked(tcp_ep *ep);
+
+void want_out(tcp_ep *ep, conn *c, bool on)
+{
+	if (c->want_out == on || c->fd < 0)
+		return;
+	c->want_out = on;
+	epoll_event e{};
+	e.events = EPOLLIN | (on ? uint32_t(EPOLLOUT) : 0u);
+	e.data.ptr = c;
+	epoll_ctl(ep->epfd, EPOLL_CTL_MOD, c->fd, &e);
+}
+
+void tx_done(tcp_ep *ep, conn *c, txitem *t)
+{
+	switch (t->after) {
+	case AFTER_COMPLETE:
+		complete_tx(ep, t->o, 0);
+		break;
+	case AFTER_PENDING:
+		c->pending[t->o->id] = t->o;
+		break;
+	case AFTER_CLOSE:
+		delete t;
+		conn_fail(ep, c, 0, nullptr);
+		return;
+	case AFTER_NONE:
+		break;
+	}
+	delete t;
+}
+
+/* Writes what the connection may send now.  False if the connection died. */
+bool flush_tx(tcp_ep *ep, conn *c)
+{
+	while (!c->txq.empty()) {
+		txitem *t = c->txq.front();
+		bool may = c->state == C_READY || (t->control && c->state != C_CONNECTING && c->state != C_LOST &&
+						     c->state != C_CLOSED);
+		if (!may)
+			break;
+		msghdr m{};
+		m.msg_iov = t->iov;
+		m.msg_iovlen = t->cnt;
+		ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+				want_out(ep, c, true);
+				return true;
+			}
+			conn_fail(ep, c, FI_EIO, strerror(errno));
+			return false;
+		}
+		t->left -= size_t(n);
+		if (t->left) {
+			/* Partial write: advance the iovecs. */
+			size_t k = 0;
+			while (n > 0) {
+				if (size_t(n) >= t->iov[k].iov_len) {
+					n -= ssize_t(t->iov[k].iov_len);
+					k++;
+				} else {
+					t->iov[k].iov_base = static_cast<char *>(t->iov[k].iov_base) + n;
+					t->iov[k].iov_len -= size_t(n);
+					n = 0;
+				}
+			}
+			memmove(t->iov, t->iov + k, (t->cnt - k) * sizeof(iovec));
+			t->cnt -= int(k);
+			want_out(ep, c, true);
+			return true;
+		}
+		c->txq.pop_front();
+		conn_state before = c->state;
+		tx_done(ep, c, t);
+		if (before != C_READY && c->state == C_CLOSED)
+			return false;
+		if (c->state == C_CLOSED)
+			return false;
+	}
+	want_out(ep, c, false);
+	return true;
+}
+
+txitem *make_item(const frame::header &h, const iovec *iov, size_t cnt)
+{
+	auto *t = new txitem();
+	frame::encode(h, t->hdr);
+	t->iov[0] = {t->hdr, frame::hdr_size};
+	t->cnt = 1;
+	t->left = frame::hdr_size;
+	for (size_t i = 0; i < cnt; i++) {
+		if (!iov[i].iov_len)
+			continue;
+		t->iov[t->cnt++] = iov[i];
+		t->left += iov[i].iov_len;
+	}
+	return t;
+}
+
+txitem *control_item(uint8_t type, uint64_t id, uint64_t data, const void *payload = nullptr,
+		     size_t plen = 0)
+{
+	frame::header h;
+	h.type = type;
+	h.id = id;
+	h.data = data;
+	h.len = plen;
+	auto *t = new txitem();
+	frame::encode(h, t->hdr);
+	t->iov[0] = {t->hdr, frame::hdr_size};
+	t->cnt = 1;
+	t->left = frame::hdr_size;
+	if (plen) {
+		t->owned.reset(new char[plen]);
+		memcpy(t->owned.get(), payload, plen);
+		t->iov[1] = {t->owned.get(), plen};
+		t->cnt = 2;
+		t->left += plen;
+	}
+	t->control = true;
+	return t;
+}
+
+/* Queues an item and tries to write at once (the common, latency path). */
+bool enqueue(tcp_ep *ep, conn *c, txitem *t)
+{
+	bool idle = c->txq.empty();
+	c->txq.push_back(t);
+	if (idle && c->fd >= 0)
+		return flush_tx(ep, c);
+	return true;
+}
+
+/* ---- connections ---- */
+
+conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st)
+{
+	auto *c = new conn();
+	c->fd = fd;
+	c->ep = ep;
+	c->outgoing = outgoing;
+	c->state = st;
+	epoll_event e{};
+	e.events = EPOLLIN | (st == C_CONNECTING ? uint32_t(EPOLLOUT) : 0u);
+	c->want_out = st == C_CONNECTING;
+	e.data.ptr = c;
+	if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &e)) {
+		int err = errno;
+		delete c;
+		throw std::system_error(err, std::generic_category(), "epoll_ctl");
+	}
+	ep->conns.push_back(c);
+	return c;
+}
+
+void post_cm_error(tcp_ep *ep, int err, const std::string &data)
+{
+	if (!ep->eq)
+		return;
+	fi_eq_err_entry e{};
+	e.fid = &ep->ep.fid;
+	e.context = ep->ep.fid.context;
+	e.err = err;
+	e.prov_errno = err;
+	e.err_data = data.empty() ? nullptr : const_cast<char *>(data.data());
+	e.err_data_size = data.size();
+	eq_post_error(ep->eq, &e);
+}
+
+void post_cm_event(tcp_ep *ep, uint32_t event, const void *data, size_t len)
+{
+	if (!ep->eq)
+		return;
+	std::vector<char> buf(sizeof(fi_eq_cm_entry) + len);
+	fi_eq_cm_entry ent{};
+	ent.fid = &ep->ep.fid;
+	ent.info = nullptr;
+	memcpy(buf.data(), &ent, sizeof ent);
+	if (len)
+		memcpy(buf.data() + sizeof ent, data, len);
+	eq_post(ep->eq, event, buf.data(), buf.size());
+}
+
+/* Closes a connection: error completions for every operation that
+ * involved it, FI_SHUTDOWN for a MSG endpoint.  The object is freed at
+ * the end of the progress pass. */
+void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
+{
+	if (c->state == C_CLOSED)
+		return;
+	conn_state was = c->state;
+	if (why)
+		WU_WARN(P(), FI_LOG_EP_DATA, "connection to %s closed: %s\n",
+			c->peer.empty() ? "(unidentified peer)" : addr_text(c->peer).c_str(), why);
+	c->state = C_CLOSED;
+	if (c->fd >= 0) {
+		epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+		if (!c->cm_watched) {
+			close(c->fd);
+			c->fd = -1;
+		} else {
+			shutdown(c->fd, SHUT_RDWR); /* fd closed when the watch goes */
+		}
+	}
+	if (c->in_map) {
+		auto it = ep->peers.find(c->peer);
+		if (it != ep->peers.end() && it->second == c)
+			ep->peers.erase(it);
+		c->in_map = false;
+	}
+	int e = err ? err : FI_ECONNRESET;
+	for (txitem *t : c->txq) {
+		if (t->o)
+			complete_tx(ep, t->o, e);
+		delete t;
+	}
+	c->txq.clear();
+	for (auto &p : c->pending)
+		complete_tx(ep, p.second, e);
+	c->pending.clear();
+	if (c->in_body) {
+		if (c->bk == B_RECV && c->rop) {
+			op *o = c->rop;
+			bool multi = o->flags & FI_MULTI_RECV;
+			bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+			complete_rx(ep, o, c->seg, c->body_into - c->body_left, src_of(ep, c),
+				    c->h.flags & frame::F_TAGGED, c->h.tag, false, 0, 0, e, release);
+		} else if (c->bk == B_UNEXP && c->ux) {
+			unexp *u = c->ux;
+			if (u->claimed) {
+				op *o = u->claimed;
+				bool multi = o->flags & FI_MULTI_RECV;
+				bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+				complete_rx(ep, o, nullptr, 0, u->src, u->tagged, u->tag, false, 0, 0, e, release);
+				delete u;
+			} else {
+				auto &q = u->tagged ? ep->ux_tag : ep->ux_msg;
+				q.erase(std::remove(q.begin(), q.end(), u), q.end());
+				delete u;
+			}
+		} else if (c->bk == B_READRESP && c->rop) {
+			complete_tx(ep, c->rop, e);
+		}
+		c->in_body = false;
+		c->rop = nullptr;
+		c->ux = nullptr;
+	}
+	/* Unexpected messages whose bodies came from here stay (they are whole). */
+	for (unexp *u : ep->ux_msg)
+		if (u->from == c)
+			u->from = nullptr;
+	for (unexp *u : ep->ux_tag)
+		if (u->from == c)
+			u->from = nullptr;
+	if (c->msg && !quiet_cm) {
+		if (was == C_CM_WAIT || was == C_CONNECTING) {
+			post_cm_error(ep, FI_ECONNREFUSED, {});
+		} else if (ep->connected && !ep->shut) {
+			ep->shut = true;
+			post_cm_event(ep, FI_SHUTDOWN, nullptr, 0);
+		}
+	}
+	ep->dead.push_back(c);
+}
+
+void reap(tcp_ep *ep)
+{
+	for (conn *c : ep->dead) {
+		ep->conns.erase(std::remove(ep->conns.begin(), ep->conns.end(), c), ep->conns.end());
+		if (ep->mc == c)
+			continue; /* the MSG connection is freed by ep close */
+		if (c->fd >= 0 && !c->cm_watched) {
+			close(c->fd);
+			c->fd = -1;
+		}
+		if (!c->cm_watched)
+			delete c;
+	}
+	ep->dead.clear();
+}
+
+/* Outgoing RDM connection to a listening address. */
+conn *connect_to(tcp_ep *ep, const std::string &key)
+{
+	const sockaddr *sa = reinterpret_cast<const sockaddr *>(key.data());
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		throw fi_error(FI_ENOMEM);
+	set_nonblock_nodelay(fd);
+	int r = connect(fd, sa, socklen_t(key.size()));
+	if (r && errno != EINPROGRESS) {
+		int err = errno;
+		close(fd);
+		WU_WARN(P(), FI_LOG_EP_DATA, "connect to %s: %s\n", addr_text(key).c_str(), strerror(err));
+		return nullptr;
+	}
+	st_connects.fetch_add(1, std::memory_order_relaxed);
+	conn *c = new_conn(ep, fd, true, r == 0 ? C_HELLO_WAIT : C_CONNECTING);
+	c->peer = key;
+	c->in_map = true;
+	ep->peers[key] = c;
+	frame::header h;
+	h.type = frame::HELLO;
+	h.tag = ep->key;
+	h.len = ep->self.size();
+	auto *t = new txitem();
+	frame::encode(h, t->hdr);
+	t->owned.reset(new char[ep->self.size()]);
+	memcpy(t->owned.get(), ep->self.data(), ep->self.size());
+	t->iov[0] = {t->hdr, frame::hdr_size};
+	t->iov[1] = {t->owned.get(), ep->self.size()};
+	t->cnt = 2;
+	t->left = frame::hdr_size + ep->self.size();
+	t->control = true;
+	c->txq.push_back(t);
+	if (c->state == C_HELLO_WAIT)
+		flush_tx(ep, c);
+	return c;
+}
+
+/* The connection to use for fi_addr (RDM) or the MSG connection. */
+conn *conn_for(tcp_ep *ep, fi_addr_t addr, int *err)
+{
+	if (ep->type == FI_EP_MSG) {
+		if (!ep->mc || !ep->connected || ep->mc->state == C_CLOSED) {
+			*err = ep->shut ? FI_ECONNRESET : FI_ENOTCONN;
+			return nullptr;
+		}
+		return ep->mc;
+	}
+	if (!ep->av) {
+		*err = FI_ENOAV;
+		return nullptr;
+	}
+	unsigned char buf[av::max_blob];
+	size_t n = av::addr_of(ep->av, addr, buf, sizeof buf);
+	if (!n || n > sizeof buf) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "fi_addr %llu names no address in the bound AV\n",
+			(unsigned long long)addr);
+		*err = FI_EINVAL;
+		return nullptr;
+	}
+	std::string key = addr_key(buf, n);
+	if (key.empty()) {
+		*err = FI_EINVAL;
+		return nullptr;
+	}
+	auto it = ep->peers.find(key);
+	if (it != ep->peers.end())
+		return it->second;
+	conn *c = connect_to(ep, key);
+	if (!c)
+		*err = FI_ECONNREFUSED;
+	return c;
+}
+
+/* ---- receive side ---- */
+
+bool protocol_error(tcp_ep *ep, conn *c, const char *what)
+{
+	st_bad_frames.fetch_add(1, std::memory_order_relaxed);
+	std::string why = std::string("malformed frame from the wire (") + what + ")";
+	conn_fail(ep, c, FI_EIO, why.c_str());
+	return false;
+}
+
+void start_body(conn *c, body_kind k, size_t into, size_t discard)
+{
+	c->in_body = true;
+	c->bk = k;
+	c->body_into = into;
+	c->body_trunc = discard;
+	c->body_left = into;
+	c->discard_left = discard;
+}
+
+op *find_recv(tcp_ep *ep, bool tagged, uint64_t tag, fi_addr_t src)
+{
+	auto &q = tagged ? ep->rq_tag : ep->rq_msg;
+	for (auto it = q.begin(); it != q.end(); ++it)
+		if (recv_matches(ep, *it, tagged, tag, src))
+			return *it;
+	return nullptr;
+}
+
+void remove_recv(tcp_ep *ep, op *o)
+{
+	auto &q = o->tagged ? ep->rq_tag : ep->rq_msg;
+	auto it = std::find(q.begin(), q.end(), o);
+	if (it != q.end())
+		q.erase(it);
+}
+
+/* A header for a message (eager MSG frame) arrived. */
+void on_msg(tcp_ep *ep, conn *c)
+{
+	const frame::header &h = c->h;
+	bool tagged = h.flags & frame::F_TAGGED;
+	fi_addr_t src = (directed(ep) || (ep->info->caps & FI_SOURCE)) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
+	if (directed(ep) && src == FI_ADDR_NOTAVAIL)
+		src = src_of(ep, c);
+	op *o = find_recv(ep, tagged, h.tag, src);
+	if (o) {
+		size_t room = op_room(o);
+		size_t into = std::min<size_t>(room, h.len);
+		c->rop = o;
+		c->tgt_cnt = slice(o, o->used, into, c->tgt);
+		c->seg = c->tgt_cnt ? c->tgt[0].iov_base : o->iov[0].iov_base;
+		if (!(o->flags & FI_MULTI_RECV)) {
+			remove_recv(ep, o);
+		} else {
+			o->used += into; /* reserve the segment now: later frames land after it */
+			o->busy++;
+			if (multi_spent(ep, o))
+				remove_recv(ep, o);
+		}
+		start_body(c, B_RECV, into, h.len - into);
+		return;
+	}
+	auto *u = new unexp();
+	u->peer = c->peer;
+	u->from = c;
+	u->src = src;
+	u->tagged = tagged;
+	u->tag = h.tag;
+	u->has_data = h.flags & frame::F_CQ_DATA;
+	u->data = h.data;
+	u->len = h.len;
+	if (h.len)
+		u->buf.reset(new char[h.len]);
+	(tagged ? ep->ux_tag : ep->ux_msg).push_back(u);
+	c->ux = u;
+	c->tgt[0] = {u->buf.get(), size_t(h.len)};
+	c->tgt_cnt = h.len ? 1 : 0;
+	start_body(c, B_UNEXP, h.len, 0);
+}
+
+/* Moves queued (non-handshake) sends from one connection to another. */
+void move_queue(conn *from, conn *to)
+{
+	for (txitem *t : from->txq) {
+		if (t->control && !t->o) {
+			delete t;
+			continue;
+		}
+		to->txq.push_back(t);
+	}
+	from->txq.clear();
+}
+
+/* HELLO on an incoming connection: check the job key, then decide which of
+ * two simultaneous connections survives (the one opened by the lower
+ * listening address). */
+void on_hello(tcp_ep *ep, conn *c)
+{
+	if (c->h.tag != ep->key) {
+		st_refused.fetch_add(1, std::memory_order_relaxed);
+		WU_WARN(P(), FI_LOG_EP_CTRL,
+			"refused a connection to %s: its handshake carries another job key (stray client, or "
+			"processes of one job started with different FI_TCP_JOB_KEY values)\n",
+			addr_text(ep->self).c_str());
+		conn_fail(ep, c, 0, nullptr);
+		return;
+	}
+	std::string key = addr_key(c->small.data(), c->small.size());
+	if (key.empty()) {
+		protocol_error(ep, c, "HELLO without a socket address");
+		return;
+	}
+	c->peer = key;
+	auto it = ep->peers.find(key);
+	conn *existing = it == ep->peers.end() ? nullptr : it->second;
+	if (key != ep->self && existing && existing->outgoing && ep->self < key) {
+		/* Our own connection to this peer wins; refuse this one. */
+		txitem *t = control_item(frame::HELLO_ACK, 0, 1);
+		t->after = AFTER_CLOSE;
+		enqueue(ep, c, t);
+		return;
+	}
+	if (key != ep->self) {
+		if (existing) {
+			existing->in_map = false;
+			move_queue(existing, c);
+			if (existing->state == C_LOST)
+				conn_fail(ep, existing, 0, nullptr);
+		}
+		ep->peers[key] = c;
+		c->in_map = true;
+	}
+	c->state = C_READY;
+	/* The ack goes first, then whatever was queued for this peer. */
+	c->txq.push_front(control_item(frame::HELLO_ACK, 0, 0));
+	flush_tx(ep, c);
+}
+
+void on_hello_ack(tcp_ep *ep, conn *c)
+{
+	if (c->h.data == 0) {
+		c->state = C_READY;
+		flush_tx(ep, c);
+		return;
+	}
+	/* We lost a simultaneous connect: the peer's connection carries the
+	 * traffic.  If its HELLO has not arrived yet, keep the queued sends
+	 * here until it does. */
+	auto it = ep->peers.find(c->peer);
+	if (it != ep->peers.end() && it->second == c) {
+		epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+		close(c->fd);
+		c->fd = -1;
+		c->state = C_LOST;
+		return;
+	}
+	if (it != ep->peers.end())
+		move_queue(c, it->second);
+	conn_fail(ep, c, 0, nullptr);
+	if (it != ep->peers.end())
+		flush_tx(ep, it->second);
+}
+
+void finish_body(tcp_ep *ep, conn *c)
+{
+	c->in_body = false;
+	const frame::header &h = c->h;
+	bool tagged = h.flags & frame::F_TAGGED;
+	bool has_data = h.flags & frame::F_CQ_DATA;
+	switch (c->bk) {
+	case B_RECV: {
+		op *o = c->rop;
+		c->rop = nullptr;
+		bool multi = o->flags & FI_MULTI_RECV;
+		bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+		fi_addr_t src = (ep->info->caps & FI_SOURCE) || directed(ep) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
+		complete_rx(ep, o, c->seg, c->body_into, src, tagged, h.tag, has_data, h.data, c->body_trunc,
+			    c->body_trunc ? FI_ETRUNC : 0, release);
+		break;
+	}
+	case B_UNEXP: {
+		unexp *u = c->ux;
+		c->ux = nullptr;
+		u->done = true;
+		u->from = nullptr;
+		if (op *o = u->claimed) {
+			bool multi = o->flags & FI_MULTI_RECV;
+			size_t room = multi ? u->len : o->len;
+			size_t into = std::min(room, u->len);
+			copy_to_op(o, u->claim_off, u->buf.get(), into);
+			iovec first[max_iov];
+			size_t k = slice(o, u->claim_off, into, first);
+			bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+			complete_rx(ep, o, k ? first[0].iov_base : o->iov[0].iov_base, into, u->src, u->tagged,
+				    u->tag, u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0,
+				    release);
+			delete u;
+		}
+		break;
+	}
+	case B_WRITE: {
+		enqueue(ep, c, control_item(frame::WRITE_ACK, h.id, 0));
+		mr::remote_access(ep->dom, h.tag, FI_REMOTE_WRITE);
+		cq::completion cc;
+		cc.flags = FI_RMA | FI_REMOTE_WRITE | (has_data ? FI_REMOTE_CQ_DATA : 0);
+		cc.data = h.data;
+		cc.len = h.len;
+		push_comp(ep, has_data ? ep->rx_cq : nullptr, ep->c_rwrite, cc);
+		break;
+	}
+	case B_READRESP: {
+		op *o = c->rop;
+		c->rop = nullptr;
+		complete_tx(ep, o, c->body_trunc ? FI_ETRUNC : 0);
+		break;
+	}
+	case B_SMALL:
+		switch (h.type) {
+		case frame::HELLO:
+			on_hello(ep, c);
+			break;
+		case frame::ACCEPT:
+			c->state = C_READY;
+			ep->connected = true;
+			post_cm_event(ep, FI_CONNECTED, c->small.data(), c->small.size());
+			flush_tx(ep, c);
+			break;
+		case frame::REJECT:
+			post_cm_error(ep, FI_ECONNREFUSED, c->small);
+			conn_fail(ep, c, FI_ECONNREFUSED, nullptr, true);
+			break;
+		}
+		break;
+	case B_DISCARD:
+	case B_NONE:
+		break;
+	}
+	c->bk = B_NONE;
+}
+
+/* A validated header: decide where its body goes. */
+void on_header(tcp_ep *ep, conn *c)
+{
+	const frame::header &h = c->h;
+	auto small = [&] {
+		c->small.assign(h.len, '\0');
+		c->tgt[0] = {c->small.data(), size_t(h.len)};
+		c->tgt_cnt = h.len ? 1 : 0;
+		start_body(c, B_SMALL, h.len, 0);
+	};
+	switch (c->state) {
+	case C_ACCEPTING:
+		if (h.type != frame::HELLO || ep->type != FI_EP_RDM)
+			return (void)protocol_error(ep, c, "expected HELLO");
+		return small();
+	case C_HELLO_WAIT:
+		if (h.type != frame::HELLO_ACK)
+			return (void)protocol_error(ep, c, "expected HELLO_ACK");
+		return on_hello_ack(ep, c);
+	case C_CM_WAIT:
+		if (h.type != frame::ACCEPT && h.type != frame::REJECT)
+			return (void)protocol_error(ep, c, "expected ACCEPT or REJECT");
+		return small();
+	case C_READY:
+		break;
+	default:
+		return (void)protocol_error(ep, c, "frame in an unexpected state");
+	}
+	switch (h.type) {
+	case frame::MSG:
+		return on_msg(ep, c);
+	case frame::WRITE: {
+		void *p = mr::check(ep->dom, h.tag, h.aux, h.len, FI_REMOTE_WRITE);
+		if (!p && h.len) {
+			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
+				       "RMA write to key 0x%llx, address 0x%llx, %llu bytes: no such registered region\n",
+				       (unsigned long long)h.tag, (unsigned long long)h.aux,
+				       (unsigned long long)h.len);
+			enqueue(ep, c, control_item(frame::WRITE_ACK, h.id, FI_EACCES));
+			return start_body(c, B_DISCARD, 0, h.len);
+		}
+		c->tgt[0] = {p, size_t(h.len)};
+		c->tgt_cnt = h.len ? 1 : 0;
+		return start_body(c, B_WRITE, h.len, 0);
+	}
+	case frame::READ_REQ: {
+		void *p = mr::check(ep->dom, h.tag, h.aux, h.data, FI_REMOTE_READ);
+		if (!p && h.data) {
+			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
+				       "RMA read from key 0x%llx, address 0x%llx, %llu bytes: no such registered region\n",
+				       (unsigned long long)h.tag, (unsigned long long)h.aux,
+				       (unsigned long long)h.data);
+			enqueue(ep, c, control_item(frame::READ_RESP, h.id, FI_EACCES));
+			return;
+		}
+		frame::header r;
+		r.type = frame::READ_RESP;
+		r.id = h.id;
+		r.len = h.data;
+		iovec v = {p, size_t(h.data)};
+		enqueue(ep, c, make_item(r, &v, 1));
+		mr::remote_access(ep->dom, h.tag, FI_REMOTE_READ);
+		push_comp(ep, nullptr, ep->c_rread, cq::completion{});
+		return;
+	}
+	case frame::WRITE_ACK:
+	case frame::READ_RESP: {
+		auto it = c->pending.find(h.id);
+		if (it == c->pending.end())
+			return (void)protocol_error(ep, c, "reply for an unknown operation");
+		op *o = it->second;
+		c->pending.erase(it);
+		if (h.type == frame::WRITE_ACK || h.data) {
+			complete_tx(ep, o, int(h.data));
+			return;
+		}
+		size_t into = std::min<size_t>(o->len, h.len);
+		c->rop = o;
+		c->tgt_cnt = slice(o, 0, into, c->tgt);
+		return start_body(c, B_READRESP, into, h.len - into);
+	}
+	default:
+		return (void)protocol_error(ep, c, "frame type not expected on a data connection");
+	}
+}
+
+void consume_iov(iovec *v, size_t &cnt, size_t n)
+{
+	size_t k = 0;
+	while (n && k < cnt) {
+		if (n >= v[k].iov_len) {
+			n -= v[k].iov_len;
+			k++;
+		} else {
+			v[k].iov_base = static_cast<char *>(v[k].iov_base) + n;
+			v[k].iov_len -= n;
+			n = 0;
+		}
+	}
+	while (k < cnt && v[k].iov_len == 0)
+		k++;
+	memmove(v, v + k, (cnt - k) * sizeof(iovec));
+	cnt -= k;
+}
+
+/* Reads from the socket into the staging buffer: >0 bytes, 0 would block,
+ * -1 the connection failed (already handled). */
+ssize_t fill(tcp_ep *ep, conn *c)
+{
+	if (c->rpos == c->rend)
+		c->rpos = c->rend = 0;
+	else if (c->rend == rbuf_size) {
+		memmove(c->rbuf.get(), c->rbuf.get() + c->rpos, c->rend - c->rpos);
+		c->rend -= c->rpos;
+		c->rpos = 0;
+	}
+	ssize_t n = recv(c->fd, c->rbuf.get() + c->rend, rbuf_size - c->rend, MSG_DONTWAIT);
+	if (n > 0) {
+		c->rend += size_t(n);
+		return n;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	if (n == 0)
+		conn_fail(ep, c, FI_ECONNRESET, c->msg || c->state != C_READY ? nullptr : "peer closed the connection");
+	else
+		conn_fail(ep, c, FI_EIO, strerror(errno));
+	return -1;
+}
+
+void read_conn(tcp_ep *ep, conn *c)
+{
+	for (int budget = 256;; budget--) {
+		if (c->state == C_CLOSED || c->state == C_LOST)
+			return;
+		if (budget == 0) {
+			/* Frames may sit in the staging buffer with nothing left in
+			 * the socket, so epoll will not report them: revisit. */
+			ep->backlog = true;
+			return;
+		}
+		if (!c->in_body) {
+			if (c->rend - c->rpos < frame::hdr_size) {
+				ssize_t n = fill(ep, c);
+				if (n <= 0)
+					return;
+				continue;
+			}
+			frame::header h;
+			frame::error e = frame::decode(c->rbuf.get() + c->rpos, c->rend - c->rpos, h);
+			if (e != frame::error::ok) {
+				protocol_error(ep, c, frame::to_string(e));
+				return;
+			}
+			c->rpos += frame::hdr_size;
+			c->h = h;
+			on_header(ep, c);
+			continue;
+		}
+		if (c->body_left) {
+			size_t avail = c->rend - c->rpos;
+			if (avail) {
+				size_t n = std::min(avail, c->body_left);
+				size_t done = 0;
+				for (size_t i = 0; i < c->tgt_cnt && done < n; i++) {
+					size_t t = std::min(c->tgt[i].iov_len, n - done);
+					memcpy(c->tgt[i].iov_base, c->rbuf.get() + c->rpos + done, t);
+					done += t;
+				}
+				consume_iov(c->tgt, c->tgt_cnt, n);
+				c->rpos += n;
+				c->body_left -= n;
+				continue;
+			}
+			if (c->body_left >= direct_read_min) {
+				/* Zero-copy: straight into the destination. */
+				ssize_t n = readv(c->fd, c->tgt, int(c->tgt_cnt));
+				if (n > 0) {
+					consume_iov(c->tgt, c->tgt_cnt, size_t(n));
+					c->body_left -= size_t(n);
+					budget++;
+					continue;
+				}
+				if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+					return;
+				conn_fail(ep, c, n == 0 ? FI_ECONNRESET : FI_EIO,
+					  n == 0 ? "peer closed the connection mid-message" : strerror(errno));
+				return;
+			}
+			if (fill(ep, c) <= 0)
+				return;
+			continue;
+		}
+		if (c->discard_left) {
+			size_t avail = c->rend - c->rpos;
+			if (avail) {
+				size_t n = std::min(avail, c->discard_left);
+				c->rpos += n;
+				c->discard_left -= n;
+				continue;
+			}
+			if (fill(ep, c) <= 0)
+				return;
+			continue;
+		}
+		finish_body(ep, c);
+	}
+}
+
+void accept_all(tcp_ep *ep)
+{
+	for (;;) {
+		int fd = accept4(ep->lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		set_nonblock_nodelay(fd);
+		new_conn(ep, fd, false, C_ACCEPTING);
+	}
+}
+
+void connect_done(tcp_ep *ep, conn *c)
+{
+	int err = 0;
+	socklen_t l = sizeof err;
+	getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &l);
+	if (err) {
+		conn_fail(ep, c, FI_ECONNREFUSED,
+			  c->msg ? nullptr : (std::string("connect: ") + strerror(err)).c_str());
+		return;
+	}
+	c->state = c->msg ? C_CM_WAIT : C_HELLO_WAIT;
+	flush_tx(ep, c);
+}
+
+void progress_locked(tcp_ep *ep)
+{
+	epoll_event ev[32];
+	int n = epoll_wait(ep->epfd, ev, 32, 0);
+	for (int i = 0; i < n; i++) {
+		if (!ev[i].data.ptr) {
+			accept_all(ep);
+			continue;
+		}
+		auto *c = static_cast<conn *>(ev[i].data.ptr);
+		if (c->state == C_CLOSED || c->state == C_LOST)
+			continue;
+		if (c->state == C_CONNECTING) {
+			if (ev[i].events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+				connect_done(ep, c);
+			continue;
+		}
+		if (ev[i].events & EPOLLOUT)
+			if (!flush_tx(ep, c))
+				continue;
+		if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
+			read_conn(ep, c);
+	}
+	if (ep->backlog) {
+		ep->backlog = false;
+		for (size_t i = 0; i < ep->conns.size(); i++) {
+			conn *c = ep->conns[i];
+			if (c->state != C_CLOSED && c->state != C_LOST && c->state != C_CONNECTING &&
+			    (c->rend > c->rpos || (c->in_body && !c->body_left && !c->discard_left)))
+				read_conn(ep, c);
+		}
+	}
+	reap(ep);
+}
+
+void progress_cb(void *arg) noexcept
+{
+	guard_void("tcp progress", [&] {
+		auto *ep = static_cast<tcp_ep *>(arg);
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			progress_locked(ep);
+		}
+		flush(ep);
+	});
+}
+
+void auto_event(void *arg, uint32_t) noexcept
+{
+	progress_cb(arg);
+}
+
+/* The cm engine's view of a MSG connection: drive the handshake, then
+ * notice a peer that goes away while nobody reads the CQ (FI_SHUTDOWN). */
+void msg_cm_event(void *arg, uint32_t) noexcept
+{
+	guard_void("tcp cm", [&] {
+		auto *c = static_cast<conn *>(arg);
+		tcp_ep *ep = c->ep;
+		conn_state st;
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			progress_locked(ep);
+			st = c->state;
+		}
+		flush(ep);
+		if (st == C_CLOSED || c->fd < 0)
+			return;
+		uint32_t evs = st == C_READY ? (EPOLLRDHUP | EPOLLONESHOT)
+					     : (EPOLLIN | EPOLLONESHOT | (st == C_CONNECTING ? uint32_t(EPOLLOUT) : 0u));
+		cm_engine::get().mod(&c->cmw, c->fd, evs);
+	});
+}
+
+/* ---- data-path entry points ---- */
+
+size_t iov_total(const iovec *iov, size_t cnt)
+{
+	size_t t = 0;
+	for (size_t i = 0; i < cnt; i++)
+		t += iov[i].iov_len;
+	return t;
+}
+
+ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64_t tag, uint64_t data,
+		uint64_t flags, void *ctx, bool tagged, bool inject_api)
+{
+	if (cnt > max_iov || (cnt && !iov))
+		return -FI_EINVAL;
+	size_t total = iov_total(iov, cnt);
+	if ((inject_api || (flags & FI_INJECT)) && total > ep->info->tx_attr->inject_size)
+		return -FI_EINVAL;
+	{
+		std::lock_guard<std::mutex> g(ep->mtx);
+		if (!ep->enabled)
+			return -FI_EOPBADSTATE;
+		if (ep->tx_inflight >= ep->info->tx_attr->size) {
+			progress_locked(ep);
+			if (ep->tx_inflight >= ep->info->tx_attr->size)
+				return -FI_EAGAIN;
+		}
+		int err = 0;
+		conn *c = conn_for(ep, dest, &err);
+		if (!c)
+			return -err;
+		frame::header h;
+		h.type = frame::MSG;
+		h.flags = (tagged ? frame::F_TAGGED : 0) | ((flags & FI_REMOTE_CQ_DATA) ? frame::F_CQ_DATA : 0);
+		h.tag = tagged ? tag : 0;
+		h.data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
+		h.len = total;
+		txitem *t = make_item(h, iov, cnt);
+		if (inject_api || (flags & FI_INJECT)) {
+			t->owned.reset(new char[total ? total : 1]);
+			size_t off = 0;
+			for (size_t i = 0; i < cnt; i++) {
+				memcpy(t->owned.get() + off, iov[i].iov_base, iov[i].iov_len);
+				off += iov[i].iov_len;
+			}
+			t->cnt = 1;
+			if (total)
+				t->iov[t->cnt++] = {t->owned.get(), total};
+		}
+		auto *o = new op();
+		o->kind = OP_SEND;
+		o->tagged = tagged;
+		o->context = ctx;
+		o->flags = flags;
+		o->len = total;
+		o->want_comp = !inject_api && (!ep->tx_sel || (flags & FI_COMPLETION));
+		t->o = o;
+		t->after = AFTER_COMPLETE;
+		ep->tx_inflight++;
+		enqueue(ep, c, t);
+		reap(ep);
+	}
+	flush(ep);
+	return 0;
+}
+
+ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		uint64_t flags, void *ctx, bool tagged)
+{
+	if (cnt > max_iov || (cnt && !iov))
+		return -FI_EINVAL;
+	if ((flags & FI_MULTI_RECV) && (tagged || cnt != 1))
+		return -FI_EINVAL;
+	{
+		std::lock_guard<std::mutex> g(ep->mtx);
+		if (!ep->enabled)
+			return -FI_EOPBADSTATE;
+		if (ep->rx_posted >= ep->info->rx_attr->size)
+			return -FI_EAGAIN;
+		auto *o = new op();
+		o->kind = OP_RECV;
+		o->tagged = tagged;
+		o->context = ctx;
+		o->flags = flags;
+		for (size_t i = 0; i < cnt; i++)
+			o->iov[i] = iov[i];
+		o->iov_cnt = cnt;
+		o->len = iov_total(iov, cnt);
+		o->addr = directed(ep) ? src : FI_ADDR_UNSPEC;
+		o->tag = tag;
+		o->ignore = ignore;
+		o->want_comp = !ep->rx_sel || (flags & FI_COMPLETION);
+		ep->rx_posted++;
+		bool multi = flags & FI_MULTI_RECV;
+		auto &q = tagged ? ep->ux_tag : ep->ux_msg;
+		for (auto it = q.begin(); it != q.end();) {
+			unexp *u = *it;
+			if (u->src == FI_ADDR_NOTAVAIL && ep->av && !u->peer.empty())
+				u->src = av::reverse(ep->av, u->peer.data(), u->peer.size());
+			if (!recv_matches(ep, o, tagged, u->tag, u->src)) {
+				++it;
+				continue;
+			}
+			it = q.erase(it);
+			size_t into = std::min(op_room(o), u->len);
+			size_t off = o->used;
+			if (multi) {
+				o->used += into;
+				o->busy++;
+			}
+			if (!u->done) {
+				u->claimed = o;
+				u->claim_off = off;
+				if (!multi)
+					goto posted;
+			} else {
+				copy_to_op(o, off, u->buf.get(), into);
+				iovec first[max_iov];
+				size_t k = slice(o, off, into, first);
+				bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+				complete_rx(ep, o, k ? first[0].iov_base : o->iov[0].iov_base, into, u->src, u->tagged,
+					    u->tag, u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0,
+					    release);
+				delete u;
+				if (release || !multi)
+					goto posted;
+			}
+			if (multi && multi_spent(ep, o))
+				goto posted; /* released by the bodies still landing */
+		}
+		(tagged ? ep->rq_tag : ep->rq_msg).push_back(o);
+	posted:;
+	}
+	flush(ep);
+	return 0;
+}
+
+ssize_t do_rma(tcp_ep *ep, bool write, const iovec *iov, size_t cnt, fi_addr_t peer,
+	       const fi_rma_iov *rma, size_t rma_cnt, uint64_t data, uint64_t flags, void *ctx, bool inject_api)
+{
+	if (cnt > max_iov || (cnt && !iov) || rma_cnt != 1 || !rma)
+		return -FI_EINVAL;
+	size_t total = iov_total(iov, cnt);
+	if (total != rma->len && !(write && total <= rma->len))
+		return -FI_EINVAL;
+	if ((inject_api || (flags & FI_INJECT)) && total > ep->info->tx_attr->inject_size)
+		return -FI_EINVAL;
+	{
+		std::lock_guard<std::mutex> g(ep->mtx);
+		if (!ep->enabled)
+			return -FI_EOPBADSTATE;
+		if (ep->tx_inflight >= ep->info->tx_attr->size) {
+			progress_locked(ep);
+			if (ep->tx_inflight >= ep->info->tx_attr->size)
+				return -FI_EAGAIN;
+		}
+		int err = 0;
+		conn *c = conn_for(ep, peer, &err);
+		if (!c)
+			return -err;
+		auto *o = new op();
+		o->kind = write ? OP_WRITE : OP_READ;
+		o->context = ctx;
+		o->flags = flags;
+		for (size_t i = 0; i < cnt; i++)
+			o->iov[i] = iov[i];
+		o->iov_cnt = cnt;
+		o->len = total;
+		o->id = ep->next_id++;
+		o->want_comp = !inject_api && (!ep->tx_sel || (flags & FI_COMPLETION));
+		frame::header h;
+		h.id = o->id;
+		h.tag = rma->key;
+		h.aux = rma->addr;
+		txitem *t;
+		if (write) {
+			h.type = frame::WRITE;
+			h.len = total;
+			if (flags & FI_REMOTE_CQ_DATA) {
+				h.flags = frame::F_CQ_DATA;
+				h.data = data;
+			}
+			t = make_item(h, iov, cnt);
+			if (inject_api || (flags & FI_INJECT)) {
+				t->owned.reset(new char[total ? total : 1]);
+				size_t off = 0;
+				for (size_t i = 0; i < cnt; i++) {
+					memcpy(t->owned.get() + off, iov[i].iov_base, iov[i].iov_len);
+					off += iov[i].iov_len;
+				}
+				t->cnt = 1;
+				if (total)
+					t->iov[t->cnt++] = {t->owned.get(), total};
+			}
+		} else {
+			h.type = frame::READ_REQ;
+			h.data = total;
+			t = make_item(h, nullptr, 0);
+		}
+		t->o = o;
+		t->after = AFTER_PENDING;
+		ep->tx_inflight++;
+		enqueue(ep, c, t);
+		reap(ep);
+	}
+	flush(ep);
+	return 0;
+}
+
+template <class F>
+ssize_t ep_call(fid_ep *e, const char *where, F &&fn) noexcept
+{
+	return guard(where, [&]() -> ssize_t {
+		tcp_ep *ep = ep_of(e);
+		if (!ep)
+			return -FI_EINVAL;
+		return fn(ep);
+	});
+}
+
+uint64_t tx_flags(tcp_ep *ep)
+{
+	return ep->info->tx_attr->op_flags;
+}
+uint64_t rx_flags(tcp_ep *ep)
+{
+	return ep->info->rx_attr->op_flags;
+}
+
+/* fi_ops_msg */
+ssize_t m_recv(fid_ep *e, void *buf, size_t len, void *, fi_addr_t src, void *ctx) noexcept
+{
+	return ep_call(e, "fi_recv", [&](tcp_ep *ep) {
+		iovec v{buf, len};
+		return do_recv(ep, &v, 1, src, 0, 0, rx_flags(ep), ctx, false);
+	});
+}
+ssize_t m_recvv(fid_ep *e, const iovec *iov, void **, size_t cnt, fi_addr_t src, void *ctx) noexcept
+{
+	return ep_call(e, "fi_recvv", [&](tcp_ep *ep) {
+		return do_recv(ep, iov, cnt, src, 0, 0, rx_flags(ep), ctx, false);
+	});
+}
+ssize_t m_recvmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
+{
+	return ep_call(e, "fi_recvmsg", [&](tcp_ep *ep) -> ssize_t {
+		if (!m)
+			return -FI_EINVAL;
+		return do_recv(ep, m->msg_iov, m->iov_count, m->addr, 0, 0, flags, m->context, false);
+	});
+}
+ssize_t m_send(fid_ep *e, const void *buf, size_t len, void *, fi_addr_t dest, void *ctx) noexcept
+{
+	return ep_call(e, "fi_send", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		return do_send(ep, &v, 1, dest, 0, 0, tx_flags(ep), ctx, false, false);
+	});
+}
+ssize_t m_sendv(fid_ep *e, const iovec *iov, void **, size_t cnt, fi_addr_t dest, void *ctx) noexcept
+{
+	return ep_call(e, "fi_sendv", [&](tcp_ep *ep) {
+		return do_send(ep, iov, cnt, dest, 0, 0, tx_flags(ep), ctx, false, false);
+	});
+}
+ssize_t m_sendmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
+{
+	return ep_call(e, "fi_sendmsg", [&](tcp_ep *ep) -> ssize_t {
+		if (!m)
+			return -FI_EINVAL;
+		return do_send(ep, m->msg_iov, m->iov_count, m->addr, 0, m->data, flags, m->context, false, false);
+	});
+}
+ssize_t m_inject(fid_ep *e, const void *buf, size_t len, fi_addr_t dest) noexcept
+{
+	return ep_call(e, "fi_inject", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		return do_send(ep, &v, 1, dest, 0, 0, 0, nullptr, false, true);
+	});
+}
+ssize_t m_senddata(fid_ep *e, const void *buf, size_t len, void *, uint64_t data, fi_addr_t dest,
+		   void *ctx) noexcept
+{
+	return ep_call(e, "fi_senddata", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		return do_send(ep, &v, 1, dest, 0, data, tx_flags(ep) | FI_REMOTE_CQ_DATA, ctx, false, false);
+	});
+}
+ssize_t m_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest) noexcept
+{
+	return ep_call(e, "fi_injectdata", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		return do_send(ep, &v, 1, dest, 0, data, FI_REMOTE_CQ_DATA, nullptr, false, true);
+	});
+}
+
+/* fi_ops_tagged */
+ssize_t t_recv(fid_ep *e, void *buf, size_t len, void *, fi_addr_t src, uint64_t tag, uint64_t ignore,
+	       void *ctx) noexcept
+{
+	return ep_call(e, "fi_trecv", [&](tcp_ep *ep) {
+		iovec v{buf, len};
+		return do_recv(ep, &v, 1, src, tag, ignore, rx_flags(ep), ctx, true);
+	});
+}
+ssize_t t_recvv(fid_ep *e, const iovec *iov, void **, size_t cnt, fi_addr_t src, uint64_t tag,
+		uint64_t ignore, void *ctx) noexcept
+{
+	return ep_call(e, "fi_trecvv", [&](tcp_ep *ep) {
+		return do_recv(ep, iov, cnt, src, tag, ignore, rx_flags(ep), ctx, true);
+	});
+}
+ssize_t t_recvmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
+{
+	return ep_call(e, "fi_trecvmsg", [&](tcp_ep *ep) -> ssize_t {
+		if (!m)
+			return -FI_EINVAL;
+		return do_recv(ep, m->msg_iov, m->iov_count, m->addr, m->tag, m->ignore, flags, m->context, true);
+	});
+}
+ssize_t t_send(fid_ep *e, const void *buf, size_t len, void *, fi_addr_t dest, uint64_t tag,
+	       void *ctx) noexcept
+{
+	return ep_call(e, "fi_tsend", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		return do_send(ep, &v, 1, dest, tag, 0, tx_flags(ep), ctx, true, false);
+	});
+}
+ssize_t t_sendv(fid_ep *e, const iovec *iov, void **, size_t cnt, fi_addr_t dest, uint64_t tag,
+		void *ctx) noexcept
+{
+	return ep_call(e, "fi_tsendv", [&](tcp_ep *ep) {
+		return do_send(ep, iov, cnt, dest, tag, 0, tx_flags(ep), ctx, true, false);
+	});
+}
+ssize_t t_sendmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
+{
+	return ep_call(e, "fi_tsendmsg", [&](tcp_ep *ep) -> ssize_t {
+		if (!m)
+			return -FI_EINVAL;
+		return do_send(ep, m->msg_iov, m->iov_count, m->addr, m->tag, m->data, flags, m->context, true,
+			       false);
+	});
+}
+ssize_t t_inject(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag) noexcept
+{
+	return ep_call(e, "fi_tinject", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		return do_send(ep, &v, 1, dest, tag, 0, 0, nullptr, true, true);
+	});
+}
+ssize_t t_senddata(fid_ep *e, const void *buf, size_t len, void *, uint64_t data, fi_addr_t dest,
+		   uint64_t tag, void *ctx) noexcept
+{
+	return ep_call(e, "fi_tsenddata", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		return do_send(ep, &v, 1, dest, tag, data, tx_flags(ep) | FI_REMOTE_CQ_DATA, ctx, true, false);
+	});
+}
+ssize_t t_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest,
+		     uint64_t tag) noexcept
+{
+	return ep_call(e, "fi_tinjectdata", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		return do_send(ep, &v, 1, dest, tag, data, FI_REMOTE_CQ_DATA, nullptr, true, true);
+	});
+}
+
+/* fi_ops_rma */
+ssize_t r_read(fid_ep *e, void *buf, size_t len, void *, fi_addr_t src, uint64_t addr, uint64_t key,
+	       void *ctx) noexcept
+{
+	return ep_call(e, "fi_read", [&](tcp_ep *ep) {
+		iovec v{buf, len};
+		fi_rma_iov r{addr, len, key};
+		return do_rma(ep, false, &v, 1, src, &r, 1, 0, tx_flags(ep), ctx, false);
+	});
+}
+ssize_t r_readv(fid_ep *e, const iovec *iov, void **, size_t cnt, fi_addr_t src, uint64_t addr,
+		uint64_t key, void *ctx) noexcept
+{
+	return ep_call(e, "fi_readv", [&](tcp_ep *ep) {
+		fi_rma_iov r{addr, iov_total(iov, cnt), key};
+		return do_rma(ep, false, iov, cnt, src, &r, 1, 0, tx_flags(ep), ctx, false);
+	});
+}
+ssize_t r_readmsg(fid_ep *e, const fi_msg_rma *m, uint64_t flags) noexcept
+{
+	return ep_call(e, "fi_readmsg", [&](tcp_ep *ep) -> ssize_t {
+		if (!m)
+			return -FI_EINVAL;
+		return do_rma(ep, false, m->msg_iov, m->iov_count, m->addr, m->rma_iov, m->rma_iov_count, 0, flags,
+			      m->context, false);
+	});
+}
+ssize_t r_write(fid_ep *e, const void *buf, size_t len, void *, fi_addr_t dest, uint64_t addr, uint64_t key,
+		void *ctx) noexcept
+{
+	return ep_call(e, "fi_write", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		fi_rma_iov r{addr, len, key};
+		return do_rma(ep, true, &v, 1, dest, &r, 1, 0, tx_flags(ep), ctx, false);
+	});
+}
+ssize_t r_writev(fid_ep *e, const iovec *iov, void **, size_t cnt, fi_addr_t dest, uint64_t addr,
+		 uint64_t key, void *ctx) noexcept
+{
+	return ep_call(e, "fi_writev", [&](tcp_ep *ep) {
+		fi_rma_iov r{addr, iov_total(iov, cnt), key};
+		return do_rma(ep, true, iov, cnt, dest, &r, 1, 0, tx_flags(ep), ctx, false);
+	});
+}
+ssize_t r_writemsg(fid_ep *e, const fi_msg_rma *m, uint64_t flags) noexcept
+{
+	return ep_call(e, "fi_writemsg", [&](tcp_ep *ep) -> ssize_t {
+		if (!m)
+			return -FI_EINVAL;
+		return do_rma(ep, true, m->msg_iov, m->iov_count, m->addr, m->rma_iov, m->rma_iov_count, m->data,
+			      flags, m->context, false);
+	});
+}
+ssize_t r_inject(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t addr, uint64_t key) noexcept
+{
+	return ep_call(e, "fi_inject_write", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		fi_rma_iov r{addr, len, key};
+		return do_rma(ep, true, &v, 1, dest, &r, 1, 0, 0, nullptr, true);
+	});
+}
+ssize_t r_writedata(fid_ep *e, const void *buf, size_t len, void *, uint64_t data, fi_addr_t dest,
+		    uint64_t addr, uint64_t key, void *ctx) noexcept
+{
+	return ep_call(e, "fi_writedata", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		fi_rma_iov r{addr, len, key};
+		return do_rma(ep, true, &v, 1, dest, &r, 1, data, tx_flags(ep) | FI_REMOTE_CQ_DATA, ctx, false);
+	});
+}
+ssize_t r_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest, uint64_t addr,
+		     uint64_t key) noexcept
+{
+	return ep_call(e, "fi_inject_writedata", [&](tcp_ep *ep) {
+		iovec v{const_cast<void *>(buf), len};
+		fi_rma_iov r{addr, len, key};
+		return do_rma(ep, true, &v, 1, dest, &r, 1, data, FI_REMOTE_CQ_DATA, nullptr, true);
+	});
+}
+
+fi_ops_msg msg_ops = {sizeof(fi_ops_msg), m_recv,	m_recvv,     m_recvmsg,   m_send,
+		      m_sendv,		  m_sendmsg, m_inject, m_senddata, m_injectdata};
+fi_ops_tagged tagged_ops = {sizeof(fi_ops_tagged), t_recv,	  t_recvv,   t_recvmsg,	 t_send,
+			    t_sendv,		   t_sendmsg, t_inject, t_senddata, t_injectdata};
+fi_ops_rma rma_ops = {sizeof(fi_ops_rma), r_read,	 r_readv,    r_readmsg,	  r_write,
+		      r_writev,		  r_writemsg, r_inject, r_writedata, r_injectdata};
+
+#define NS_ATOMIC(s) WU_NOSYS(fi_ops_atomic, s)
+fi_ops_atomic atomic_ops = {
+	sizeof(fi_ops_atomic), NS_ATOMIC(write),	NS_ATOMIC(writev),	   NS_ATOMIC(writemsg),
+	NS_ATOMIC(inject),     NS_ATOMIC(readwrite),	NS_ATOMIC(readwritev),	   NS_ATOMIC(readwritemsg),
+	NS_ATOMIC(compwrite),  NS_ATOMIC(compwritev),	NS_ATOMIC(compwritemsg),   NS_ATOMIC(writevalid),
+	NS_ATOMIC(readwritevalid), NS_ATOMIC(compwritevalid),
+};
+/* ---- endpoint control ---- */
+
+void unbind_all(tcp_ep *ep)
+{
+	progress_fn pf{progress_cb, ep};
+	{
+		if (ep->tx_cq)
+			cq::unbind(&ep->tx_cq->fid, pf);
+		if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
+			cq::unbind(&ep->rx_cq->fid, pf);
+	}
+	{
+		fid_cntr *all[] = {ep->c_send, ep->c_recv, ep->c_read, ep->c_write, ep->c_rread, ep->c_rwrite};
+		for (size_t i = 0; i < 6; i++) {
+			if (!all[i])
+				continue;
+			bool seen = false;
+			for (size_t j = 0; j < i; j++)
+				seen |= all[j] == all[i];
+			if (!seen)
+				cntr::unbind(&all[i]->fid, pf);
+		}
+	}
+	if (ep->av)
+		av::ep_unbind(ep->av);
+	if (ep->eq) {
+		eq_purge(ep->eq, &ep->ep.fid);
+		eq_unbind(&ep->eq->fid);
+	}
+}
+
+void free_conn_state(tcp_ep *ep)
+{
+	for (conn *c : ep->conns) {
+		for (txitem *t : c->txq) {
+			delete t->o;
+			delete t;
+		}
+		for (auto &p : c->pending)
+			delete p.second;
+		if (c->fd >= 0)
+			close(c->fd);
+		if (c != ep->mc)
+			delete c;
+	}
+	for (conn *c : ep->dead)
+		if (c != ep->mc && std::find(ep->conns.begin(), ep->conns.end(), c) == ep->conns.end()) {
+			if (c->fd >= 0)
+				close(c->fd);
+			delete c;
+		}
+	if (ep->mc && std::find(ep->conns.begin(), ep->conns.end(), ep->mc) == ep->conns.end() && ep->mc->fd >= 0)
+		close(ep->mc->fd);
+	delete ep->mc;
+	ep->mc = nullptr;
+	ep->conns.clear();
+	ep->dead.clear();
+	ep->peers.clear();
+	for (op *o : ep->rq_msg)
+		delete o;
+	for (op *o : ep->rq_tag)
+		delete o;
+	std::unordered_set<op *> claimed;
+	for (unexp *u : ep->ux_msg)
+		delete u;
+	for (unexp *u : ep->ux_tag)
+		delete u;
+	ep->rq_msg.clear();
+	ep->rq_tag.clear();
+	ep->ux_msg.clear();
+	ep->ux_tag.clear();
+}
+
+void free_connreq(tcp_connreq *cr);
+
+int ep_close(fid *f) noexcept
+{
+	return guard("fi_close(ep)", [&]() -> int {
+		tcp_ep *ep = ep_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		/* Stop the cm thread first (it may be inside our progress). */
+		if (ep->auto_progress)
+			cm_engine::get().del(&ep->autow, ep->epfd);
+		if (ep->mc && ep->mc->cm_watched) {
+			cm_engine::get().del(&ep->mc->cmw, ep->mc->fd);
+			ep->mc->cm_watched = false;
+		}
+		unbind_all(ep);
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			if (ep->mc && ep->mc->fd >= 0)
+				shutdown(ep->mc->fd, SHUT_RDWR);
+			free_conn_state(ep);
+			if (ep->lfd >= 0)
+				close(ep->lfd);
+			if (ep->epfd >= 0)
+				close(ep->epfd);
+		}
+		if (ep->cr)
+			free_connreq(ep->cr);
+		info_free(ep->info);
+		ep->dom->children.put();
+		ep->magic = 0;
+		delete ep;
+		return 0;
+	});
+}
+
+int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
+{
+	return guard("fi_ep_bind", [&]() -> int {
+		tcp_ep *ep = ep_of(f);
+		if (!ep || !bfid)
+			return -FI_EINVAL;
+		progress_fn pf{progress_cb, ep};
+		std::unique_lock<std::mutex> g(ep->mtx);
+		switch (bfid->fclass) {
+		case FI_CLASS_CQ: {
+			if (!cq::is_cq(bfid))
+				return -FI_EINVAL;
+			if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
+				return -FI_EBADFLAGS;
+			if (!(flags & (FI_TRANSMIT | FI_RECV)))
+				return -FI_EBADFLAGS;
+			auto *cqf = reinterpret_cast<fid_cq *>(bfid);
+			if (((flags & FI_TRANSMIT) && ep->tx_cq) || ((flags & FI_RECV) && ep->rx_cq)) {
+				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind: a %s CQ is already bound\n",
+					(flags & FI_TRANSMIT) && ep->tx_cq ? "transmit" : "receive");
+				return -FI_EINVAL;
+			}
+			bool already = ep->tx_cq == cqf || ep->rx_cq == cqf;
+			if (!already) {
+				int r = cq::bind(bfid, pf);
+				if (r)
+					return r;
+			}
+			if (flags & FI_TRANSMIT) {
+				ep->tx_cq = cqf;
+				ep->tx_sel = flags & FI_SELECTIVE_COMPLETION;
+			}
+			if (flags & FI_RECV) {
+				ep->rx_cq = cqf;
+				ep->rx_sel = flags & FI_SELECTIVE_COMPLETION;
+			}
+			return 0;
+		}
+		case FI_CLASS_CNTR: {
+			if (!cntr::is_cntr(bfid))
+				return -FI_EINVAL;
+			const uint64_t ok = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+			if (!(flags & ok) || (flags & ~ok))
+				return -FI_EBADFLAGS;
+			auto *cn = reinterpret_cast<fid_cntr *>(bfid);
+			fid_cntr **slots[] = {&ep->c_send, &ep->c_recv, &ep->c_read, &ep->c_write, &ep->c_rread,
+					      &ep->c_rwrite};
+			uint64_t bits[] = {FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE};
+			bool already = false;
+			for (auto *s : slots)
+				already |= *s == cn;
+			for (size_t i = 0; i < 6; i++)
+				if ((flags & bits[i]) && *slots[i])
+					return -FI_EINVAL;
+			if (!already) {
+				int r = cntr::bind(bfid, pf);
+				if (r)
+					return r;
+			}
+			for (size_t i = 0; i < 6; i++)
+				if (flags & bits[i])
+					*slots[i] = cn;
+			return 0;
+		}
+		case FI_CLASS_AV: {
+			if (ep->type != FI_EP_RDM || !av::is_av(bfid))
+				return -FI_EINVAL;
+			if (ep->av)
+				return -FI_EINVAL;
+			if (ep->enabled)
+				return -FI_EOPBADSTATE;
+			int r = av::ep_bind(reinterpret_cast<fid_av *>(bfid));
+			if (r)
+				return r;
+			ep->av = reinterpret_cast<fid_av *>(bfid);
+			return 0;
+		}
+		case FI_CLASS_EQ: {
+			if (ep->eq)
+				return -FI_EINVAL;
+			int r = eq_bind(bfid);
+			if (r)
+				return r;
+			ep->eq = reinterpret_cast<fid_eq *>(bfid);
+			return 0;
+		}
+		default:
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind: cannot bind an object of class %zu to an endpoint\n",
+				bfid->fclass);
+			return -FI_EINVAL;
+		}
+	});
+}
+
+int ep_control(fid *f, int command, void *arg) noexcept
+{
+	return guard("fi_control(ep)", [&]() -> int {
+		tcp_ep *ep = ep_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		switch (command) {
+		case FI_ENABLE: {
+			{
+				std::lock_guard<std::mutex> g(ep->mtx);
+				if (ep->enabled)
+					return 0;
+				if (ep->type == FI_EP_RDM && !ep->av) {
+					WU_WARN(P(), FI_LOG_EP_CTRL,
+						"fi_enable: bind an address vector to the RDM endpoint first (fi_ep_bind)\n");
+					return -FI_ENOAV;
+				}
+				if (ep->type == FI_EP_MSG && !ep->eq) {
+					WU_WARN(P(), FI_LOG_EP_CTRL,
+						"fi_enable: bind an event queue to the MSG endpoint first (fi_ep_bind)\n");
+					return -FI_ENOEQ;
+				}
+				ep->enabled = true;
+				ep->auto_progress = ep->dom->info->domain_attr->data_progress == FI_PROGRESS_AUTO;
+			}
+			if (ep->auto_progress) {
+				ep->autow = {auto_event, ep};
+				cm_engine::get().add(&ep->autow, ep->epfd, EPOLLIN);
+			}
+#ifdef WU_HAVE_PMIX
+			/* Lets "pmix:" named AVs of other ranks resolve this endpoint
+			 * with no application code (FI_PMIX_AUTO_PUBLISH). */
+			if (ep->type == FI_EP_RDM)
+				pmix::endpoint_named(ep->self.data(), ep->self.size(),
+						     ep->self.size() == sizeof(sockaddr_in) ? FI_SOCKADDR_IN
+											    : FI_SOCKADDR_IN6);
+#endif
+			return 0;
+		}
+		case FI_GETOPSFLAG:
+		case FI_SETOPSFLAG: {
+			auto *fl = static_cast<uint64_t *>(arg);
+			if (!fl)
+				return -FI_EINVAL;
+			std::lock_guard<std::mutex> g(ep->mtx);
+			uint64_t *target = (*fl & FI_TRANSMIT) ? &ep->info->tx_attr->op_flags
+			                                       : (*fl & FI_RECV) ? &ep->info->rx_attr->op_flags : nullptr;
+			if (!target)
+				return -FI_EINVAL;
+			if (command == FI_GETOPSFLAG)
+				*fl = *target;
+			else
+				*target = *fl & ~(FI_TRANSMIT | FI_RECV);
+			return 0;
+		}
+		default:
+			return -FI_ENOSYS;
+		}
+	});
+}
+
+ssize_t ep_cancel(fid *f, void *context) noexcept
+{
+	return guard("fi_cancel", [&]() -> ssize_t {
+		tcp_ep *ep = ep_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			op *found = nullptr;
+			for (auto *q : {&ep->rq_msg, &ep->rq_tag}) {
+				for (auto it = q->begin(); it != q->end(); ++it) {
+					if ((*it)->context == context && (*it)->busy == 0) {
+						found = *it;
+						q->erase(it);
+						break;
+					}
+				}
+				if (found)
+					break;
+			}
+			if (!found)
+				return -FI_ENOENT;
+			complete_rx(ep, found, found->iov_cnt ? found->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL,
+				    found->tagged, found->tag, false, 0, 0, FI_ECANCELED, true);
+		}
+		flush(ep);
+		return 0;
+	});
+}
+
+int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
+{
+	return guard("fi_getopt", [&]() -> int {
+		tcp_ep *ep = ep_of(f);
+		if (!ep || !val || !len)
+			return -FI_EINVAL;
+		if (level != FI_OPT_ENDPOINT)
+			return -FI_ENOPROTOOPT;
+		size_t v;
+		switch (name) {
+		case FI_OPT_MIN_MULTI_RECV: v = ep->min_multi_recv; break;
+		case FI_OPT_CM_DATA_SIZE: v = frame::max_cm_data; break;
+		default: return -FI_ENOPROTOOPT;
+		}
+		if (*len < sizeof v) {
+			*len = sizeof v;
+			return -FI_ETOOSMALL;
+		}
+		memcpy(val, &v, sizeof v);
+		*len = sizeof v;
+		return 0;
+	});
+}
+
+int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
+{
+	return guard("fi_setopt", [&]() -> int {
+		tcp_ep *ep = ep_of(f);
+		if (!ep || !val)
+			return -FI_EINVAL;
+		if (level != FI_OPT_ENDPOINT)
+			return -FI_ENOPROTOOPT;
+		switch (name) {
+		case FI_OPT_MIN_MULTI_RECV: {
+			if (len != sizeof(size_t))
+				return -FI_EINVAL;
+			std::lock_guard<std::mutex> g(ep->mtx);
+			memcpy(&ep->min_multi_recv, val, sizeof(size_t));
+			return 0;
+		}
+		case FI_OPT_CM_DATA_SIZE: {
+			size_t v;
+			if (len != sizeof v)
+				return -FI_EINVAL;
+			memcpy(&v, val, sizeof v);
+			return v <= frame::max_cm_data ? 0 : -FI_EINVAL;
+		}
+		case FI_OPT_CUDA_API_PERMITTED:
+		case FI_OPT_SHARED_MEMORY_PERMITTED:
+			return len == sizeof(bool) ? 0 : -FI_EINVAL; /* we use neither */
+		default:
+			return -FI_ENOPROTOOPT;
+		}
+	});
+}
+
+ssize_t ep_rx_left(fid_ep *e) noexcept
+{
+	return ep_call(e, "fi_rx_size_left", [&](tcp_ep *ep) -> ssize_t {
+		std::lock_guard<std::mutex> g(ep->mtx);
+		return ssize_t(ep->info->rx_attr->size - std::min(ep->rx_posted, ep->info->rx_attr->size));
+	});
+}
+ssize_t ep_tx_left(fid_ep *e) noexcept
+{
+	return ep_call(e, "fi_tx_size_left", [&](tcp_ep *ep) -> ssize_t {
+		std::lock_guard<std::mutex> g(ep->mtx);
+		return ssize_t(ep->info->tx_attr->size - std::min(ep->tx_inflight, ep->info->tx_attr->size));
+	});
+}
+
+/* ---- names ---- */
+
+int put_name(const void *a, size_t n, void *addr, size_t *addrlen)
+{
+	if (!addrlen)
+		return -FI_EINVAL;
+	size_t cap = *addrlen;
+	*addrlen = n;
+	if (!addr || cap < n)
+		return -FI_ETOOSMALL;
+	memcpy(addr, a, n);
+	return 0;
+}
+
+/* Binds and listens (RDM: the endpoint's own port; connections arrive here). */
+int open_listener(tcp_ep *ep)
+{
+	const sockaddr *sa = reinterpret_cast<const sockaddr *>(&ep->src);
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, sa, ep->srclen) || listen(fd, 1024)) {
+		int err = errno;
+		WU_WARN(P(), FI_LOG_EP_CTRL, "cannot listen on %s: %s\n",
+			addr_text(addr_key(sa, ep->srclen)).c_str(), strerror(err));
+		close(fd);
+		return err == EADDRINUSE ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
+	}
+	sockaddr_storage ss{};
+	socklen_t l = sizeof ss;
+	getsockname(fd, reinterpret_cast<sockaddr *>(&ss), &l);
+	if (ss.ss_family == AF_INET) {
+		auto *in = reinterpret_cast<sockaddr_in *>(&ss);
+		if (in->sin_addr.s_addr == htonl(INADDR_ANY))
+			in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	}
+	epoll_event e{};
+	e.events = EPOLLIN;
+	e.data.ptr = nullptr;
+	if (ep->lfd >= 0) {
+		epoll_ctl(ep->epfd, EPOLL_CTL_DEL, ep->lfd, nullptr);
+		close(ep->lfd);
+	}
+	epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &e);
+	ep->lfd = fd;
+	ep->self = addr_key(&ss, l);
+	return 0;
+}
+
+bool take_sockaddr(const void *addr, size_t len, sockaddr_storage &out, socklen_t &outlen)
+{
+	if (!addr || len < sizeof(sa_family_t))
+		return false;
+	auto fam = static_cast<const sockaddr *>(addr)->sa_family;
+	size_t need = fam == AF_INET ? sizeof(sockaddr_in) : fam == AF_INET6 ? sizeof(sockaddr_in6) : 0;
+	if (!need || len < need)
+		return false;
+	out = {};
+	memcpy(&out, addr, need);
+	outlen = socklen_t(need);
+	return true;
+}
+
+int ep_setname(fid *f, void *addr, size_t len) noexcept
+{
+	return guard("fi_setname", [&]() -> int {
+		tcp_ep *ep = ep_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		std::lock_guard<std::mutex> g(ep->mtx);
+		if (ep->enabled)
+			return -FI_EOPBADSTATE;
+		sockaddr_storage ss;
+		socklen_t l;
+		if (!take_sockaddr(addr, len, ss, l))
+			return -FI_EINVAL;
+		sockaddr_storage old = ep->src;
+		socklen_t oldl = ep->srclen;
+		ep->src = ss;
+		ep->srclen = l;
+		if (ep->type == FI_EP_RDM) {
+			int r = open_listener(ep);
+			if (r) {
+				ep->src = old;
+				ep->srclen = oldl;
+				return r;
+			}
+		}
+		return 0;
+	});
+}
+
+int ep_getname(fid *f, void *addr, size_t *len) noexcept
+{
+	return guard("fi_getname", [&]() -> int {
+		tcp_ep *ep = ep_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		std::lock_guard<std::mutex> g(ep->mtx);
+		if (ep->type == FI_EP_RDM)
+			return put_name(ep->self.data(), ep->self.size(), addr, len);
+		if (ep->mc && ep->mc->fd >= 0) {
+			sockaddr_storage ss{};
+			socklen_t l = sizeof ss;
+			if (!getsockname(ep->mc->fd, reinterpret_cast<sockaddr *>(&ss), &l))
+				return put_name(&ss, l, addr, len);
+		}
+		if (!ep->srclen)
+			return -FI_EADDRNOTAVAIL;
+		return put_name(&ep->src, ep->srclen, addr, len);
+	});
+}
+
+int ep_getpeer(fid_ep *e, void *addr, size_t *len) noexcept
+{
+	return guard("fi_getpeer", [&]() -> int {
+		tcp_ep *ep = ep_of(e);
+		if (!ep)
+			return -FI_EINVAL;
+		std::lock_guard<std::mutex> g(ep->mtx);
+		if (ep->type != FI_EP_MSG || !ep->mc || ep->mc->peer.empty())
+			return -FI_ENOTCONN;
+		return put_name(ep->mc->peer.data(), ep->mc->peer.size(), addr, len);
+	});
+}
+
+int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) noexcept
+{
+	return guard("fi_connect", [&]() -> int {
+		tcp_ep *ep = ep_of(e);
+		if (!ep || ep->type != FI_EP_MSG || !addr)
+			return -FI_EINVAL;
+		if (paramlen > frame::max_cm_data || (paramlen && !param))
+			return -FI_EINVAL;
+		sockaddr_storage ss;
+		socklen_t l;
+		size_t alen = ep->info->dest_addrlen ? ep->info->dest_addrlen : sizeof(sockaddr_in6);
+		if (!take_sockaddr(addr, alen, ss, l) && !take_sockaddr(addr, sizeof(sockaddr_in), ss, l))
+			return -FI_EINVAL;
+		conn *c;
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			if (!ep->eq)
+				return -FI_ENOEQ;
+			if (!ep->enabled)
+				ep->enabled = true; /* fi_connect enables, as libfabric's providers do */
+			if (ep->mc)
+				return -FI_EISCONN;
+			int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+			if (fd < 0)
+				return -FI_ENOMEM;
+			set_nonblock_nodelay(fd);
+			int r = connect(fd, reinterpret_cast<sockaddr *>(&ss), l);
+			if (r && errno != EINPROGRESS) {
+				int err = errno;
+				close(fd);
+				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_connect to %s: %s\n",
+					addr_text(addr_key(&ss, l)).c_str(), strerror(err));
+				return err == ECONNREFUSED ? -FI_ECONNREFUSED : -FI_EINVAL;
+			}
+			st_connects.fetch_add(1, std::memory_order_relaxed);
+			c = new_conn(ep, fd, true, r == 0 ? C_CM_WAIT : C_CONNECTING);
+			c->msg = true;
+			c->peer = addr_key(&ss, l);
+			ep->mc = c;
+			c->txq.push_back(control_item(frame::CONNREQ, 0, 0, param, paramlen));
+			if (c->state == C_CM_WAIT)
+				flush_tx(ep, c);
+			c->cmw = {msg_cm_event, c};
+			c->cm_watched = true;
+		}
+		cm_engine::get().add(&c->cmw, c->fd, EPOLLIN | EPOLLOUT | EPOLLONESHOT);
+		return 0;
+	});
+}
+
+/* Writes a small frame on a fresh socket (waits at most a second). */
+bool write_all(int fd, const void *p, size_t n)
+{
+	auto *b = static_cast<const char *>(p);
+	for (int tries = 0; n && tries < 100;) {
+		ssize_t w = send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w > 0) {
+			b += w;
+			n -= size_t(w);
+			continue;
+		}
+		if (w < 0 && (errno == EAGAIN || errno == EINTR)) {
+			pollfd pf{fd, POLLOUT, 0};
+			poll(&pf, 1, 10);
+			tries++;
+			continue;
+		}
+		return false;
+	}
+	return n == 0;
+}
+
+int ep_accept(fid_ep *e, const void *param, size_t paramlen) noexcept
+{
+	return guard("fi_accept", [&]() -> int {
+		tcp_ep *ep = ep_of(e);
+		if (!ep || ep->type != FI_EP_MSG)
+			return -FI_EINVAL;
+		if (paramlen > frame::max_cm_data || (paramlen && !param))
+			return -FI_EINVAL;
+		conn *c;
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			if (!ep->cr) {
+				WU_WARN(P(), FI_LOG_EP_CTRL,
+					"fi_accept: the endpoint was not opened from a FI_CONNREQ's info\n");
+				return -FI_EINVAL;
+			}
+			if (!ep->eq)
+				return -FI_ENOEQ;
+			if (ep->mc)
+				return -FI_EISCONN;
+			ep->enabled = true;
+			tcp_connreq *cr = ep->cr;
+			c = new_conn(ep, cr->fd, false, C_READY);
+			c->msg = true;
+			c->peer = addr_key(&cr->peer, cr->peerlen);
+			cr->fd = -1;
+			free_connreq(cr);
+			ep->cr = nullptr;
+			ep->mc = c;
+			txitem *t = control_item(frame::ACCEPT, 0, 0, param, paramlen);
+			enqueue(ep, c, t);
+			if (c->state == C_CLOSED)
+				return -FI_ECONNRESET;
+			ep->connected = true;
+			post_cm_event(ep, FI_CONNECTED, nullptr, 0);
+			c->cmw = {msg_cm_event, c};
+			c->cm_watched = true;
+		}
+		cm_engine::get().add(&c->cmw, c->fd, EPOLLRDHUP | EPOLLONESHOT);
+		return 0;
+	});
+}
+
+int ep_shutdown(fid_ep *e, uint64_t) noexcept
+{
+	return guard("fi_shutdown", [&]() -> int {
+		tcp_ep *ep = ep_of(e);
+		if (!ep || ep->type != FI_EP_MSG)
+			return -FI_EINVAL;
+		std::lock_guard<std::mutex> g(ep->mtx);
+		if (!ep->mc || ep->mc->fd < 0)
+			return -FI_ENOTCONN;
+		ep->shut = true; /* the local side reports no FI_SHUTDOWN of its own */
+		shutdown(ep->mc->fd, SHUT_RDWR);
+		return 0;
+	});
+}
+
+fi_ops ep_fi_ops = {
+	sizeof(fi_ops), ep_close, ep_bind, ep_control, WU_NOSYS(fi_ops, ops_open), WU_NOSYS(fi_ops, tostr),
+	WU_NOSYS(fi_ops, ops_set),
+};
+fi_ops_ep ep_ops = {
+	sizeof(fi_ops_ep), ep_cancel, ep_getopt, ep_setopt, WU_NOSYS(fi_ops_ep, tx_ctx),
+	WU_NOSYS(fi_ops_ep, rx_ctx), ep_rx_left, ep_tx_left,
+};
+fi_ops_cm ep_cm_ops = {
+	sizeof(fi_ops_cm), ep_setname, ep_getname, ep_getpeer, ep_connect, WU_NOSYS(fi_ops_cm, listen),
+	ep_accept, WU_NOSYS(fi_ops_cm, reject), ep_shutdown, WU_NOSYS(fi_ops_cm, join),
+};
+
+/* ---- passive endpoints ---- */
+
+tcp_pep *pep_of(fid *f) noexcept
+{
+	if (!f || f->fclass != FI_CLASS_PEP)
+		return nullptr;
+	auto *p = container_of_fid<tcp_pep>(reinterpret_cast<fid_pep *>(f));
+	return p->magic == pep_magic ? p : nullptr;
+}
+
+void free_connreq(tcp_connreq *cr)
+{
+	if (cr->fd >= 0)
+		close(cr->fd);
+	cr->magic = 0;
+	delete cr;
+}
+
+/* Reads a CONNREQ frame (header + private data) off a new connection,
+ * then reports it with an fi_info whose handle is this object. */
+void connreq_event(void *arg, uint32_t) noexcept
+{
+	guard_void("tcp connreq", [&] {
+		auto *cr = static_cast<tcp_connreq *>(arg);
+		tcp_pep *pep = cr->pep;
+		auto drop = [&](const char *why) {
+			if (why) {
+				st_bad_frames.fetch_add(1, std::memory_order_relaxed);
+				WU_WARN(P(), FI_LOG_EP_CTRL, "connection request from %s dropped: %s\n",
+					addr_text(addr_key(&cr->peer, cr->peerlen)).c_str(), why);
+			}
+			cm_engine::get().del(&cr->w, cr->fd);
+			std::lock_guard<std::mutex> g(pep->mtx);
+			pep->reqs.erase(cr);
+			free_connreq(cr);
+		};
+		for (;;) {
+			size_t need = frame::hdr_size;
+			frame::header h;
+			if (cr->in.size() >= frame::hdr_size) {
+				frame::error e = frame::decode(cr->in.data(), cr->in.size(), h);
+				if (e != frame::error::ok)
+					return drop(frame::to_string(e));
+				if (h.type != frame::CONNREQ)
+					return drop("first frame is not a CONNREQ");
+				need += h.len;
+			}
+			if (cr->in.size() == need && need > frame::hdr_size - 1 && cr->in.size() >= frame::hdr_size) {
+				cm_engine::get().del(&cr->w, cr->fd);
+				fi_info *info = info_dup(pep->info);
+				if (!info)
+					return drop("out of memory");
+				free(info->dest_addr);
+				info->dest_addr = malloc(cr->peerlen);
+				if (info->dest_addr)
+					memcpy(info->dest_addr, &cr->peer, cr->peerlen);
+				info->dest_addrlen = info->dest_addr ? cr->peerlen : 0;
+				info->handle = &cr->fid_;
+				std::vector<char> buf(sizeof(fi_eq_cm_entry) + h.len);
+				fi_eq_cm_entry ent{};
+				ent.fid = &pep->pep.fid;
+				ent.info = info;
+				memcpy(buf.data(), &ent, sizeof ent);
+				memcpy(buf.data() + sizeof ent, cr->in.data() + frame::hdr_size, h.len);
+				cr->reported = true;
+				if (!pep->eq || eq_post(pep->eq, FI_CONNREQ, buf.data(), buf.size()) < 0) {
+					info_free(info);
+					WU_WARN(P(), FI_LOG_EP_CTRL,
+						"connection request dropped: the passive endpoint has no usable EQ\n");
+					std::lock_guard<std::mutex> g(pep->mtx);
+					pep->reqs.erase(cr);
+					free_connreq(cr);
+				}
+				return;
+			}
+			char tmp[frame::hdr_size + frame::max_cm_data];
+			ssize_t n = recv(cr->fd, tmp, need - cr->in.size(), MSG_DONTWAIT);
+			if (n > 0) {
+				cr->in.append(tmp, size_t(n));
+				continue;
+			}
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
+				return;
+			return drop(nullptr);
+		}
+	});
+}
+
+void pep_event(void *arg, uint32_t) noexcept
+{
+	guard_void("tcp listen", [&] {
+		auto *pep = static_cast<tcp_pep *>(arg);
+		for (;;) {
+			sockaddr_storage ss{};
+			socklen_t l = sizeof ss;
+			int fd = accept4(pep->lfd, reinterpret_cast<sockaddr *>(&ss), &l, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			if (fd < 0)
+				return;
+			set_nonblock_nodelay(fd);
+			auto *cr = new tcp_connreq();
+			cr->fid_.fclass = FI_CLASS_CONNREQ;
+			cr->magic = cr_magic;
+			cr->pep = pep;
+			cr->fd = fd;
+			cr->peer = ss;
+			cr->peerlen = l;
+			cr->w = {connreq_event, cr};
+			{
+				std::lock_guard<std::mutex> g(pep->mtx);
+				pep->reqs.insert(cr);
+			}
+			cm_engine::get().add(&cr->w, fd, EPOLLIN);
+		}
+	});
+}
+
+int pep_close(fid *f) noexcept
+{
+	return guard("fi_close(pep)", [&]() -> int {
+		tcp_pep *pep = pep_of(f);
+		if (!pep)
+			return -FI_EINVAL;
+		if (pep->listening)
+			cm_engine::get().del(&pep->w, pep->lfd);
+		std::vector<tcp_connreq *> left;
+		{
+			std::lock_guard<std::mutex> g(pep->mtx);
+			left.assign(pep->reqs.begin(), pep->reqs.end());
+			pep->reqs.clear();
+		}
+		for (tcp_connreq *cr : left) {
+			if (!cr->reported) {
+				cm_engine::get().del(&cr->w, cr->fd);
+				free_connreq(cr);
+			} else {
+				cr->pep = nullptr; /* still reachable from an unread info */
+			}
+		}
+		if (pep->eq) {
+			eq_purge(pep->eq, &pep->pep.fid);
+			eq_unbind(&pep->eq->fid);
+		}
+		if (pep->lfd >= 0)
+			close(pep->lfd);
+		info_free(pep->info);
+		pep->fab->children.put();
+		pep->magic = 0;
+		delete pep;
+		return 0;
+	});
+}
+
+int pep_bind(fid *f, fid *bfid, uint64_t) noexcept
+{
+	return guard("fi_pep_bind", [&]() -> int {
+		tcp_pep *pep = pep_of(f);
+		if (!pep || !bfid || bfid->fclass != FI_CLASS_EQ)
+			return -FI_EINVAL;
+		if (pep->eq)
+			return -FI_EINVAL;
+		int r = eq_bind(bfid);
+		if (r)
+			return r;
+		pep->eq = reinterpret_cast<fid_eq *>(bfid);
+		return 0;
+	});
+}
+
+int pep_listen(fid_pep *p) noexcept
+{
+	return guard("fi_listen", [&]() -> int {
+		tcp_pep *pep = pep_of(&p->fid);
+		if (!pep)
+			return -FI_EINVAL;
+		if (!pep->eq) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_listen: bind an event queue first (fi_pep_bind)\n");
+			return -FI_ENOEQ;
+		}
+		if (pep->listening)
+			return 0;
+		if (listen(pep->lfd, 1024))
+			return -FI_EADDRINUSE;
+		pep->listening = true;
+		pep->w = {pep_event, pep};
+		cm_engine::get().add(&pep->w, pep->lfd, EPOLLIN);
+		return 0;
+	});
+}
+
+int pep_getname(fid *f, void *addr, size_t *len) noexcept
+{
+	return guard("fi_getname(pep)", [&]() -> int {
+		tcp_pep *pep = pep_of(f);
+		if (!pep)
+			return -FI_EINVAL;
+		sockaddr_storage ss{};
+		socklen_t l = sizeof ss;
+		if (getsockname(pep->lfd, reinterpret_cast<sockaddr *>(&ss), &l))
+			return -FI_EADDRNOTAVAIL;
+		return put_name(&ss, l, addr, len);
+	});
+}
+
+int pep_setname(fid *f, void *addr, size_t len) noexcept
+{
+	return guard("fi_setname(pep)", [&]() -> int {
+		tcp_pep *pep = pep_of(f);
+		if (!pep)
+			return -FI_EINVAL;
+		if (pep->listening)
+			return -FI_EOPBADSTATE;
+		sockaddr_storage ss;
+		socklen_t l;
+		if (!take_sockaddr(addr, len, ss, l))
+			return -FI_EINVAL;
+		int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			return -FI_ENOMEM;
+		int one = 1;
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (bind(fd, reinterpret_cast<sockaddr *>(&ss), l)) {
+			close(fd);
+			return -FI_EADDRINUSE;
+		}
+		close(pep->lfd);
+		pep->lfd = fd;
+		return 0;
+	});
+}
+
+int pep_reject(fid_pep *p, fid_t handle, const void *param, size_t paramlen) noexcept
+{
+	return guard("fi_reject", [&]() -> int {
+		tcp_pep *pep = pep_of(&p->fid);
+		if (!pep || !handle || handle->fclass != FI_CLASS_CONNREQ)
+			return -FI_EINVAL;
+		auto *cr = reinterpret_cast<tcp_connreq *>(handle);
+		if (cr->magic != cr_magic || paramlen > frame::max_cm_data || (paramlen && !param))
+			return -FI_EINVAL;
+		{
+			std::lock_guard<std::mutex> g(pep->mtx);
+			pep->reqs.erase(cr);
+		}
+		frame::header h;
+		h.type = frame::REJECT;
+		h.len = paramlen;
+		std::vector<char> buf(frame::hdr_size + paramlen);
+		frame::encode(h, buf.data());
+		if (paramlen)
+			memcpy(buf.data() + frame::hdr_size, param, paramlen);
+		write_all(cr->fd, buf.data(), buf.size());
+		free_connreq(cr);
+		return 0;
+	});
+}
+
+int pep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
+{
+	if (!pep_of(f) || !val || !len)
+		return -FI_EINVAL;
+	if (level != FI_OPT_ENDPOINT || name != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	size_t v = frame::max_cm_data;
+	if (*len < sizeof v) {
+		*len = sizeof v;
+		return -FI_ETOOSMALL;
+	}
+	memcpy(val, &v, sizeof v);
+	*len = sizeof v;
+	return 0;
+}
+
+int pep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
+{
+	if (!pep_of(f) || !val)
+		return -FI_EINVAL;
+	if (level != FI_OPT_ENDPOINT || name != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	size_t v;
+	if (len != sizeof v)
+		return -FI_EINVAL;
+	memcpy(&v, val, sizeof v);
+	return v <= frame::max_cm_data ? 0 : -FI_EINVAL;
+}
+
+fi_ops pep_fi_ops = {
+	sizeof(fi_ops), pep_close, pep_bind, WU_NOSYS(fi_ops, control), WU_NOSYS(fi_ops, ops_open),
+	WU_NOSYS(fi_ops, tostr), WU_NOSYS(fi_ops, ops_set),
+};
+fi_ops_ep pep_ops = {
+	sizeof(fi_ops_ep), WU_NOSYS(fi_ops_ep, cancel), pep_getopt, pep_setopt, WU_NOSYS(fi_ops_ep, tx_ctx),
+	WU_NOSYS(fi_ops_ep, rx_ctx), WU_NOSYS(fi_ops_ep, rx_size_left), WU_NOSYS(fi_ops_ep, tx_size_left),
+};
+fi_ops_cm pep_cm_ops = {
+	sizeof(fi_ops_cm), pep_setname, pep_getname, WU_NOSYS(fi_ops_cm, getpeer), WU_NOSYS(fi_ops_cm, connect),
+	pep_listen, WU_NOSYS(fi_ops_cm, accept), pep_reject, WU_NOSYS(fi_ops_cm, shutdown),
+	WU_NOSYS(fi_ops_cm, join),
+};
+
+uint64_t fnv1a(const std::string &s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (unsigned char ch : s) {
+		h ^= ch;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Where an endpoint listens / binds: its info's src_addr, else the
+ * domain's interface address, else loopback; the port of src_addr or 0. */
+void pick_src(tcp_ep *ep, const fi_info *info)
+{
+	if (info->src_addr && take_sockaddr(info->src_addr, info->src_addrlen, ep->src, ep->srclen))
+		return;
+	const fi_info *di = ep->dom->info;
+	if (di->src_addr && take_sockaddr(di->src_addr, di->src_addrlen, ep->src, ep->srclen)) {
+		if (ep->src.ss_family == AF_INET)
+			reinterpret_cast<sockaddr_in *>(&ep->src)->sin_port = 0;
+		else
+			reinterpret_cast<sockaddr_in6 *>(&ep->src)->sin6_port = 0;
+		return;
+	}
+	sockaddr_in in{};
+	in.sin_family = AF_INET;
+	in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	memcpy(&ep->src, &in, sizeof in);
+	ep->srclen = sizeof in;
+}
+
+} // namespace
+
+fi_provider *prov_desc() noexcept;
+
+uint64_t job_key()
+{
+	auto v = param::get_string(prov_desc(), "job_key", true);
+	if (v.src == param::source::env && !v.value.empty())
+		return fnv1a(v.value);
+	return fnv1a("wireup-job-uid-" + std::to_string(getuid()));
+}
+
+stats get_stats() noexcept
+{
+	return {st_refused.load(), st_bad_frames.load(), st_connects.load()};
+}
+
+int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noexcept
+{
+	return guard("fi_endpoint", [&]() -> int {
+		prov::domain *dom = prov::domain_of(domain);
+		if (!dom || !info || !out || !info->ep_attr || !info->tx_attr || !info->rx_attr) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: %s is invalid\n",
+				!dom ? "domain" : !info ? "info" : !out ? "ep" : "info (attributes missing)");
+			return -FI_EINVAL;
+		}
+		fi_ep_type type = info->ep_attr->type;
+		if (type != FI_EP_RDM && type != FI_EP_MSG) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: endpoint type %d is not offered by tcp (RDM, MSG)\n",
+				int(type));
+			return -FI_EINVAL;
+		}
+		tcp_connreq *cr = nullptr;
+		if (info->handle) {
+			if (type != FI_EP_MSG || info->handle->fclass != FI_CLASS_CONNREQ)
+				return -FI_EINVAL;
+			cr = reinterpret_cast<tcp_connreq *>(info->handle);
+			if (cr->magic != cr_magic)
+				return -FI_EINVAL;
+		}
+		auto ep = std::make_unique<tcp_ep>();
+		ep->ep.fid.fclass = FI_CLASS_EP;
+		ep->ep.fid.context = context;
+		ep->ep.fid.ops = &ep_fi_ops;
+		ep->ep.ops = &ep_ops;
+		ep->ep.cm = &ep_cm_ops;
+		ep->ep.msg = &msg_ops;
+		ep->ep.rma = &rma_ops;
+		ep->ep.tagged = &tagged_ops;
+		ep->ep.atomic = &atomic_ops;
+		ep->ep.collective = nullptr; /* no collectives: fi_query_collective is ENOSYS */
+		ep->magic = ep_magic;
+		ep->dom = dom;
+		ep->type = type;
+		ep->info = info_dup(info);
+		if (!ep->info)
+			return -FI_ENOMEM;
+		ep->info->handle = nullptr;
+		if (!ep->info->tx_attr->size)
+			ep->info->tx_attr->size = 2048;
+		if (!ep->info->rx_attr->size)
+			ep->info->rx_attr->size = 2048;
+		if (ep->info->tx_attr->inject_size == 0 || ep->info->tx_attr->inject_size > 64)
+			ep->info->tx_attr->inject_size = 64;
+		ep->key = job_key();
+		ep->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (ep->epfd < 0) {
+			info_free(ep->info);
+			return -FI_ENOMEM;
+		}
+		pick_src(ep.get(), info);
+		if (type == FI_EP_RDM) {
+			int r = open_listener(ep.get());
+			if (r) {
+				close(ep->epfd);
+				info_free(ep->info);
+				return r;
+			}
+		}
+		if (cr) {
+			if (cr->pep) {
+				std::lock_guard<std::mutex> g(cr->pep->mtx);
+				cr->pep->reqs.erase(cr);
+			}
+			ep->cr = cr;
+		}
+		dom->children.get();
+		*out = &ep.release()->ep;
+		return 0;
+	});
+}
+
+int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
+{
+	if (!info->ep_attr || info->ep_attr->type != FI_EP_MSG) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_passive_ep: info must describe a FI_EP_MSG endpoint\n");
+		return -FI_EINVAL;
+	}
+	sockaddr_storage ss{};
+	socklen_t l = 0;
+	if (!info->src_addr || !take_sockaddr(info->src_addr, info->src_addrlen, ss, l)) {
+		sockaddr_in in{};
+		in.sin_family = AF_INET;
+		in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		memcpy(&ss, &in, sizeof in);
+		l = sizeof in;
+	}
+	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -FI_ENOMEM;
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	if (bind(fd, reinterpret_cast<sockaddr *>(&ss), l)) {
+		int err = errno;
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_passive_ep: cannot bind %s: %s\n",
+			addr_text(addr_key(&ss, l)).c_str(), strerror(err));
+		close(fd);
+		return err == EADDRINUSE ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
+	}
+	auto *pep = new tcp_pep();
+	pep->pep.fid.fclass = FI_CLASS_PEP;
+	pep->pep.fid.context = context;
+	pep->pep.fid.ops = &pep_fi_ops;
+	pep->pep.ops = &pep_ops;
+	pep->pep.cm = &pep_cm_ops;
+	pep->magic = pep_magic;
+	pep->fab = fab;
+	pep->info = info_dup(info);
+	pep->lfd = fd;
+	if (!pep->info) {
+		close(fd);
+		delete pep;
+		return -FI_ENOMEM;
+	}
+	fab->children.get();
+	*out = &pep->pep;
+	return 0;
+}
+
+} // namespace wu::tcp

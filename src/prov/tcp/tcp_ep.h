@@ -1,0 +1,38 @@
+/* tcp provider internals shared by tcp_prov.cpp (domain, fabric) and
+ * tcp_ep.cpp (endpoints, passive endpoints, connection manager, data path). */
+#ifndef WU_PROV_TCP_TCP_EP_H
+#define WU_PROV_TCP_TCP_EP_H
+
+#include <cstdint>
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+#include "prov/common/cq.h"
+#include "prov/common/objects.h"
+
+namespace wu::tcp {
+
+/* The provider descriptor (for log lines and params). */
+fi_provider *prov_desc() noexcept;
+
+/* fi_ops_domain::endpoint for the tcp domain. */
+int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
+/* fabric_hooks::passive_ep. */
+int pep_open(prov::fabric *fab, fi_info *info, fid_pep **pep, void *context);
+
+/* The job key every RDM handshake carries: FI_TCP_JOB_KEY hashed, or a
+ * per-user default. */
+uint64_t job_key();
+
+/* Counters for tests: stray connections refused, malformed frames seen. */
+struct stats {
+	uint64_t refused_handshakes;
+	uint64_t bad_frames;
+	uint64_t connects;
+};
+stats get_stats() noexcept;
+
+} // namespace wu::tcp
+
+#endif

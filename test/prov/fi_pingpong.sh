@@ -1,0 +1,45 @@
+#!/bin/sh
+# Debian's unmodified fi_pingpong (libfabric-bin) on our library: tcp RDM
+# and MSG, server and client on 127.0.0.1, sizes 8 B .. 1 MiB, each run
+# bounded by a timeout.  Exit 77 (skip) when fi_pingpong is not installed.
+set -u
+pp=$(command -v fi_pingpong 2>/dev/null || true)
+if [ -z "$pp" ]; then
+	echo "SKIP: fi_pingpong not found (Debian: apt-get install libfabric-bin)"
+	exit 77
+fi
+lib=${WU_LIB:-${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}/src/.libs/libfabric.so.1}
+libdir=$(dirname "$lib")
+if [ ! -e "$libdir/libfabric.so.1" ]; then
+	echo "FAIL: our library not found in $libdir"
+	exit 1
+fi
+# A port of our own so parallel test runs do not collide with 47592.
+base=$(( 20000 + ($$ % 20000) ))
+status=0
+n=0
+for ep in rdm msg; do
+	for size in 8 4096 65536 1048576; do
+		n=$((n + 1))
+		port=$((base + n))
+		out=$(mktemp)
+		LD_LIBRARY_PATH=$libdir timeout 30 "$pp" -p tcp -e "$ep" -B "$port" -S "$size" -I 200 >"$out.srv" 2>&1 &
+		srv=$!
+		sleep 0.3
+		LD_LIBRARY_PATH=$libdir timeout 30 "$pp" -p tcp -e "$ep" -P "$port" -S "$size" -I 200 127.0.0.1 >"$out" 2>&1
+		crc=$?
+		wait $srv
+		src=$?
+		line=$(tail -1 "$out")
+		if [ $crc -eq 0 ] && [ $src -eq 0 ] && grep -q "=200" "$out"; then
+			echo "PASS: fi_pingpong -e $ep -S $size: $line"
+		else
+			echo "FAIL: fi_pingpong -e $ep -S $size (client $crc, server $src)"
+			sed 's/^/  client: /' "$out"
+			sed 's/^/  server: /' "$out.srv"
+			status=1
+		fi
+		rm -f "$out" "$out.srv"
+	done
+done
+exit $status

@@ -1,0 +1,254 @@
+/* tcp provider, FI_EP_MSG: passive endpoints, CONNREQ / CONNECTED /
+ * SHUTDOWN through the EQ with private data, fi_reject, refused connects,
+ * and a fork()ed peer killed while connected. */
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "tcp_fixture.h"
+
+using namespace wu::test;
+
+namespace {
+
+/* Reads one CM event with a bounded wait; returns the event or -err. */
+ssize_t read_cm(fid_eq *eq, uint32_t &event, fi_eq_cm_entry *entry, size_t size, fi_eq_err_entry *err = nullptr)
+{
+	ssize_t r = fi_eq_sread(eq, &event, entry, size, 10000, 0);
+	if (r == -FI_EAVAIL) {
+		fi_eq_err_entry tmp{};
+		fi_eq_err_entry *p = err ? err : &tmp;
+		EXPECT_GT(fi_eq_readerr(eq, p, 0), 0);
+		return -FI_EAVAIL;
+	}
+	return r;
+}
+
+struct msg_side {
+	fid_ep *ep = nullptr;
+	fid_cq *cq = nullptr;
+	void open(tcp_env &env, fi_info *info, fid_eq *eq)
+	{
+		fi_cq_attr ca{};
+		ca.format = FI_CQ_FORMAT_TAGGED;
+		ASSERT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
+		ASSERT_EQ(fi_endpoint(env.domain, info, &ep, nullptr), 0);
+		ASSERT_EQ(fi_ep_bind(ep, &eq->fid, 0), 0);
+		ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+		ASSERT_EQ(fi_enable(ep), 0);
+	}
+	~msg_side()
+	{
+		if (ep)
+			EXPECT_EQ(fi_close(&ep->fid), 0);
+		if (cq)
+			EXPECT_EQ(fi_close(&cq->fid), 0);
+	}
+};
+
+/* An fi_eq_cm_entry followed by room for its private data. */
+struct cm_buf {
+	alignas(fi_eq_cm_entry) unsigned char raw[sizeof(fi_eq_cm_entry) + 256];
+	fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(raw);
+	const char *data = reinterpret_cast<const char *>(raw + sizeof(fi_eq_cm_entry));
+};
+
+} // namespace
+
+TEST(tcp_msg, connect_accept_exchange_and_shutdown_with_private_data)
+{
+	tcp_env env{FI_EP_MSG};
+	fid_eq *peq = nullptr;
+	fi_eq_attr ea{};
+	ea.wait_obj = FI_WAIT_UNSPEC;
+	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
+	fid_pep *pep = nullptr;
+	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	char addr[64];
+	size_t alen = sizeof addr;
+	ASSERT_EQ(fi_getname(&pep->fid, addr, &alen), 0);
+	size_t cm = 0, cml = sizeof cm;
+	EXPECT_EQ(fi_getopt(&pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &cm, &cml), 0);
+	EXPECT_EQ(cm, 256u);
+
+	msg_side client;
+	client.open(env, env.info, env.eq);
+	ASSERT_EQ(fi_connect(client.ep, addr, "hello", 6), 0);
+
+	cm_buf ev;
+	uint32_t event = 0;
+	ssize_t r = read_cm(peq, event, &ev.entry, sizeof ev.raw);
+	ASSERT_EQ(r, ssize_t(sizeof(fi_eq_cm_entry) + 6));
+	ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+	EXPECT_EQ(ev.entry.fid, &pep->fid);
+	ASSERT_NE(ev.entry.info, nullptr);
+	ASSERT_NE(ev.entry.info->handle, nullptr);
+	EXPECT_EQ(ev.entry.info->handle->fclass, size_t{FI_CLASS_CONNREQ});
+	EXPECT_STREQ(ev.data, "hello");
+
+	msg_side server;
+	server.open(env, ev.entry.info, peq);
+	fi_freeinfo(ev.entry.info);
+	ASSERT_EQ(fi_accept(server.ep, "welcome", 8), 0);
+	r = read_cm(peq, event, &ev.entry, sizeof ev.raw);
+	ASSERT_GE(r, ssize_t(sizeof(fi_eq_cm_entry)));
+	EXPECT_EQ(event, uint32_t(FI_CONNECTED));
+	EXPECT_EQ(ev.entry.fid, &server.ep->fid);
+	r = read_cm(env.eq, event, &ev.entry, sizeof ev.raw);
+	ASSERT_EQ(r, ssize_t(sizeof(fi_eq_cm_entry) + 8));
+	EXPECT_EQ(event, uint32_t(FI_CONNECTED));
+	EXPECT_EQ(ev.entry.fid, &client.ep->fid);
+	EXPECT_STREQ(ev.data, "welcome");
+
+	char peer[64];
+	size_t plen = sizeof peer;
+	EXPECT_EQ(fi_getpeer(client.ep, peer, &plen), 0);
+
+	/* Data both ways. */
+	char in[16] = {}, in2[16] = {};
+	ASSERT_EQ(fi_recv(server.ep, in, sizeof in, nullptr, 0, nullptr), 0);
+	ASSERT_EQ(fi_send(client.ep, "over", 5, nullptr, 0, nullptr), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wait_one(server.cq, e, nullptr, {client.cq}), 1);
+	if (!(e.flags & FI_RECV))
+		ASSERT_EQ(wait_one(server.cq, e, nullptr, {client.cq}), 1);
+	EXPECT_STREQ(in, "over");
+	ASSERT_EQ(fi_recv(client.ep, in2, sizeof in2, nullptr, 0, nullptr), 0);
+	ASSERT_EQ(fi_send(server.ep, "back", 5, nullptr, 0, nullptr), 0);
+	for (int i = 0; i < 4 && strcmp(in2, "back"); i++)
+		wait_one(client.cq, e, nullptr, {server.cq});
+	EXPECT_STREQ(in2, "back");
+
+	/* The client goes away: the server sees FI_SHUTDOWN without reading its CQ. */
+	ASSERT_EQ(fi_close(&client.ep->fid), 0);
+	client.ep = nullptr;
+	r = read_cm(peq, event, &ev.entry, sizeof ev.raw);
+	ASSERT_GE(r, ssize_t(sizeof(fi_eq_cm_entry)));
+	EXPECT_EQ(event, uint32_t(FI_SHUTDOWN));
+	EXPECT_EQ(ev.entry.fid, &server.ep->fid);
+
+	EXPECT_EQ(fi_close(&peq->fid), -FI_EBUSY); /* pep and server ep bound */
+	EXPECT_EQ(fi_close(&pep->fid), 0);
+	EXPECT_EQ(fi_close(&server.ep->fid), 0);
+	server.ep = nullptr;
+	EXPECT_EQ(fi_close(&peq->fid), 0);
+}
+
+TEST(tcp_msg, reject_carries_private_data_to_the_active_side)
+{
+	tcp_env env{FI_EP_MSG};
+	fid_eq *peq = nullptr;
+	fi_eq_attr ea{};
+	ea.wait_obj = FI_WAIT_UNSPEC;
+	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
+	fid_pep *pep = nullptr;
+	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	char addr[64];
+	size_t alen = sizeof addr;
+	ASSERT_EQ(fi_getname(&pep->fid, addr, &alen), 0);
+	msg_side client;
+	client.open(env, env.info, env.eq);
+	ASSERT_EQ(fi_connect(client.ep, addr, nullptr, 0), 0);
+	cm_buf ev;
+	uint32_t event;
+	ASSERT_GE(read_cm(peq, event, &ev.entry, sizeof ev.raw), ssize_t(sizeof(fi_eq_cm_entry)));
+	ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+	ASSERT_EQ(fi_reject(pep, ev.entry.info->handle, "go away", 8), 0);
+	fi_freeinfo(ev.entry.info);
+	fi_eq_err_entry err{};
+	ASSERT_EQ(read_cm(env.eq, event, &ev.entry, sizeof ev.raw, &err), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ECONNREFUSED);
+	EXPECT_EQ(err.fid, &client.ep->fid);
+	ASSERT_EQ(err.err_data_size, 8u);
+	EXPECT_STREQ(static_cast<const char *>(err.err_data), "go away");
+	EXPECT_EQ(fi_close(&pep->fid), 0);
+	EXPECT_EQ(fi_close(&peq->fid), 0);
+}
+
+TEST(tcp_msg, connect_to_a_closed_port_is_econnrefused_on_the_eq)
+{
+	tcp_env env{FI_EP_MSG};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t l = sizeof a;
+	ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+	ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr *>(&a), &l), 0);
+	close(fd); /* nobody listens there now */
+	msg_side client;
+	client.open(env, env.info, env.eq);
+	int r = fi_connect(client.ep, &a, nullptr, 0);
+	if (r == 0) {
+		cm_buf ev;
+		uint32_t event;
+		fi_eq_err_entry err{};
+		ASSERT_EQ(read_cm(env.eq, event, &ev.entry, sizeof ev.raw, &err), -FI_EAVAIL);
+		EXPECT_EQ(err.err, FI_ECONNREFUSED);
+	} else {
+		EXPECT_EQ(r, -FI_ECONNREFUSED);
+	}
+}
+
+TEST(tcp_msg_fault, peer_process_killed_gives_shutdown)
+{
+	tcp_env env{FI_EP_MSG};
+	fid_eq *peq = nullptr;
+	fi_eq_attr ea{};
+	ea.wait_obj = FI_WAIT_UNSPEC;
+	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
+	fid_pep *pep = nullptr;
+	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	char addr[64];
+	size_t alen = sizeof addr;
+	ASSERT_EQ(fi_getname(&pep->fid, addr, &alen), 0);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		tcp_env cenv{FI_EP_MSG};
+		msg_side c;
+		c.open(cenv, cenv.info, cenv.eq);
+		if (fi_connect(c.ep, addr, nullptr, 0))
+			_exit(1);
+		uint32_t event;
+		cm_buf ev;
+		read_cm(cenv.eq, event, &ev.entry, sizeof ev.raw);
+		alarm(30); /* never outlive a failed parent */
+		pause(); /* killed here, connected */
+		_exit(0);
+	}
+	cm_buf ev;
+	uint32_t event;
+	ASSERT_GE(read_cm(peq, event, &ev.entry, sizeof ev.raw), ssize_t(sizeof(fi_eq_cm_entry)));
+	ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+	msg_side server;
+	server.open(env, ev.entry.info, peq);
+	fi_freeinfo(ev.entry.info);
+	ASSERT_EQ(fi_accept(server.ep, nullptr, 0), 0);
+	ASSERT_GE(read_cm(peq, event, &ev.entry, sizeof ev.raw), ssize_t(sizeof(fi_eq_cm_entry)));
+	EXPECT_EQ(event, uint32_t(FI_CONNECTED));
+	std::vector<char> big(1 << 20);
+	ASSERT_EQ(fi_recv(server.ep, big.data(), big.size(), nullptr, 0, nullptr), 0);
+	usleep(100 * 1000);
+	kill(pid, SIGKILL);
+	int st;
+	waitpid(pid, &st, 0);
+	ASSERT_GE(read_cm(peq, event, &ev.entry, sizeof ev.raw), ssize_t(sizeof(fi_eq_cm_entry)));
+	EXPECT_EQ(event, uint32_t(FI_SHUTDOWN));
+	/* Sends after the shutdown fail at once. */
+	EXPECT_LT(fi_send(server.ep, big.data(), 10, nullptr, 0, nullptr), 0);
+	EXPECT_EQ(fi_close(&server.ep->fid), 0);
+	server.ep = nullptr;
+	EXPECT_EQ(fi_close(&pep->fid), 0);
+	EXPECT_EQ(fi_close(&peq->fid), 0);
+}
