@@ -1,12 +1,11 @@
 #!/bin/sh
 # The README's main command: installs what is missing, builds Wireup, and runs
-# the main job.  Until the PMIx wire-up and the tcp data path land, the main
-# job is what already works end to end:
-#   1. a PMIx-launched exchange across 4 local processes (mpirun as the PMIx
-#      server): each rank publishes an endpoint blob, fences, and reads every
-#      peer's (test/pmix/pmix_probe);
-#   2. Debian's own unmodified libfabric tools running on our library through
-#      LD_LIBRARY_PATH (fi_info, fi_strerror).
+# the main job: a PMIx-launched wire-up + ping-pong across 4 local processes
+# (mpirun as the PMIx server): each rank opens a tcp RDM endpoint, Wireup
+# fills its AV with every rank through PMIx (fi_addr == rank), every pair of
+# ranks exchanges a tagged message, ranks 0 and 1 ping-pong 8 bytes
+# (contrib/wireup_pingpong.c).  Then Debian's own unmodified libfabric tools
+# run on our library through LD_LIBRARY_PATH.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -16,10 +15,9 @@ mkdir -p build
 cd build
 [ -f Makefile ] || ../configure -q
 make -j2 >/dev/null
-make -j2 test/pmix/pmix_probe >/dev/null
 lib=$PWD/src/.libs
-echo "== PMIx exchange across 4 local ranks (mpirun)"
-sh "$top/contrib/launch/run-pmix.sh" mpirun 4 "$PWD/test/pmix/pmix_probe" 4
+echo "== PMIx wire-up + ping-pong across 4 local ranks (mpirun)"
+sh "$top/contrib/launch/run-pmix.sh" mpirun 4 "$PWD/contrib/wireup_pingpong"
 echo "== Debian's fi_info --version on Wireup"
 LD_LIBRARY_PATH=$lib fi_info --version
 echo "== Debian's fi_info -l on Wireup"
