@@ -24,9 +24,6 @@
 #include <new>
 
 #include <fcntl.h>
-#include <poll.h>
-#include <pthread.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <rdma/fi_errno.h>
@@ -35,6 +32,7 @@
 #include "core/info.h"
 #include "core/log.h"
 #include "core/shim.h"
+#include "core/wait.h"
 #include "eq/sync.h"
 
 namespace wu {
@@ -42,6 +40,10 @@ namespace {
 
 using eqd::lock_guard;
 using eqd::spinlock;
+using waitobj::eventfd_drain;
+using waitobj::eventfd_set;
+using waitobj::make_eventfd;
+using waitobj::mutex_cond;
 
 struct eq_impl;
 struct wait_impl;
@@ -92,78 +94,13 @@ size_t pow2_ceil(size_t n) noexcept
 	return p;
 }
 
-void eventfd_set(int fd) noexcept
-{
-	uint64_t one = 1;
-	ssize_t r = write(fd, &one, sizeof one);
-	(void)r; /* only fails when the counter is saturated: still readable */
-}
-
-void eventfd_drain(int fd) noexcept
-{
-	uint64_t v;
-	ssize_t r = read(fd, &v, sizeof v);
-	(void)r; /* EAGAIN: already clear */
-}
-
-int make_eventfd() noexcept
-{
-	int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
-
-/* A pthread mutex + cond pair handed out by FI_GETWAIT. */
-struct mutex_cond {
-	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
-	void broadcast() noexcept
-	{
-		pthread_mutex_lock(&m);
-		pthread_cond_broadcast(&c);
-		pthread_mutex_unlock(&m);
-	}
-	~mutex_cond()
-	{
-		pthread_cond_destroy(&c);
-		pthread_mutex_destroy(&m);
-	}
-};
-
 /* ---- closed handles ---- */
 
 /* Closed shells stay valid memory for the next quarantine_max closes. */
 constexpr size_t quarantine_max = 16384;
 
-template <class Shell>
-struct graveyard {
-	spinlock lk;
-	Shell *head = nullptr;
-	Shell *tail = nullptr;
-	size_t n = 0;
-
-	void bury(Shell *s) noexcept
-	{
-		Shell *evict = nullptr;
-		{
-			lock_guard g(lk);
-			s->next_dead = nullptr;
-			if (tail)
-				tail->next_dead = s;
-			else
-				head = s;
-			tail = s;
-			if (++n > quarantine_max) {
-				evict = head;
-				head = head->next_dead;
-				n--;
-			}
-		}
-		delete evict;
-	}
-};
-
-constinit graveyard<eq_shell> eq_graves;
-constinit graveyard<wait_shell> wait_graves;
+constinit waitobj::graveyard<eq_shell, quarantine_max> eq_graves;
+constinit waitobj::graveyard<wait_shell, quarantine_max> wait_graves;
 
 /* ---- wait sets ---- */
 
@@ -173,8 +110,7 @@ struct wait_impl {
 	std::mutex m;
 	size_t members = 0; /* attached EQs */
 	size_t ready = 0;   /* attached EQs with something to report */
-	uint32_t sleepers = 0;
-	std::atomic<uint32_t> seq{0};
+	eqd::wake_word ww;
 	int efd = -1;
 	std::unique_ptr<mutex_cond> mc;
 	close_hook on_close;
@@ -197,10 +133,7 @@ struct wait_impl {
 			if (now && !was) {
 				if (efd >= 0)
 					eventfd_set(efd);
-				if (sleepers) {
-					seq.fetch_add(1, std::memory_order_release);
-					wake = true;
-				}
+				wake = ww.bump_locked();
 				if (mc)
 					mc->broadcast();
 			} else if (!now && was && efd >= 0) {
@@ -208,7 +141,7 @@ struct wait_impl {
 			}
 		}
 		if (wake)
-			eqd::futex_wake_all(&seq);
+			ww.wake();
 	}
 
 	bool has_ready() noexcept
@@ -228,18 +161,16 @@ struct wait_impl {
 					return 0;
 				if (timeout == 0 || d.passed())
 					return -FI_ETIMEDOUT;
-				if (obj != FI_WAIT_YIELD) {
-					sleepers++;
-					s = seq.load(std::memory_order_relaxed);
-				}
+				if (obj != FI_WAIT_YIELD)
+					s = ww.enter_locked();
 			}
 			if (obj == FI_WAIT_YIELD) {
 				sched_yield();
 				continue;
 			}
-			int rc = eqd::futex_wait(&seq, s, d);
+			int rc = ww.sleep(s, d);
 			std::lock_guard g(m);
-			sleepers--;
+			ww.sleepers--;
 			if (ready)
 				return 0;
 			if (rc == EINTR)
@@ -274,8 +205,7 @@ struct eq_impl {
 	bool overrun = false;
 	bool signaled = false;
 	uint32_t hooks = 0;
-	uint32_t sleepers = 0;
-	std::atomic<uint32_t> seq{0};
+	eqd::wake_word ww;
 	std::deque<err_rec> errs;
 	std::unique_ptr<unsigned char[]> owned_err; /* err_data handed out by readerr */
 
@@ -344,17 +274,14 @@ struct eq_impl {
 	bool note_new_locked() noexcept
 	{
 		sync_level();
-		if (!sleepers) [[likely]]
-			return false;
-		seq.fetch_add(1, std::memory_order_release);
-		return true;
+		return ww.bump_locked();
 	}
 
 	void after_new(bool wake) noexcept
 	{
 		if (wake | (mc != nullptr)) [[unlikely]] {
 			if (wake)
-				eqd::futex_wake_all(&seq);
+				ww.wake();
 			if (mc)
 				mc->broadcast();
 		}
@@ -517,16 +444,15 @@ struct eq_impl {
 			{
 				lock_guard g(lk);
 				if (registered) {
-					sleepers--;
+					ww.sleepers--;
 					registered = false;
 				}
 				r = read_locked(event, buf, len, flags, &to_free);
 				if (r == -FI_EAGAIN && !give_up && !yield) {
 					/* The futex, even when the eventfd mirrors the level:
 					 * waking a poll()er measured several times slower. */
-					sleepers++;
 					registered = true;
-					s = seq.load(std::memory_order_relaxed);
+					s = ww.enter_locked();
 				}
 			}
 			if (to_free)
@@ -538,7 +464,7 @@ struct eq_impl {
 				continue;
 			}
 			/* Spurious and stale wake-ups loop with the same deadline. */
-			rc = eqd::futex_wait(&seq, s, d);
+			rc = ww.sleep(s, d);
 		}
 	}
 
@@ -657,27 +583,13 @@ fi_ops_eq eq_ops = {
 };
 
 /* A closed handle: everything is -FI_EBADF. */
-template <class Sig>
-struct badf;
-template <class R, class... A>
-struct badf<R (*)(A...)> {
-	static R fn(A...) noexcept
-	{
-		WU_WARN(&core_prov, FI_LOG_EQ, "call on a closed event queue or wait set\n");
-		return static_cast<R>(-FI_EBADF);
-	}
+struct closed_eq {
+	static constexpr fi_log_subsys subsys = FI_LOG_EQ;
+	static constexpr const char *warning = "call on a closed event queue or wait set\n";
+	static constexpr const char *text = "event queue is closed";
+	static constexpr bool zero_u64 = false;
 };
-#define WU_BADF(ops_type, slot) (&badf<decltype(ops_type::slot)>::fn)
-
-const char *dead_strerror(fid_eq *, int, const void *, char *buf, size_t len)
-{
-	static const char text[] = "event queue is closed";
-	if (buf && len) {
-		snprintf(buf, len, "%s", text);
-		return buf;
-	}
-	return text;
-}
+#define WU_BADF(ops_type, slot) (&waitobj::badf<closed_eq, decltype(ops_type::slot)>::fn)
 
 fi_ops dead_fi_ops = {
 	sizeof(fi_ops),
@@ -691,7 +603,7 @@ fi_ops dead_fi_ops = {
 
 fi_ops_eq dead_eq_ops = {
 	sizeof(fi_ops_eq),	  WU_BADF(fi_ops_eq, read),  WU_BADF(fi_ops_eq, readerr),
-	WU_BADF(fi_ops_eq, write), WU_BADF(fi_ops_eq, sread), dead_strerror,
+	WU_BADF(fi_ops_eq, write), WU_BADF(fi_ops_eq, sread), waitobj::dead_strerror<closed_eq, fid_eq>,
 };
 
 fi_ops_wait dead_wait_ops = {sizeof(fi_ops_wait), WU_BADF(fi_ops_wait, wait)};
@@ -808,55 +720,19 @@ const char *eq_strerror(fid_eq *, int prov_errno, const void *, char *buf, size_
 	});
 }
 
+void expose_fd(void *owner) noexcept
+{
+	static_cast<eq_impl *>(owner)->expose_fd();
+}
+
+constexpr waitobj::names eq_names = {FI_LOG_EQ, "an EQ", "EQ", "EQs", true};
+
 int eq_control(fid *f, int command, void *arg)
 {
 	return WU_GUARD({
 		eq_impl *q = container_of_fid<eq_shell>(f)->impl;
-		if (!arg) {
-			WU_WARN(&core_prov, FI_LOG_EQ, "fi_control on an EQ: arg is NULL\n");
-			return -FI_EINVAL;
-		}
-		switch (command) {
-		case FI_GETWAITOBJ:
-			*static_cast<fi_wait_obj *>(arg) = q->wait_obj;
-			return 0;
-		case FI_GETWAIT:
-			switch (q->wait_obj) {
-			case FI_WAIT_FD:
-				q->expose_fd();
-				*static_cast<int *>(arg) = q->efd;
-				return 0;
-			case FI_WAIT_POLLFD: {
-				auto *p = static_cast<fi_wait_pollfd *>(arg);
-				size_t room = p->nfds;
-				p->nfds = 1;
-				p->change_index = 1;
-				if (room < 1 || !p->fd)
-					return -FI_ETOOSMALL;
-				q->expose_fd();
-				p->fd[0].fd = q->efd;
-				p->fd[0].events = POLLIN;
-				p->fd[0].revents = 0;
-				return 0;
-			}
-			case FI_WAIT_MUTEX_COND: {
-				auto *mc = static_cast<fi_mutex_cond *>(arg);
-				mc->mutex = &q->mc->m;
-				mc->cond = &q->mc->c;
-				return 0;
-			}
-			default:
-				WU_INFO(&core_prov, FI_LOG_EQ,
-					"FI_GETWAIT: this EQ has no native wait object (wait_obj %d); open it "
-					"with FI_WAIT_FD, FI_WAIT_POLLFD or FI_WAIT_MUTEX_COND\n",
-					static_cast<int>(q->wait_obj));
-				return -FI_ENODATA;
-			}
-		default:
-			WU_INFO(&core_prov, FI_LOG_EQ, "fi_control command %d is not supported by EQs\n",
-				command);
-			return -FI_ENOSYS;
-		}
+		return waitobj::control(command, arg, eq_names, q->wait_obj, q->efd, q->mc.get(),
+					expose_fd, q);
 	});
 }
 
@@ -917,38 +793,14 @@ int wait_wait(fid_wait *w, int timeout)
 	return WU_GUARD(return impl_of(w)->wait(timeout););
 }
 
+constexpr waitobj::names wait_names = {FI_LOG_EQ, "a wait set", "wait set", "wait sets", false};
+
 int wait_control(fid *f, int command, void *arg)
 {
 	return WU_GUARD({
 		wait_impl *w = container_of_fid<wait_shell>(f)->impl;
-		if (!arg) {
-			WU_WARN(&core_prov, FI_LOG_EQ, "fi_control on a wait set: arg is NULL\n");
-			return -FI_EINVAL;
-		}
-		switch (command) {
-		case FI_GETWAITOBJ:
-			*static_cast<fi_wait_obj *>(arg) = w->obj;
-			return 0;
-		case FI_GETWAIT:
-			if (w->obj == FI_WAIT_FD) {
-				*static_cast<int *>(arg) = w->efd;
-				return 0;
-			}
-			if (w->obj == FI_WAIT_MUTEX_COND) {
-				auto *mc = static_cast<fi_mutex_cond *>(arg);
-				mc->mutex = &w->mc->m;
-				mc->cond = &w->mc->c;
-				return 0;
-			}
-			WU_INFO(&core_prov, FI_LOG_EQ,
-				"FI_GETWAIT: this wait set has no native wait object (wait_obj %d)\n",
-				static_cast<int>(w->obj));
-			return -FI_ENODATA;
-		default:
-			WU_INFO(&core_prov, FI_LOG_EQ,
-				"fi_control command %d is not supported by wait sets\n", command);
-			return -FI_ENOSYS;
-		}
+		return waitobj::control(command, arg, wait_names, w->obj, w->efd, w->mc.get(), nullptr,
+					nullptr);
 	});
 }
 

@@ -110,6 +110,20 @@ struct deadline {
 	}
 };
 
+/* An absolute deadline no later than d and `ns` from now: a sleep slice. */
+inline deadline slice(const deadline &d, long ns) noexcept
+{
+	deadline s(0);
+	timespec t = now_mono();
+	t.tv_nsec += ns;
+	while (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	s.at = (!d.infinite && before(d.at, t)) ? d.at : t;
+	return s;
+}
+
 /* Sleeps while *word == expect, until woken, the deadline or a signal.
  * Returns 0 (woken or value changed: re-check), ETIMEDOUT or EINTR. */
 inline int futex_wait(std::atomic<uint32_t> *word, uint32_t expect, const deadline &d) noexcept
@@ -132,6 +146,32 @@ inline void futex_wake_all(std::atomic<uint32_t> *word) noexcept
 	syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE | FUTEX_PRIVATE_FLAG,
 		INT_MAX, nullptr, nullptr, 0);
 }
+
+/* The futex word of a queue and its sleeper count, which the owner's lock
+ * guards.  Writers bump the word only when someone sleeps, so an unwatched
+ * post costs one plain load; the wake itself comes after the unlock. */
+struct wake_word {
+	uint32_t sleepers = 0;
+	std::atomic<uint32_t> seq{0};
+
+	/* Under the lock: register a sleeper; returns the value to sleep on. */
+	uint32_t enter_locked() noexcept
+	{
+		sleepers++;
+		return seq.load(std::memory_order_relaxed);
+	}
+	/* Under the lock: true when wake() must follow the unlock. */
+	bool bump_locked() noexcept
+	{
+		if (!sleepers) [[likely]]
+			return false;
+		seq.fetch_add(1, std::memory_order_release);
+		return true;
+	}
+	void wake() noexcept { futex_wake_all(&seq); }
+	/* Without the lock: see futex_wait. */
+	int sleep(uint32_t expect, const deadline &d) noexcept { return futex_wait(&seq, expect, d); }
+};
 
 } // namespace wu::eqd
 

@@ -105,7 +105,7 @@ struct cntr_impl {
 		eqd::deadline d(timeout);
 		const uint64_t err0 = err.load(std::memory_order_seq_cst);
 		const bool poll = !nw.can_block() || nw.yields();
-		timespec spin_until = compl_detail::slice(d, progress_spin_ns).at;
+		timespec spin_until = eqd::slice(d, progress_spin_ns).at;
 		for (;;) {
 			prog.run();
 			seen();
@@ -129,7 +129,7 @@ struct cntr_impl {
 			int rc = 0;
 			if (val.load(std::memory_order_seq_cst) < threshold &&
 			    err.load(std::memory_order_seq_cst) == err0)
-				rc = manual ? eqd::futex_wait(&seq, s, compl_detail::slice(d, progress_slice_ns))
+				rc = manual ? eqd::futex_wait(&seq, s, eqd::slice(d, progress_slice_ns))
 					    : eqd::futex_wait(&seq, s, d);
 			sleepers.fetch_sub(1, std::memory_order_seq_cst);
 			if (rc == EINTR) {
@@ -208,6 +208,8 @@ void expose_fd(void *owner) noexcept
 	k->nw.expose_fd_locked(k->nw.signaled());
 }
 
+constexpr waitobj::names cntr_names = {FI_LOG_CQ, "a counter", "counter", "a counter", true};
+
 int cntr_control_impl(fid *f, int command, void *arg)
 {
 	cntr_impl *k = container_of_fid<cntr_shell>(f)->impl;
@@ -223,7 +225,7 @@ int cntr_control_impl(fid *f, int command, void *arg)
 			k->opflags.store(*flags, std::memory_order_relaxed);
 		return 0;
 	}
-	return k->nw.control(command, arg, "counter", expose_fd, k);
+	return k->nw.control(command, arg, cntr_names, expose_fd, k);
 }
 
 int cntr_control(fid *f, int command, void *arg)
@@ -232,20 +234,12 @@ int cntr_control(fid *f, int command, void *arg)
 }
 
 /* A closed handle: everything fails (reads return 0). */
-template <class Sig>
-struct badf;
-template <class R, class... A>
-struct badf<R (*)(A...)> {
-	static R fn(A...) noexcept
-	{
-		WU_WARN(&core_prov, FI_LOG_CQ, "call on a closed counter\n");
-		if constexpr (std::is_same_v<R, uint64_t>)
-			return 0;
-		else
-			return static_cast<R>(-FI_EBADF);
-	}
+struct closed_cntr {
+	static constexpr fi_log_subsys subsys = FI_LOG_CQ;
+	static constexpr const char *warning = "call on a closed counter\n";
+	static constexpr bool zero_u64 = true;
 };
-#define WU_CNTR_BADF(ops_type, slot) (&badf<decltype(ops_type::slot)>::fn)
+#define WU_CNTR_BADF(ops_type, slot) (&waitobj::badf<closed_cntr, decltype(ops_type::slot)>::fn)
 
 int cntr_close(fid *f);
 

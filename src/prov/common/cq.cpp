@@ -25,7 +25,6 @@
 #include <new>
 
 #include <fcntl.h>
-#include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -111,36 +110,8 @@ void progress_set::run_slow() noexcept
 	unlock();
 }
 
-void mutex_cond::broadcast() noexcept
-{
-	pthread_mutex_lock(&m);
-	pthread_cond_broadcast(&c);
-	pthread_mutex_unlock(&m);
-}
-
-mutex_cond::~mutex_cond()
-{
-	pthread_cond_destroy(&c);
-	pthread_mutex_destroy(&m);
-}
-
-namespace {
-
-void eventfd_set(int fd) noexcept
-{
-	uint64_t one = 1;
-	ssize_t r = write(fd, &one, sizeof one);
-	(void)r; /* fails only when saturated: still readable */
-}
-
-void eventfd_drain(int fd) noexcept
-{
-	uint64_t v;
-	ssize_t r = read(fd, &v, sizeof v);
-	(void)r; /* EAGAIN: already clear */
-}
-
-} // namespace
+using waitobj::eventfd_drain;
+using waitobj::eventfd_set;
 
 native_wait::~native_wait()
 {
@@ -171,7 +142,7 @@ int native_wait::init(prov::domain *dom, int obj, fid_wait *set, const char *wha
 		}
 		break;
 	case FI_WAIT_MUTEX_COND:
-		mc_.reset(new (std::nothrow) mutex_cond);
+		mc_.reset(new (std::nothrow) waitobj::mutex_cond);
 		if (!mc_)
 			return -FI_ENOMEM;
 		break;
@@ -246,69 +217,6 @@ void native_wait::expose_fd_locked(bool level) noexcept
 	signaled_ = level;
 	if (level)
 		eventfd_set(efd_);
-}
-
-int native_wait::control(int command, void *arg, const char *what, void (*expose)(void *),
-			 void *owner) noexcept
-{
-	if (!arg) {
-		WU_WARN(&core_prov, FI_LOG_CQ, "fi_control on a %s: arg is NULL\n", what);
-		return -FI_EINVAL;
-	}
-	switch (command) {
-	case FI_GETWAITOBJ:
-		*static_cast<fi_wait_obj *>(arg) = obj_;
-		return 0;
-	case FI_GETWAIT:
-		switch (obj_) {
-		case FI_WAIT_FD:
-			expose(owner);
-			*static_cast<int *>(arg) = efd_;
-			return 0;
-		case FI_WAIT_POLLFD: {
-			auto *p = static_cast<fi_wait_pollfd *>(arg);
-			size_t room = p->nfds;
-			p->nfds = 1;
-			p->change_index = 1;
-			if (room < 1 || !p->fd)
-				return -FI_ETOOSMALL;
-			expose(owner);
-			p->fd[0].fd = efd_;
-			p->fd[0].events = POLLIN;
-			p->fd[0].revents = 0;
-			return 0;
-		}
-		case FI_WAIT_MUTEX_COND: {
-			auto *mc = static_cast<fi_mutex_cond *>(arg);
-			mc->mutex = &mc_->m;
-			mc->cond = &mc_->c;
-			return 0;
-		}
-		default:
-			WU_INFO(&core_prov, FI_LOG_CQ,
-				"FI_GETWAIT: this %s has no native wait object (wait_obj %d); open it with "
-				"FI_WAIT_FD, FI_WAIT_POLLFD or FI_WAIT_MUTEX_COND\n",
-				what, static_cast<int>(obj_));
-			return -FI_ENODATA;
-		}
-	default:
-		WU_INFO(&core_prov, FI_LOG_CQ, "fi_control command %d is not supported by a %s\n",
-			command, what);
-		return -FI_ENOSYS;
-	}
-}
-
-eqd::deadline slice(const eqd::deadline &d, long ns) noexcept
-{
-	eqd::deadline s(0);
-	timespec t = eqd::now_mono();
-	t.tv_nsec += ns;
-	while (t.tv_nsec >= 1000000000L) {
-		t.tv_sec++;
-		t.tv_nsec -= 1000000000L;
-	}
-	s.at = (!d.infinite && eqd::before(d.at, t)) ? d.at : t;
-	return s;
 }
 
 } // namespace compl_detail
@@ -394,9 +302,8 @@ struct cq_impl {
 	uint64_t head = 0;
 	uint64_t tail = 0;
 	std::deque<err_rec> errs;
-	uint32_t sleepers = 0;
+	eqd::wake_word ww;
 	size_t want = SIZE_MAX;	     /* smallest threshold among sleepers */
-	std::atomic<uint32_t> seq{0}; /* futex word */
 	uint64_t sig_gen = 0;	     /* bumped by fi_cq_signal */
 	bool sig_pending = false;     /* a signal nobody was waiting for */
 	std::unique_ptr<unsigned char[]> owned_err;
@@ -439,18 +346,17 @@ struct cq_impl {
 	bool note_new_locked(bool error) noexcept
 	{
 		nw.set_level(true);
-		if (!sleepers) [[likely]]
+		if (!ww.sleepers) [[likely]]
 			return false;
 		if (!error && readable() < want)
 			return false; /* FI_CQ_COND_THRESHOLD not reached yet */
-		seq.fetch_add(1, std::memory_order_release);
-		return true;
+		return ww.bump_locked();
 	}
 
 	void after_new(bool wake) noexcept
 	{
 		if (wake) [[unlikely]]
-			eqd::futex_wake_all(&seq);
+			ww.wake();
 		nw.broadcast();
 	}
 
@@ -548,7 +454,7 @@ struct cq_impl {
 		}
 		eqd::deadline d(timeout);
 		const bool yield = nw.yields();
-		timespec spin_until = compl_detail::slice(d, progress_spin_ns).at;
+		timespec spin_until = eqd::slice(d, progress_spin_ns).at;
 		bool registered = false;
 		bool give_up = timeout == 0;
 		uint64_t gen = 0;
@@ -566,7 +472,7 @@ struct cq_impl {
 				}
 				if (registered) {
 					registered = false;
-					if (--sleepers == 0)
+					if (--ww.sleepers == 0)
 						want = SIZE_MAX;
 				}
 				if (sig_gen != gen)
@@ -584,10 +490,9 @@ struct cq_impl {
 					return -FI_EAGAIN;
 				spinning = manual && eqd::before(eqd::now_mono(), spin_until);
 				if (!yield && !spinning) {
-					sleepers++;
+					s = ww.enter_locked();
 					want = std::min(want, threshold);
 					registered = true;
-					s = seq.load(std::memory_order_relaxed);
 				}
 			}
 			if (spinning) {
@@ -598,8 +503,7 @@ struct cq_impl {
 				sched_yield();
 				continue;
 			}
-			int rc = manual ? eqd::futex_wait(&seq, s, compl_detail::slice(d, progress_slice_ns))
-					: eqd::futex_wait(&seq, s, d);
+			int rc = ww.sleep(s, manual ? eqd::slice(d, progress_slice_ns) : d);
 			if (rc == EINTR)
 				give_up = true; /* a signal handler ran: return to the caller */
 		}
@@ -611,15 +515,12 @@ struct cq_impl {
 		{
 			lock_guard g(lk);
 			sig_gen++;
-			if (sleepers) {
-				seq.fetch_add(1, std::memory_order_release);
-				wake = true;
-			} else {
+			wake = ww.bump_locked();
+			if (!wake)
 				sig_pending = true;
-			}
 		}
 		if (wake)
-			eqd::futex_wake_all(&seq);
+			ww.wake();
 		return 0;
 	}
 
@@ -628,13 +529,10 @@ struct cq_impl {
 		bool w = false;
 		{
 			lock_guard g(lk);
-			if (sleepers) {
-				seq.fetch_add(1, std::memory_order_release);
-				w = true;
-			}
+			w = ww.bump_locked();
 		}
 		if (w)
-			eqd::futex_wake_all(&seq);
+			ww.wake();
 	}
 
 	ssize_t readerr(fi_cq_err_entry *buf) noexcept
@@ -702,27 +600,13 @@ fi_ops_cq cq_ops = {
 };
 
 /* A closed handle: everything is -FI_EBADF. */
-template <class Sig>
-struct badf;
-template <class R, class... A>
-struct badf<R (*)(A...)> {
-	static R fn(A...) noexcept
-	{
-		WU_WARN(&core_prov, FI_LOG_CQ, "call on a closed completion queue\n");
-		return static_cast<R>(-FI_EBADF);
-	}
+struct closed_cq {
+	static constexpr fi_log_subsys subsys = FI_LOG_CQ;
+	static constexpr const char *warning = "call on a closed completion queue\n";
+	static constexpr const char *text = "completion queue is closed";
+	static constexpr bool zero_u64 = false;
 };
-#define WU_CQ_BADF(ops_type, slot) (&badf<decltype(ops_type::slot)>::fn)
-
-const char *dead_strerror(fid_cq *, int, const void *, char *buf, size_t len)
-{
-	static const char text[] = "completion queue is closed";
-	if (buf && len) {
-		snprintf(buf, len, "%s", text);
-		return buf;
-	}
-	return text;
-}
+#define WU_CQ_BADF(ops_type, slot) (&waitobj::badf<closed_cq, decltype(ops_type::slot)>::fn)
 
 fi_ops dead_fi_ops = {
 	sizeof(fi_ops),
@@ -742,7 +626,7 @@ fi_ops_cq dead_cq_ops = {
 	WU_CQ_BADF(fi_ops_cq, sread),
 	WU_CQ_BADF(fi_ops_cq, sreadfrom),
 	WU_CQ_BADF(fi_ops_cq, signal),
-	dead_strerror,
+	waitobj::dead_strerror<closed_cq, fid_cq>,
 };
 
 ssize_t bad_read_args(const char *what, void *buf, size_t count) noexcept
@@ -862,11 +746,13 @@ void expose_fd(void *owner) noexcept
 	q->nw.expose_fd_locked(q->level());
 }
 
+constexpr waitobj::names cq_names = {FI_LOG_CQ, "a CQ", "CQ", "a CQ", true};
+
 int cq_control(fid *f, int command, void *arg)
 {
 	return WU_GUARD({
 		cq_impl *q = container_of_fid<cq_shell>(f)->impl;
-		return q->nw.control(command, arg, "CQ", expose_fd, q);
+		return q->nw.control(command, arg, cq_names, expose_fd, q);
 	});
 }
 

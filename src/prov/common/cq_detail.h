@@ -9,10 +9,9 @@
 #include <memory>
 #include <vector>
 
-#include <pthread.h>
-
 #include <rdma/fi_eq.h>
 
+#include "core/wait.h"
 #include "eq/sync.h"
 #include "prov/common/cq.h"
 
@@ -50,14 +49,6 @@ private:
 	std::vector<entry> fns_; /* guarded by busy_ */
 };
 
-/* A pthread mutex + cond pair handed out by FI_GETWAIT. */
-struct mutex_cond {
-	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
-	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
-	void broadcast() noexcept;
-	~mutex_cond();
-};
-
 /* The application-visible wait object of a CQ or counter.  Its level
  * ("something to report") is mirrored on the eventfd once FI_GETWAIT has
  * handed it out, and on the wait set through a hidden EQ attached to it,
@@ -89,15 +80,18 @@ public:
 	/* FI_GETWAIT / FI_GETWAITOBJ, called without the owner's lock.  Before
 	 * an eventfd is handed out, expose(owner) must take the owner's lock and
 	 * call expose_fd_locked with the current level. */
-	int control(int command, void *arg, const char *what, void (*expose)(void *),
-		    void *owner) noexcept;
+	int control(int command, void *arg, const waitobj::names &n, void (*expose)(void *),
+		    void *owner) noexcept
+	{
+		return waitobj::control(command, arg, n, obj_, efd_, mc_.get(), expose, owner);
+	}
 	void expose_fd_locked(bool level) noexcept;
 
 private:
 	enum : uint32_t { hook_fd = 1, hook_set = 2 };
 	fi_wait_obj obj_ = FI_WAIT_NONE;
 	int efd_ = -1;
-	std::unique_ptr<mutex_cond> mc_;
+	std::unique_ptr<waitobj::mutex_cond> mc_;
 	fid_eq *set_eq_ = nullptr; /* hidden EQ attached to the wait set */
 	std::atomic<uint32_t> hooks_{0};
 	bool signaled_ = false;
@@ -108,35 +102,7 @@ private:
 inline constexpr size_t quarantine_max = 4096;
 
 template <class Shell>
-struct graveyard {
-	eqd::spinlock lk;
-	Shell *head = nullptr;
-	Shell *tail = nullptr;
-	size_t n = 0;
-
-	void bury(Shell *s) noexcept
-	{
-		Shell *evict = nullptr;
-		{
-			eqd::lock_guard g(lk);
-			s->next_dead = nullptr;
-			if (tail)
-				tail->next_dead = s;
-			else
-				head = s;
-			tail = s;
-			if (++n > quarantine_max) {
-				evict = head;
-				head = head->next_dead;
-				n--;
-			}
-		}
-		delete evict;
-	}
-};
-
-/* An absolute deadline no later than d and `ns` from now. */
-eqd::deadline slice(const eqd::deadline &d, long ns) noexcept;
+using graveyard = waitobj::graveyard<Shell, quarantine_max>;
 
 } // namespace wu::compl_detail
 
