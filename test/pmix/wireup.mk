@@ -30,3 +30,13 @@ test_pmix_test_wireup_lp_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
 TESTS += test/pmix/wireup_server.sh
 endif
 EXTRA_DIST += test/pmix/wireup_server.sh
+# Several nodes on one machine: network namespaces joined by a bridge, one
+# PMIx server of ours per node, fences and direct modex relayed between them.
+if WU_HAVE_PMIX
+check_PROGRAMS += test/pmix/test_wireup_nodes
+test_pmix_test_wireup_nodes_SOURCES = test/pmix/test_wireup_nodes.cpp
+test_pmix_test_wireup_nodes_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
+test_pmix_test_wireup_nodes_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
+TESTS += test/pmix/netns.sh
+endif
+EXTRA_DIST += test/pmix/netns.sh
