@@ -189,6 +189,10 @@ struct av_obj {
 	bool auth_av;
 	std::atomic<bool> uids_on;
 	std::atomic<int> eps;
+	/* Removal notices (watch_removes): taken only when nwatch is set. */
+	std::atomic<int> nwatch;
+	std::mutex watch_mtx;
+	std::vector<std::pair<removed_fn, void *>> watchers;
 	fid_eq *eq;
 	uint64_t *uids;	      /* ~user id per fi_addr (private, lazily mapped) */
 	uint32_t *auth_of;    /* auth key handle index + 1 per fi_addr */
@@ -1268,7 +1272,25 @@ int remove_auth_keys(av_obj *a, const fi_addr_t *fi_addr, size_t count)
 	return 0;
 }
 
+int av_remove_entries(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags,
+		      std::vector<fi_addr_t> *gone);
+
+/* Removes, then tells the endpoints that watch (outside the region lock). */
 int av_remove_body(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags)
+{
+	if (flags || a->nwatch.load(std::memory_order_acquire) == 0)
+		return av_remove_entries(a, fi_addr, count, flags, nullptr);
+	std::vector<fi_addr_t> gone;
+	int ret = av_remove_entries(a, fi_addr, count, flags, &gone);
+	std::lock_guard<std::mutex> g(a->watch_mtx);
+	for (fi_addr_t f : gone)
+		for (auto &w : a->watchers)
+			w.first(w.second, f);
+	return ret;
+}
+
+int av_remove_entries(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags,
+		      std::vector<fi_addr_t> *gone)
 {
 	if (flags & ~uint64_t(FI_AUTH_KEY)) {
 		WU_WARN(a->prov, FI_LOG_AV, "fi_av_remove: flags 0x%llx are not supported\n",
@@ -1310,6 +1332,8 @@ int av_remove_body(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags)
 			__atomic_store_n(&r.hdr->sym_removed, 1, __ATOMIC_RELEASE);
 			if (a->uids)
 				a->uids[f] = 0;
+			if (gone)
+				gone->push_back(fi_addr[i]);
 			continue;
 		}
 		if (!r.rec[f]) {
@@ -1323,6 +1347,8 @@ int av_remove_body(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags)
 			a->uids[f] = 0;
 		if (a->auth_of)
 			a->auth_of[f] = 0;
+		if (gone)
+			gone->push_back(fi_addr[i]);
 	}
 	__atomic_add_fetch(&r.hdr->gen, 1, __ATOMIC_RELEASE);
 	return ret;
@@ -2173,6 +2199,33 @@ int ep_unbind(fid_av *av) noexcept
 	if (!a || a->eps.load() <= 0)
 		return -FI_EINVAL;
 	a->eps--;
+	return 0;
+}
+
+int watch_removes(fid_av *av, removed_fn fn, void *arg) noexcept
+{
+	return guard("watch_removes", [&]() -> int {
+		av_obj *a = av_of(av);
+		if (!a || !fn)
+			return -FI_EINVAL;
+		std::lock_guard<std::mutex> g(a->watch_mtx);
+		a->watchers.emplace_back(fn, arg);
+		a->nwatch.store(int(a->watchers.size()), std::memory_order_release);
+		return 0;
+	});
+}
+
+int unwatch_removes(fid_av *av, removed_fn fn, void *arg) noexcept
+{
+	av_obj *a = av_of(av);
+	if (!a)
+		return -FI_EINVAL;
+	std::lock_guard<std::mutex> g(a->watch_mtx);
+	auto it = std::find(a->watchers.begin(), a->watchers.end(), std::make_pair(fn, arg));
+	if (it == a->watchers.end())
+		return -FI_EINVAL;
+	a->watchers.erase(it);
+	a->nwatch.store(int(a->watchers.size()), std::memory_order_release);
 	return 0;
 }
 

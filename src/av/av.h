@@ -91,6 +91,14 @@ int ep_unbind(fid_av *av) noexcept;
 /* An enabled endpoint uses auth key handle `key` (FI_AUTH_KEY remove is
  * -FI_EBUSY while it does). */
 int auth_key_use(fid_av *av, fi_addr_t key, bool in_use) noexcept;
+/* Removal notices: after fi_av_remove has removed entries, fn(arg, fi_addr)
+ * runs once per removed fi_addr (as the caller passed it), in the caller's
+ * thread, with no AV lock held.  An endpoint uses it to drop what it keeps
+ * for that peer (tcp: the connection).  unwatch_removes returns once no
+ * notice to (fn, arg) is running; then none will start.  0 or -FI_EINVAL. */
+using removed_fn = void (*)(void *arg, fi_addr_t fi_addr) noexcept;
+int watch_removes(fid_av *av, removed_fn fn, void *arg) noexcept;
+int unwatch_removes(fid_av *av, removed_fn fn, void *arg) noexcept;
 
 /* ---- reserved entries (PMIx wire-up) ---- */
 

@@ -7,6 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <initializer_list>
@@ -55,12 +60,15 @@ struct tcp_env {
 	}
 	~tcp_env()
 	{
-		if (eq)
+		if (eq) {
 			EXPECT_EQ(fi_close(&eq->fid), 0);
-		if (domain)
+		}
+		if (domain) {
 			EXPECT_EQ(fi_close(&domain->fid), 0);
-		if (fabric)
+		}
+		if (fabric) {
 			EXPECT_EQ(fi_close(&fabric->fid), 0);
+		}
 		fi_freeinfo(info);
 	}
 };
@@ -97,14 +105,18 @@ struct rdm_ep {
 	~rdm_ep() { close(); }
 	void close()
 	{
-		if (ep)
+		if (ep) {
 			EXPECT_EQ(fi_close(&ep->fid), 0);
-		if (av)
+		}
+		if (av) {
 			EXPECT_EQ(fi_close(&av->fid), 0);
-		if (tx)
+		}
+		if (tx) {
 			EXPECT_EQ(fi_close(&tx->fid), 0);
-		if (rx)
+		}
+		if (rx) {
 			EXPECT_EQ(fi_close(&rx->fid), 0);
+		}
 		ep = nullptr;
 		av = nullptr;
 		tx = rx = nullptr;
@@ -153,6 +165,38 @@ inline void spin(std::initializer_list<fid_cq *> cqs, int rounds = 2000)
 			(void)fi_cq_read(c, &x, 0);
 		}
 }
+
+/* A loopback address that never answers: a listener that never accepts,
+ * its accept queue filled by other clients, so the kernel drops further
+ * SYNs (and a connection the kernel did complete never gets a reply). */
+struct silent_listener {
+	int lfd = -1;
+	std::vector<int> fillers;
+	sockaddr_in addr{};
+
+	silent_listener()
+	{
+		lfd = socket(AF_INET, SOCK_STREAM, 0);
+		addr.sin_family = AF_INET;
+		addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		socklen_t l = sizeof addr;
+		EXPECT_EQ(bind(lfd, reinterpret_cast<sockaddr *>(&addr), sizeof addr), 0);
+		EXPECT_EQ(listen(lfd, 0), 0);
+		EXPECT_EQ(getsockname(lfd, reinterpret_cast<sockaddr *>(&addr), &l), 0);
+		for (int i = 0; i < 3; i++) {
+			int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+			(void)connect(fd, reinterpret_cast<sockaddr *>(&addr), sizeof addr);
+			fillers.push_back(fd);
+		}
+		usleep(20000);
+	}
+	~silent_listener()
+	{
+		for (int fd : fillers)
+			::close(fd);
+		::close(lfd);
+	}
+};
 
 } // namespace wu::test
 

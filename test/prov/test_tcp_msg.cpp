@@ -43,10 +43,12 @@ struct msg_side {
 	}
 	~msg_side()
 	{
-		if (ep)
+		if (ep) {
 			EXPECT_EQ(fi_close(&ep->fid), 0);
-		if (cq)
+		}
+		if (cq) {
 			EXPECT_EQ(fi_close(&cq->fid), 0);
+		}
 	}
 };
 
@@ -116,8 +118,9 @@ TEST(tcp_msg, connect_accept_exchange_and_shutdown_with_private_data)
 	ASSERT_EQ(fi_send(client.ep, "over", 5, nullptr, 0, nullptr), 0);
 	fi_cq_tagged_entry e;
 	ASSERT_EQ(wait_one(server.cq, e, nullptr, {client.cq}), 1);
-	if (!(e.flags & FI_RECV))
+	if (!(e.flags & FI_RECV)) {
 		ASSERT_EQ(wait_one(server.cq, e, nullptr, {client.cq}), 1);
+	}
 	EXPECT_STREQ(in, "over");
 	ASSERT_EQ(fi_recv(client.ep, in2, sizeof in2, nullptr, 0, nullptr), 0);
 	ASSERT_EQ(fi_send(server.ep, "back", 5, nullptr, 0, nullptr), 0);
@@ -251,4 +254,28 @@ TEST(tcp_msg_fault, peer_process_killed_gives_shutdown)
 	server.ep = nullptr;
 	EXPECT_EQ(fi_close(&pep->fid), 0);
 	EXPECT_EQ(fi_close(&peq->fid), 0);
+}
+
+/* FI_TCP_CONN_TIMEOUT: a connect to an address that never answers ends as
+ * an FI_ETIMEDOUT error entry on the EQ, without the application driving
+ * a CQ (the cm thread's timer). */
+TEST(tcp_msg, connect_to_a_silent_address_times_out_on_the_eq)
+{
+	setenv("FI_TCP_CONN_TIMEOUT", "300", 1);
+	tcp_env env{FI_EP_MSG};
+	silent_listener quiet;
+	msg_side client;
+	client.open(env, env.info, env.eq);
+	unsetenv("FI_TCP_CONN_TIMEOUT");
+	auto t0 = std::chrono::steady_clock::now();
+	ASSERT_EQ(fi_connect(client.ep, &quiet.addr, nullptr, 0), 0);
+	cm_buf ev;
+	uint32_t event;
+	fi_eq_err_entry err{};
+	ASSERT_EQ(read_cm(env.eq, event, &ev.entry, sizeof ev.raw, &err), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ETIMEDOUT);
+	EXPECT_EQ(err.fid, &client.ep->fid);
+	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+	EXPECT_GE(ms, 250);
+	EXPECT_LT(ms, 5000);
 }

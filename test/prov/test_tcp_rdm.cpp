@@ -451,3 +451,242 @@ TEST(tcp_rdm_fault, peer_killed_mid_transfer_gives_error_completions)
 	EXPECT_EQ(ok + failed, sends);
 	::close(p[0]);
 }
+
+/* fi_av_remove closes the connection to that peer: a send still queued on
+ * it fails with an error completion; inserting the address again and
+ * sending dials a new connection. */
+TEST_F(pair_fixture, av_remove_closes_the_connection_and_reinsert_reconnects)
+{
+	int v = 1, w = 0;
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, a_to_b, nullptr), 0);
+	ASSERT_EQ(wait_rx(b, e), 1);
+	ASSERT_EQ(wait_tx(a, e), 1);
+	uint64_t connects = wu::tcp::get_stats().connects;
+
+	/* A send b never makes room for: it stays in flight. */
+	std::vector<char> big(64 << 20, 'r');
+	int ctx;
+	ASSERT_EQ(fi_send(a.ep, big.data(), big.size(), nullptr, a_to_b, &ctx), 0);
+	spin({a.tx}, 200);
+	ASSERT_EQ(fi_av_remove(a.av, &a_to_b, 1, 0), 0);
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_one(a.tx, e, &err), -FI_EAVAIL);
+	EXPECT_EQ(err.op_context, &ctx);
+	EXPECT_EQ(err.err, FI_ECONNABORTED);
+	/* The removed fi_addr names nothing now. */
+	EXPECT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, a_to_b, nullptr), -FI_EINVAL);
+
+	/* b notices the closed connection (its partial message is dropped),
+	 * then a re-inserts b and a send dials again. */
+	spin({b.rx}, 200);
+	fi_addr_t again = a.insert(b);
+	v = 2;
+	w = 0;
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, again, nullptr), 0);
+	ASSERT_EQ(wait_rx(b, e), 1);
+	EXPECT_EQ(w, 2);
+	ASSERT_EQ(wait_tx(a, e), 1);
+	EXPECT_EQ(wu::tcp::get_stats().connects, connects + 1);
+
+	/* The other way: b removes a (b only ever received from it); b's
+	 * connection closes, and a's next send reconnects transparently. */
+	ASSERT_EQ(fi_av_remove(b.av, &b_to_a, 1, 0), 0);
+	spin({a.tx, a.rx}, 200);
+	v = 3;
+	w = 0;
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, again, nullptr), 0);
+	ASSERT_EQ(wait_rx(b, e), 1);
+	EXPECT_EQ(w, 3);
+	ASSERT_EQ(wait_tx(a, e), 1);
+	EXPECT_EQ(wu::tcp::get_stats().connects, connects + 2);
+}
+
+/* Rendezvous (above FI_TCP_RNDV_SIZE, 64 KiB by default): a large
+ * unexpected message waits at the sender and lands straight in the
+ * receive once it is posted; nothing of it is staged at the receiver. */
+TEST_F(pair_fixture, large_unexpected_message_goes_by_rendezvous_without_staging)
+{
+	using namespace wu::tcp;
+	const size_t n = 3 << 20;
+	std::vector<char> src(n), dst(n + 10, 0);
+	for (size_t i = 0; i < n; i++)
+		src[i] = char(i * 13 + 1);
+	stats before = get_stats();
+	int sctx, rctx;
+	ASSERT_EQ(fi_tsenddata(a.ep, src.data(), n, nullptr, 0xabcdef, a_to_b, 0x77, &sctx), 0);
+	spin({a.tx, b.rx}, 500);
+	fi_cq_tagged_entry e;
+	EXPECT_EQ(fi_cq_read(a.tx, &e, 1), -FI_EAGAIN); /* no receive yet: the send waits */
+	ASSERT_EQ(fi_trecv(b.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, 0x70, 0xf, &rctx), 0);
+	ASSERT_EQ(wait_rx(b, e), 1);
+	EXPECT_EQ(e.op_context, &rctx);
+	EXPECT_EQ(e.len, n);
+	EXPECT_EQ(e.tag, 0x77u);
+	EXPECT_EQ(e.data, 0xabcdefu);
+	EXPECT_EQ(e.flags, FI_RECV | FI_TAGGED | FI_REMOTE_CQ_DATA);
+	EXPECT_EQ(memcmp(src.data(), dst.data(), n), 0);
+	ASSERT_EQ(wait_tx(a, e), 1);
+	EXPECT_EQ(e.op_context, &sctx);
+	stats after = get_stats();
+	EXPECT_EQ(after.rndv_sends, before.rndv_sends + 1);
+	EXPECT_EQ(after.staged_bytes, before.staged_bytes); /* no full-size staging copy */
+
+	/* Several in a row, expected and unexpected, keep their order. */
+	std::vector<std::vector<char>> got(4, std::vector<char>(200000, 0));
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(fi_recv(b.ep, got[i].data(), got[i].size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	for (int i = 0; i < 4; i++)
+		ASSERT_EQ(fi_send(a.ep, src.data() + i, 200000, nullptr, a_to_b, nullptr), 0);
+	spin({a.tx, b.rx}, 300);
+	for (int i = 2; i < 4; i++)
+		ASSERT_EQ(fi_recv(b.ep, got[i].data(), got[i].size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	for (int i = 0; i < 4; i++) {
+		ASSERT_EQ(wait_rx(b, e), 1);
+		ASSERT_EQ(wait_tx(a, e), 1);
+	}
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ(memcmp(got[i].data(), src.data() + i, 200000), 0) << i;
+	EXPECT_EQ(get_stats().staged_bytes, before.staged_bytes);
+}
+
+TEST_F(pair_fixture, rendezvous_truncation_is_etrunc_and_the_connection_stays)
+{
+	const size_t n = 1 << 20, room = 100000;
+	std::vector<char> src(n, 'z'), dst(room, 0);
+	int ctx;
+	ASSERT_EQ(fi_send(a.ep, src.data(), n, nullptr, a_to_b, nullptr), 0);
+	spin({a.tx, b.rx}, 200);
+	ASSERT_EQ(fi_recv(b.ep, dst.data(), room, nullptr, FI_ADDR_UNSPEC, &ctx), 0);
+	fi_cq_tagged_entry e;
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_rx(b, e, &err), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ETRUNC);
+	EXPECT_EQ(err.len, room);
+	EXPECT_EQ(err.olen, n - room);
+	EXPECT_EQ(err.op_context, &ctx);
+	EXPECT_EQ(dst[room - 1], 'z');
+	ASSERT_EQ(wait_tx(a, e), 1); /* the sender's side went fine */
+	/* Expected this time, and truncated too. */
+	ASSERT_EQ(fi_recv(b.ep, dst.data(), room, nullptr, FI_ADDR_UNSPEC, &ctx), 0);
+	ASSERT_EQ(fi_send(a.ep, src.data(), n, nullptr, a_to_b, nullptr), 0);
+	ASSERT_EQ(wait_rx(b, e, &err), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ETRUNC);
+	ASSERT_EQ(wait_tx(a, e), 1);
+	int v = 9, w = 0;
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, a_to_b, nullptr), 0);
+	ASSERT_EQ(wait_rx(b, e), 1);
+	EXPECT_EQ(w, 9);
+}
+
+/* A sender that dies halfway through its RDATA (a raw socket speaking the
+ * protocol): the receive it was cleared into gets an error completion. */
+TEST_F(pair_fixture, peer_dying_mid_rendezvous_fails_the_receive)
+{
+	using namespace wu::tcp;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	ASSERT_GE(fd, 0);
+	ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr *>(a.name.data()), socklen_t(a.name.size())), 0);
+	auto put = [&](const frame::header &h, const void *body, size_t n) {
+		std::vector<unsigned char> buf(frame::hdr_size + n);
+		frame::encode(h, buf.data());
+		if (n)
+			memcpy(buf.data() + frame::hdr_size, body, n);
+		ASSERT_EQ(write(fd, buf.data(), buf.size()), ssize_t(buf.size()));
+	};
+	auto get = [&](frame::header &h) {
+		unsigned char buf[frame::hdr_size];
+		size_t have = 0;
+		for (int i = 0; i < 20000 && have < sizeof buf; i++) {
+			spin({a.rx}, 1);
+			ssize_t r = recv(fd, buf + have, sizeof buf - have, MSG_DONTWAIT);
+			if (r > 0)
+				have += size_t(r);
+			else
+				usleep(200);
+		}
+		ASSERT_EQ(have, sizeof buf);
+		ASSERT_EQ(frame::decode(buf, sizeof buf, h), frame::error::ok);
+	};
+	sockaddr_in fake{};
+	fake.sin_family = AF_INET;
+	fake.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fake.sin_port = htons(1);
+	frame::header h;
+	h.type = frame::HELLO;
+	h.tag = job_key();
+	h.len = sizeof fake;
+	put(h, &fake, sizeof fake);
+	frame::header ack;
+	get(ack);
+	ASSERT_EQ(ack.type, frame::HELLO_ACK);
+	ASSERT_EQ(ack.data, 0u);
+	const size_t n = 1 << 20;
+	h = {};
+	h.type = frame::RTS;
+	h.aux = n;
+	h.id = 42;
+	put(h, nullptr, 0);
+	std::vector<char> dst(n);
+	int ctx;
+	ASSERT_EQ(fi_recv(a.ep, dst.data(), n, nullptr, FI_ADDR_UNSPEC, &ctx), 0);
+	frame::header cts;
+	get(cts);
+	ASSERT_EQ(cts.type, frame::CTS);
+	EXPECT_EQ(cts.id, 42u);
+	h = {};
+	h.type = frame::RDATA;
+	h.flags = frame::F_LAST;
+	h.len = n;
+	h.aux = cts.aux;
+	std::vector<char> half(n / 2, 'h');
+	put(h, half.data(), half.size());
+	spin({a.rx}, 200);
+	::close(fd);
+	fi_cq_tagged_entry e;
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_rx(a, e, &err), -FI_EAVAIL);
+	EXPECT_EQ(err.op_context, &ctx);
+	EXPECT_EQ(err.err, FI_ECONNRESET);
+	/* An RTS from a peer that then vanishes leaves nothing behind: a later
+	 * receive waits for real traffic. */
+	int v = 4, w = 0;
+	ASSERT_EQ(fi_recv(a.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(b.ep, &v, sizeof v, nullptr, b_to_a, nullptr), 0);
+	ASSERT_EQ(wait_rx(a, e), 1);
+	EXPECT_EQ(w, 4);
+}
+
+/* FI_TCP_CONN_TIMEOUT: sends to an address that never answers fail with
+ * FI_ETIMEDOUT instead of waiting for the kernel's SYN retries. */
+TEST(tcp_rdm_timeout, lazy_connect_to_a_silent_address_times_out)
+{
+	setenv("FI_TCP_CONN_TIMEOUT", "300", 1);
+	tcp_env env{FI_EP_RDM};
+	rdm_ep me{env};
+	unsetenv("FI_TCP_CONN_TIMEOUT");
+	silent_listener quiet;
+	fi_addr_t peer;
+	ASSERT_EQ(fi_av_insert(me.av, &quiet.addr, 1, &peer, 0, nullptr), 1);
+	uint64_t timeouts = wu::tcp::get_stats().timeouts;
+	auto t0 = std::chrono::steady_clock::now();
+	int v = 1, ctx1, ctx2;
+	std::vector<char> big(1 << 20, 'b');
+	ASSERT_EQ(fi_send(me.ep, &v, sizeof v, nullptr, peer, &ctx1), 0);
+	ASSERT_EQ(fi_send(me.ep, big.data(), big.size(), nullptr, peer, &ctx2), 0);
+	fi_cq_tagged_entry e;
+	for (void *want : {(void *)&ctx1, (void *)&ctx2}) {
+		fi_cq_err_entry err{};
+		ASSERT_EQ(wait_one(me.tx, e, &err), -FI_EAVAIL);
+		EXPECT_EQ(err.err, FI_ETIMEDOUT);
+		EXPECT_EQ(err.op_context, want);
+	}
+	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
+	EXPECT_GE(ms, 250);
+	EXPECT_LT(ms, 5000);
+	EXPECT_EQ(wu::tcp::get_stats().timeouts, timeouts + 1);
+}

@@ -78,3 +78,80 @@ TEST(tcp_threads, concurrent_senders_receivers_and_pollers)
 	for (int i = 1; i <= per * senders; i++)
 		EXPECT_EQ(seen[i], 1) << i;
 }
+
+/* Rendezvous-sized messages (RTS / CTS / RDATA) from two sender threads
+ * while another thread posts the receives and two more poll the CQs. */
+TEST(tcp_threads, concurrent_rendezvous_sends_and_receives)
+{
+	tcp_env env{FI_EP_RDM, FI_TAGGED | FI_MSG};
+	rdm_ep a{env}, b{env};
+	fi_addr_t to_b = a.insert(b);
+	b.insert(a);
+	const size_t sz = 200000;
+	const int per = 20, senders = 2;
+	std::vector<std::vector<char>> src(senders, std::vector<char>(sz));
+	for (int s = 0; s < senders; s++)
+		for (size_t i = 0; i < sz; i++)
+			src[s][i] = char(s * 31 + i);
+	std::vector<std::vector<char>> dst(per * senders, std::vector<char>(sz));
+	std::atomic<int> received{0}, sent_done{0};
+	std::atomic<bool> stop{false};
+	std::thread poster([&] {
+		for (int i = 0; i < per * senders; i++)
+			while (fi_trecv(b.ep, dst[i].data(), sz, nullptr, FI_ADDR_UNSPEC, 9, 0, nullptr) == -FI_EAGAIN)
+				std::this_thread::yield();
+	});
+	std::vector<std::thread> ts;
+	for (int s = 0; s < senders; s++)
+		ts.emplace_back([&, s] {
+			for (int i = 0; i < per; i++) {
+				ssize_t r;
+				while ((r = fi_tsend(a.ep, src[s].data(), sz, nullptr, to_b, 9, nullptr)) == -FI_EAGAIN)
+					std::this_thread::yield();
+				EXPECT_EQ(r, 0);
+			}
+		});
+	std::thread txpoll([&] {
+		auto until = std::chrono::steady_clock::now() + wait_limit;
+		while (!stop && std::chrono::steady_clock::now() < until) {
+			fi_cq_tagged_entry x[4];
+			ssize_t r = fi_cq_read(a.tx, x, 4);
+			if (r > 0)
+				sent_done += int(r);
+			if (r == -FI_EAVAIL) {
+				fi_cq_err_entry err{};
+				fi_cq_readerr(a.tx, &err, 0);
+				ADD_FAILURE() << "send error completion: " << fi_strerror(err.err);
+				break;
+			}
+		}
+	});
+	std::thread rxpoll([&] {
+		auto until = std::chrono::steady_clock::now() + wait_limit;
+		while (received < per * senders && std::chrono::steady_clock::now() < until) {
+			fi_cq_tagged_entry x[4];
+			ssize_t r = fi_cq_read(b.rx, x, 4);
+			if (r > 0)
+				received += int(r);
+			if (r == -FI_EAVAIL) {
+				fi_cq_err_entry err{};
+				fi_cq_readerr(b.rx, &err, 0);
+				ADD_FAILURE() << "receive error completion: " << fi_strerror(err.err);
+				break;
+			}
+		}
+	});
+	for (auto &t : ts)
+		t.join();
+	poster.join();
+	rxpoll.join();
+	auto until = std::chrono::steady_clock::now() + wait_limit;
+	while (sent_done < per * senders && std::chrono::steady_clock::now() < until)
+		std::this_thread::yield();
+	stop = true;
+	txpoll.join();
+	ASSERT_EQ(received.load(), per * senders);
+	ASSERT_EQ(sent_done.load(), per * senders);
+	for (auto &d : dst)
+		EXPECT_TRUE(d == src[0] || d == src[1]);
+}

@@ -124,9 +124,11 @@ error decode(const void *in, size_t n, header &out) noexcept
 	case RTS:
 		if (h.len)
 			return error::bad_len;
-		if (h.data > max_payload || h.aux > max_payload)
+		if (h.aux > max_payload)
 			return error::bad_field;
 		if (!(h.flags & F_TAGGED) && h.tag)
+			return error::bad_field;
+		if (!(h.flags & F_CQ_DATA) && h.data)
 			return error::bad_field;
 		break;
 	case CTS:

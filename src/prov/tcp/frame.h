@@ -11,9 +11,14 @@
  *     6    2 hdr_len  48
  *     8    8 len      payload bytes after the header
  *    16    8 tag      message tag; RMA key for WRITE/READ_REQ; job key for HELLO
- *    24    8 data     remote CQ data; status for acks; length for READ_REQ/RTS
- *    32    8 id       sender's operation id (acks and read responses echo it)
- *    40    8 aux      RMA target address; receiver token for CTS/RDATA
+ *    24    8 data     remote CQ data (MSG, RTS, WRITE); status for acks; length for READ_REQ
+ *    32    8 id       sender's operation id (acks, read responses and CTS echo it)
+ *    40    8 aux      RMA target address; message length for RTS; receiver token for CTS/RDATA
+ *
+ * Rendezvous (messages above FI_TCP_RNDV_SIZE): the sender writes RTS (no
+ * payload); once a receive matches, the receiver answers CTS with a token;
+ * the sender then writes one RDATA frame (F_LAST) carrying the whole
+ * message from the user's buffer, which lands straight in the receive.
  */
 #ifndef WU_PROV_TCP_FRAME_H
 #define WU_PROV_TCP_FRAME_H
@@ -37,7 +42,7 @@ enum type : uint8_t {
 	HELLO = 1,     /* RDM handshake: tag = job key, payload = listen address */
 	HELLO_ACK,     /* data: 0 accepted, 1 duplicate (simultaneous connect lost) */
 	MSG,           /* eager message: tag, data, payload */
-	RTS,           /* rendezvous request: data = total length, id = send op */
+	RTS,           /* rendezvous request: aux = total length, id = send op */
 	CTS,           /* rendezvous clear-to-send: id = send op, aux = receiver token */
 	RDATA,         /* rendezvous payload: aux = receiver token */
 	WRITE,         /* RMA write: tag = key, aux = address, id = op */

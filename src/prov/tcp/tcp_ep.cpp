@@ -24,11 +24,13 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -67,7 +69,15 @@ constexpr uint32_t ep_magic = 0x57555445;  /* "WUTE" */
 constexpr uint32_t pep_magic = 0x57555450; /* "WUTP" */
 constexpr uint32_t cr_magic = 0x57555443;  /* "WUTC" */
 
-std::atomic<uint64_t> st_refused{0}, st_bad_frames{0}, st_connects{0};
+int64_t now_ms()
+{
+	return std::chrono::duration_cast<std::chrono::milliseconds>(
+		       std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
+
+std::atomic<uint64_t> st_refused{0}, st_bad_frames{0}, st_connects{0}, st_rndv{0}, st_staged{0},
+	st_timeouts{0};
 
 fi_provider *P() noexcept
 {
@@ -106,12 +116,27 @@ std::string addr_text(const std::string &k)
 	return buf;
 }
 
+/* FI_TCP_SOCKBUF: SO_SNDBUF / SO_RCVBUF of data connections (0: the
+ * kernel's autotuning).  Read once. */
+int sockbuf_size()
+{
+	static const int v = [] {
+		size_t n = param::get_size(prov_desc(), "sockbuf").value;
+		return int(std::min<size_t>(n, size_t(1) << 30));
+	}();
+	return v;
+}
+
 void set_nonblock_nodelay(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	if (int sz = sockbuf_size()) {
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+	}
 }
 
 /* ---------------------------------------------------------------- */
@@ -228,6 +253,19 @@ struct unexp {
 	op *claimed = nullptr; /* matched before its body arrived */
 	size_t claim_off = 0;
 	struct conn *from = nullptr;
+	bool rts = false;  /* a rendezvous request: no body here, the sender waits for CTS */
+	uint64_t rts_id = 0;
+};
+
+/* A rendezvous this side cleared (CTS written): where its RDATA lands. */
+struct rndv_rx {
+	op *o = nullptr;
+	size_t off = 0;  /* offset in o's buffer */
+	size_t into = 0; /* bytes that fit */
+	size_t len = 0;  /* message length */
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	bool tagged = false, has_data = false;
+	uint64_t tag = 0, data = 0;
 };
 
 enum tx_after : uint8_t {
@@ -258,7 +296,7 @@ enum conn_state : uint8_t {
 	C_CLOSED,
 };
 
-enum body_kind : uint8_t { B_NONE, B_RECV, B_UNEXP, B_WRITE, B_READRESP, B_SMALL, B_DISCARD };
+enum body_kind : uint8_t { B_NONE, B_RECV, B_UNEXP, B_WRITE, B_READRESP, B_SMALL, B_DISCARD, B_RNDV };
 
 struct tcp_ep;
 
@@ -273,7 +311,9 @@ struct conn {
 	std::string peer;
 	fi_addr_t src = FI_ADDR_NOTAVAIL;
 	std::deque<txitem *> txq;
-	std::unordered_map<uint64_t, op *> pending; /* RMA ops awaiting replies */
+	std::unordered_map<uint64_t, op *> pending; /* RMA ops awaiting replies, sends awaiting CTS */
+	std::unordered_map<uint64_t, rndv_rx> rv_wait; /* CTS written, RDATA not yet here */
+	rndv_rx rv;                                    /* the RDATA body being read */
 	/* receive side */
 	std::unique_ptr<char[]> rbuf{new char[rbuf_size]};
 	size_t rpos = 0, rend = 0;
@@ -293,6 +333,7 @@ struct conn {
 	std::string small;
 	watch cmw; /* MSG: the cm engine's watch on this fd */
 	bool cm_watched = false;
+	int64_t deadline = 0; /* outgoing: connect + handshake must end by then (now_ms) */
 };
 
 struct pcomp {
@@ -334,6 +375,9 @@ struct tcp_ep {
 	bool flushing = false;
 	size_t min_multi_recv = 64;
 	uint64_t next_id = 1;
+	uint64_t next_token = 1;
+	size_t rndv_size = 65536;
+	int conn_timeout_ms = 10000;
 	size_t tx_inflight = 0, rx_posted = 0;
 	uint64_t key = 0;
 	/* MSG */
@@ -343,6 +387,15 @@ struct tcp_ep {
 	bool backlog = false; /* some connection stopped with bytes staged */
 	watch autow; /* FI_PROGRESS_AUTO: engine watch on epfd */
 	bool auto_progress = false;
+	/* RDM: listening address of each fi_addr used so far (fi_av_remove
+	 * drops the entry and closes that peer's connection). */
+	std::unordered_map<fi_addr_t, std::string> fa_peer;
+	bool av_watched = false;
+	/* Connect timeout: earliest deadline of a connection still being
+	 * set up (0: none); MSG arms tfd so the cm thread notices. */
+	int64_t next_deadline = 0;
+	int tfd = -1;
+	watch tw;
 };
 
 struct tcp_pep {
@@ -487,8 +540,11 @@ fi_addr_t src_of(tcp_ep *ep, conn *c)
 {
 	if (ep->type != FI_EP_RDM || !ep->av)
 		return FI_ADDR_NOTAVAIL;
-	if (c && c->src == FI_ADDR_NOTAVAIL && !c->peer.empty())
+	if (c && c->src == FI_ADDR_NOTAVAIL && !c->peer.empty()) {
 		c->src = av::reverse(ep->av, c->peer.data(), c->peer.size());
+		if (c->src != FI_ADDR_NOTAVAIL)
+			ep->fa_peer.emplace(c->src, c->peer);
+	}
 	return c ? c->src : FI_ADDR_NOTAVAIL;
 }
 
@@ -823,11 +879,35 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 			}
 		} else if (c->bk == B_READRESP && c->rop) {
 			complete_tx(ep, c->rop, e);
+		} else if (c->bk == B_RNDV && c->rop) {
+			op *o = c->rop;
+			bool multi = o->flags & FI_MULTI_RECV;
+			bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+			complete_rx(ep, o, c->seg, c->body_into - c->body_left, c->rv.src, c->rv.tagged, c->rv.tag,
+				    false, 0, 0, e, release);
 		}
 		c->in_body = false;
 		c->rop = nullptr;
 		c->ux = nullptr;
 	}
+	/* Receives cleared for a rendezvous from here will get no data. */
+	for (auto &p : c->rv_wait) {
+		op *o = p.second.o;
+		bool multi = o->flags & FI_MULTI_RECV;
+		bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+		complete_rx(ep, o, nullptr, 0, p.second.src, p.second.tagged, p.second.tag, false, 0, 0, e, release);
+	}
+	c->rv_wait.clear();
+	/* Rendezvous requests from here can no longer be served: drop them. */
+	for (auto *q : {&ep->ux_msg, &ep->ux_tag})
+		for (auto it = q->begin(); it != q->end();) {
+			if ((*it)->rts && (*it)->from == c) {
+				delete *it;
+				it = q->erase(it);
+			} else {
+				++it;
+			}
+		}
 	/* Unexpected messages whose bodies came from here stay (they are whole). */
 	for (unexp *u : ep->ux_msg)
 		if (u->from == c)
@@ -837,7 +917,7 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 			u->from = nullptr;
 	if (c->msg && !quiet_cm) {
 		if (was == C_CM_WAIT || was == C_CONNECTING) {
-			post_cm_error(ep, FI_ECONNREFUSED, {});
+			post_cm_error(ep, err == FI_ETIMEDOUT ? FI_ETIMEDOUT : FI_ECONNREFUSED, {});
 		} else if (ep->connected && !ep->shut) {
 			ep->shut = true;
 			post_cm_event(ep, FI_SHUTDOWN, nullptr, 0);
@@ -862,6 +942,47 @@ void reap(tcp_ep *ep)
 	ep->dead.clear();
 }
 
+/* Starts the connect timeout of an outgoing connection. */
+void arm_deadline(tcp_ep *ep, conn *c)
+{
+	if (ep->conn_timeout_ms <= 0)
+		return;
+	c->deadline = now_ms() + ep->conn_timeout_ms;
+	if (!ep->next_deadline || c->deadline < ep->next_deadline)
+		ep->next_deadline = c->deadline;
+}
+
+bool setting_up(const conn *c)
+{
+	return c->state == C_CONNECTING || c->state == C_HELLO_WAIT || c->state == C_CM_WAIT ||
+	       c->state == C_LOST;
+}
+
+/* Fails connections whose setup outlived FI_TCP_CONN_TIMEOUT. */
+void check_deadlines(tcp_ep *ep)
+{
+	int64_t now = now_ms();
+	if (now < ep->next_deadline)
+		return;
+	ep->next_deadline = 0;
+	for (size_t i = 0; i < ep->conns.size(); i++) {
+		conn *c = ep->conns[i];
+		if (!c->deadline || !setting_up(c))
+			continue;
+		if (c->deadline <= now) {
+			st_timeouts.fetch_add(1, std::memory_order_relaxed);
+			std::string why = "no answer within FI_TCP_CONN_TIMEOUT (" + std::to_string(ep->conn_timeout_ms) + " ms)";
+			conn_fail(ep, c, FI_ETIMEDOUT, c->msg ? nullptr : why.c_str());
+			if (c->msg)
+				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_connect to %s: %s\n", addr_text(c->peer).c_str(),
+					why.c_str());
+			continue;
+		}
+		if (!ep->next_deadline || c->deadline < ep->next_deadline)
+			ep->next_deadline = c->deadline;
+	}
+}
+
 /* Outgoing RDM connection to a listening address. */
 conn *connect_to(tcp_ep *ep, const std::string &key)
 {
@@ -881,6 +1002,7 @@ conn *connect_to(tcp_ep *ep, const std::string &key)
 	conn *c = new_conn(ep, fd, true, r == 0 ? C_HELLO_WAIT : C_CONNECTING);
 	c->peer = key;
 	c->in_map = true;
+	arm_deadline(ep, c);
 	ep->peers[key] = c;
 	frame::header h;
 	h.type = frame::HELLO;
@@ -915,19 +1037,24 @@ conn *conn_for(tcp_ep *ep, fi_addr_t addr, int *err)
 		*err = FI_ENOAV;
 		return nullptr;
 	}
-	unsigned char buf[av::max_blob];
-	size_t n = av::addr_of(ep->av, addr, buf, sizeof buf);
-	if (!n || n > sizeof buf) {
-		WU_WARN(P(), FI_LOG_EP_DATA, "fi_addr %llu names no address in the bound AV\n",
-			(unsigned long long)addr);
-		*err = FI_EINVAL;
-		return nullptr;
+	auto known = ep->fa_peer.find(addr);
+	if (known == ep->fa_peer.end()) {
+		unsigned char buf[av::max_blob];
+		size_t n = av::addr_of(ep->av, addr, buf, sizeof buf);
+		if (!n || n > sizeof buf) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "fi_addr %llu names no address in the bound AV\n",
+				(unsigned long long)addr);
+			*err = FI_EINVAL;
+			return nullptr;
+		}
+		std::string k = addr_key(buf, n);
+		if (k.empty()) {
+			*err = FI_EINVAL;
+			return nullptr;
+		}
+		known = ep->fa_peer.emplace(addr, std::move(k)).first;
 	}
-	std::string key = addr_key(buf, n);
-	if (key.empty()) {
-		*err = FI_EINVAL;
-		return nullptr;
-	}
+	const std::string &key = known->second;
 	auto it = ep->peers.find(key);
 	if (it != ep->peers.end())
 		return it->second;
@@ -1009,14 +1136,117 @@ void on_msg(tcp_ep *ep, conn *c)
 	u->has_data = h.flags & frame::F_CQ_DATA;
 	u->data = h.data;
 	u->len = h.len;
-	if (h.len)
+	if (h.len) {
 		u->buf.reset(new char[h.len]);
+		st_staged.fetch_add(h.len, std::memory_order_relaxed);
+	}
 	(tagged ? ep->ux_tag : ep->ux_msg).push_back(u);
 	c->ux = u;
 	c->tgt[0] = {u->buf.get(), size_t(h.len)};
 	c->tgt_cnt = h.len ? 1 : 0;
 	start_body(c, B_UNEXP, h.len, 0);
 }
+
+/* Clears a rendezvous: remembers where its data lands, writes CTS. */
+void grant(tcp_ep *ep, conn *c, uint64_t send_id, const rndv_rx &r)
+{
+	uint64_t token = ep->next_token++;
+	c->rv_wait.emplace(token, r);
+	frame::header h;
+	h.type = frame::CTS;
+	h.id = send_id;
+	h.aux = token;
+	auto *t = make_item(h, nullptr, 0);
+	t->control = true;
+	enqueue(ep, c, t);
+}
+
+/* Takes [o->used, +into) of a receive for a message of len bytes (like
+ * on_msg does for eager bodies); returns the offset. */
+size_t take_recv(tcp_ep *ep, op *o, size_t into)
+{
+	size_t off = o->used;
+	if (!(o->flags & FI_MULTI_RECV)) {
+		remove_recv(ep, o);
+	} else {
+		o->used += into;
+		o->busy++;
+		if (multi_spent(ep, o))
+			remove_recv(ep, o);
+	}
+	return off;
+}
+
+/* RTS: a receive that matches is cleared at once, else the request waits
+ * in the unexpected queue (no buffer) until one is posted. */
+void on_rts(tcp_ep *ep, conn *c)
+{
+	const frame::header &h = c->h;
+	rndv_rx r;
+	r.tagged = h.flags & frame::F_TAGGED;
+	r.has_data = h.flags & frame::F_CQ_DATA;
+	r.tag = h.tag;
+	r.data = h.data;
+	r.len = size_t(h.aux);
+	r.src = (directed(ep) || (ep->info->caps & FI_SOURCE)) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
+	if (op *o = find_recv(ep, r.tagged, h.tag, r.src)) {
+		r.o = o;
+		r.into = std::min(op_room(o), r.len);
+		r.off = take_recv(ep, o, r.into);
+		grant(ep, c, h.id, r);
+		return;
+	}
+	auto *u = new unexp();
+	u->peer = c->peer;
+	u->from = c;
+	u->src = r.src;
+	u->tagged = r.tagged;
+	u->tag = h.tag;
+	u->has_data = r.has_data;
+	u->data = h.data;
+	u->len = r.len;
+	u->rts = true;
+	u->rts_id = h.id;
+	(r.tagged ? ep->ux_tag : ep->ux_msg).push_back(u);
+}
+
+/* CTS: the receiver is ready; the payload goes from the send buffer. */
+void on_cts(tcp_ep *ep, conn *c)
+{
+	auto it = c->pending.find(c->h.id);
+	if (it == c->pending.end() || it->second->kind != OP_SEND)
+		return (void)protocol_error(ep, c, "CTS for an unknown send");
+	op *o = it->second;
+	c->pending.erase(it);
+	frame::header h;
+	h.type = frame::RDATA;
+	h.flags = frame::F_LAST;
+	h.len = o->len;
+	h.id = o->id;
+	h.aux = c->h.aux;
+	txitem *t = make_item(h, o->iov, o->iov_cnt);
+	t->o = o;
+	t->after = AFTER_COMPLETE;
+	enqueue(ep, c, t);
+}
+
+/* RDATA: the body lands in the receive cleared for its token. */
+void on_rdata(tcp_ep *ep, conn *c)
+{
+	const frame::header &h = c->h;
+	auto it = c->rv_wait.find(h.aux);
+	if (it == c->rv_wait.end() || h.len != it->second.len || !(h.flags & frame::F_LAST))
+		return (void)protocol_error(ep, c, "RDATA for no cleared rendezvous");
+	c->rv = it->second;
+	c->rv_wait.erase(it);
+	op *o = c->rv.o;
+	c->rop = o;
+	c->tgt_cnt = slice(o, c->rv.off, c->rv.into, c->tgt);
+	c->seg = c->tgt_cnt ? c->tgt[0].iov_base : (o->iov_cnt ? o->iov[0].iov_base : nullptr);
+	start_body(c, B_RNDV, c->rv.into, h.len - c->rv.into);
+}
+
+void read_conn(tcp_ep *ep, conn *c);
 
 /* Moves queued (non-handshake) sends from one connection to another. */
 void move_queue(conn *from, conn *to)
@@ -1052,6 +1282,13 @@ void on_hello(tcp_ep *ep, conn *c)
 	}
 	c->peer = key;
 	auto it = ep->peers.find(key);
+	if (it != ep->peers.end() && it->second->state == C_READY && it->second != c) {
+		/* The peer may have closed that connection (fi_av_remove on its
+		 * side) just before dialing again: read it first so that a
+		 * pending EOF retires it instead of deciding the tie-break. */
+		read_conn(ep, it->second);
+		it = ep->peers.find(key);
+	}
 	conn *existing = it == ep->peers.end() ? nullptr : it->second;
 	if (key != ep->self && existing && existing->outgoing && ep->self < key) {
 		/* Our own connection to this peer wins; refuse this one. */
@@ -1154,6 +1391,16 @@ void finish_body(tcp_ep *ep, conn *c)
 		complete_tx(ep, o, c->body_trunc ? FI_ETRUNC : 0);
 		break;
 	}
+	case B_RNDV: {
+		op *o = c->rop;
+		c->rop = nullptr;
+		bool multi = o->flags & FI_MULTI_RECV;
+		bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+		const rndv_rx &r = c->rv;
+		complete_rx(ep, o, c->seg, c->body_into, r.src, r.tagged, r.tag, r.has_data, r.data, c->body_trunc,
+			    c->body_trunc ? FI_ETRUNC : 0, release);
+		break;
+	}
 	case B_SMALL:
 		switch (h.type) {
 		case frame::HELLO:
@@ -1209,6 +1456,12 @@ void on_header(tcp_ep *ep, conn *c)
 	switch (h.type) {
 	case frame::MSG:
 		return on_msg(ep, c);
+	case frame::RTS:
+		return on_rts(ep, c);
+	case frame::CTS:
+		return on_cts(ep, c);
+	case frame::RDATA:
+		return on_rdata(ep, c);
 	case frame::WRITE: {
 		void *p = mr::check(ep->dom, h.tag, h.aux, h.len, FI_REMOTE_WRITE);
 		if (!p && h.len) {
@@ -1249,6 +1502,8 @@ void on_header(tcp_ep *ep, conn *c)
 		if (it == c->pending.end())
 			return (void)protocol_error(ep, c, "reply for an unknown operation");
 		op *o = it->second;
+		if (o->kind != (h.type == frame::WRITE_ACK ? OP_WRITE : OP_READ))
+			return (void)protocol_error(ep, c, "reply of the wrong kind");
 		c->pending.erase(it);
 		if (h.type == frame::WRITE_ACK || h.data) {
 			complete_tx(ep, o, int(h.data));
@@ -1435,6 +1690,8 @@ void progress_locked(tcp_ep *ep)
 		if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
 			read_conn(ep, c);
 	}
+	if (ep->next_deadline)
+		check_deadlines(ep);
 	if (ep->backlog) {
 		ep->backlog = false;
 		for (size_t i = 0; i < ep->conns.size(); i++) {
@@ -1454,6 +1711,41 @@ void progress_cb(void *arg) noexcept
 		{
 			std::lock_guard<std::mutex> g(ep->mtx);
 			progress_locked(ep);
+		}
+		flush(ep);
+	});
+}
+
+/* fi_av_remove removed fi_addr: close the connection(s) to that peer;
+ * operations queued or in flight on them complete with FI_ECONNABORTED.
+ * A later insert of the address and a send connect again. */
+void av_removed(void *arg, fi_addr_t fa) noexcept
+{
+	guard_void("tcp av remove", [&] {
+		auto *ep = static_cast<tcp_ep *>(arg);
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			std::string key;
+			auto it = ep->fa_peer.find(fa);
+			if (it != ep->fa_peer.end()) {
+				key = std::move(it->second);
+				ep->fa_peer.erase(it);
+			}
+			std::vector<conn *> drop;
+			for (conn *c : ep->conns)
+				if (c->state != C_CLOSED && !c->msg &&
+				    (c->src == fa || (!key.empty() && c->peer == key)))
+					drop.push_back(c);
+			for (conn *c : drop) {
+				WU_INFO(P(), FI_LOG_EP_CTRL, "fi_av_remove: closing the connection to %s\n",
+					addr_text(c->peer).c_str());
+				conn_fail(ep, c, FI_ECONNABORTED, nullptr);
+			}
+			for (auto *q : {&ep->ux_msg, &ep->ux_tag})
+				for (unexp *u : *q)
+					if (u->src == fa)
+						u->src = FI_ADDR_NOTAVAIL;
+			reap(ep);
 		}
 		flush(ep);
 	});
@@ -1483,6 +1775,19 @@ void msg_cm_event(void *arg, uint32_t) noexcept
 		uint32_t evs = st == C_READY ? (EPOLLRDHUP | EPOLLONESHOT)
 					     : (EPOLLIN | EPOLLONESHOT | (st == C_CONNECTING ? uint32_t(EPOLLOUT) : 0u));
 		cm_engine::get().mod(&c->cmw, c->fd, evs);
+	});
+}
+
+/* The MSG connect timer fired: progress notices the expired deadline. */
+void msg_timer_event(void *arg, uint32_t) noexcept
+{
+	guard_void("tcp connect timer", [&] {
+		auto *ep = static_cast<tcp_ep *>(arg);
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			progress_locked(ep);
+		}
+		flush(ep);
 	});
 }
 
@@ -1523,6 +1828,34 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 		h.tag = tagged ? tag : 0;
 		h.data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
 		h.len = total;
+		bool inject = inject_api || (flags & FI_INJECT);
+		if (!inject && ep->rndv_size && total > ep->rndv_size) {
+			/* Rendezvous: RTS now, the payload once the receiver clears it. */
+			auto *o = new op();
+			o->kind = OP_SEND;
+			o->tagged = tagged;
+			o->context = ctx;
+			o->flags = flags;
+			for (size_t i = 0; i < cnt; i++)
+				o->iov[i] = iov[i];
+			o->iov_cnt = cnt;
+			o->len = total;
+			o->id = ep->next_id++;
+			o->want_comp = !ep->tx_sel || (flags & FI_COMPLETION);
+			h.type = frame::RTS;
+			h.len = 0;
+			h.aux = total;
+			h.id = o->id;
+			txitem *t = make_item(h, nullptr, 0);
+			t->o = o;
+			t->after = AFTER_PENDING;
+			ep->tx_inflight++;
+			st_rndv.fetch_add(1, std::memory_order_relaxed);
+			enqueue(ep, c, t);
+			reap(ep);
+			goto sent;
+		}
+		{
 		txitem *t = make_item(h, iov, cnt);
 		if (inject_api || (flags & FI_INJECT)) {
 			t->owned.reset(new char[total ? total : 1]);
@@ -1547,7 +1880,9 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 		ep->tx_inflight++;
 		enqueue(ep, c, t);
 		reap(ep);
+		}
 	}
+sent:
 	flush(ep);
 	return 0;
 }
@@ -1595,6 +1930,23 @@ ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_
 			if (multi) {
 				o->used += into;
 				o->busy++;
+			}
+			if (u->rts) {
+				rndv_rx r;
+				r.o = o;
+				r.off = off;
+				r.into = into;
+				r.len = u->len;
+				r.src = u->src;
+				r.tagged = u->tagged;
+				r.has_data = u->has_data;
+				r.tag = u->tag;
+				r.data = u->data;
+				grant(ep, u->from, u->rts_id, r);
+				delete u;
+				if (!multi || multi_spent(ep, o))
+					goto posted;
+				continue;
 			}
 			if (!u->done) {
 				u->claimed = o;
@@ -1970,6 +2322,10 @@ void unbind_all(tcp_ep *ep)
 				cntr::unbind(&all[i]->fid, pf);
 		}
 	}
+	if (ep->av && ep->av_watched) {
+		av::unwatch_removes(ep->av, av_removed, ep);
+		ep->av_watched = false;
+	}
 	if (ep->av)
 		av::ep_unbind(ep->av);
 	if (ep->eq) {
@@ -1980,6 +2336,18 @@ void unbind_all(tcp_ep *ep)
 
 void free_conn_state(tcp_ep *ep)
 {
+	/* Receives cleared for a rendezvous (a multi-recv buffer may also
+	 * still be posted: free each op once). */
+	std::unordered_set<op *> cleared;
+	for (conn *c : ep->conns)
+		for (auto &p : c->rv_wait)
+			cleared.insert(p.second.o);
+	for (op *o : ep->rq_msg)
+		cleared.erase(o);
+	for (op *o : ep->rq_tag)
+		cleared.erase(o);
+	for (op *o : cleared)
+		delete o;
 	for (conn *c : ep->conns) {
 		for (txitem *t : c->txq) {
 			delete t->o;
@@ -2034,6 +2402,11 @@ int ep_close(fid *f) noexcept
 		if (ep->mc && ep->mc->cm_watched) {
 			cm_engine::get().del(&ep->mc->cmw, ep->mc->fd);
 			ep->mc->cm_watched = false;
+		}
+		if (ep->tfd >= 0) {
+			cm_engine::get().del(&ep->tw, ep->tfd);
+			close(ep->tfd);
+			ep->tfd = -1;
 		}
 		unbind_all(ep);
 		{
@@ -2175,6 +2548,8 @@ int ep_control(fid *f, int command, void *arg) noexcept
 				ep->enabled = true;
 				ep->auto_progress = ep->dom->info->domain_attr->data_progress == FI_PROGRESS_AUTO;
 			}
+			if (ep->type == FI_EP_RDM && ep->av && av::watch_removes(ep->av, av_removed, ep) == 0)
+				ep->av_watched = true;
 			if (ep->auto_progress) {
 				ep->autow = {auto_event, ep};
 				cm_engine::get().add(&ep->autow, ep->epfd, EPOLLIN);
@@ -2477,6 +2852,20 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 			c->msg = true;
 			c->peer = addr_key(&ss, l);
 			ep->mc = c;
+			arm_deadline(ep, c);
+			if (c->deadline) {
+				ep->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+				itimerspec its{};
+				its.it_value.tv_sec = ep->conn_timeout_ms / 1000;
+				its.it_value.tv_nsec = long(ep->conn_timeout_ms % 1000) * 1000000L + 1000000L;
+				if (its.it_value.tv_nsec >= 1000000000L) {
+					its.it_value.tv_sec++;
+					its.it_value.tv_nsec -= 1000000000L;
+				}
+				if (ep->tfd >= 0)
+					timerfd_settime(ep->tfd, 0, &its, nullptr);
+				ep->tw = {msg_timer_event, ep};
+			}
 			c->txq.push_back(control_item(frame::CONNREQ, 0, 0, param, paramlen));
 			if (c->state == C_CM_WAIT)
 				flush_tx(ep, c);
@@ -2484,6 +2873,8 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 			c->cm_watched = true;
 		}
 		cm_engine::get().add(&c->cmw, c->fd, EPOLLIN | EPOLLOUT | EPOLLONESHOT);
+		if (ep->tfd >= 0)
+			cm_engine::get().add(&ep->tw, ep->tfd, EPOLLIN | EPOLLONESHOT);
 		return 0;
 	});
 }
@@ -2925,7 +3316,8 @@ uint64_t job_key()
 
 stats get_stats() noexcept
 {
-	return {st_refused.load(), st_bad_frames.load(), st_connects.load()};
+	return {st_refused.load(), st_bad_frames.load(), st_connects.load(), st_rndv.load(), st_staged.load(),
+		st_timeouts.load()};
 }
 
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noexcept
@@ -2976,6 +3368,8 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		if (ep->info->tx_attr->inject_size == 0 || ep->info->tx_attr->inject_size > 64)
 			ep->info->tx_attr->inject_size = 64;
 		ep->key = job_key();
+		ep->rndv_size = param::get_size(P(), "rndv_size").value;
+		ep->conn_timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
 		ep->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (ep->epfd < 0) {
 			info_free(ep->info);

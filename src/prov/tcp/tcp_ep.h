@@ -30,6 +30,9 @@ struct stats {
 	uint64_t refused_handshakes;
 	uint64_t bad_frames;
 	uint64_t connects;
+	uint64_t rndv_sends;   /* messages sent by rendezvous (RTS written) */
+	uint64_t staged_bytes; /* bytes of unexpected eager messages buffered */
+	uint64_t timeouts;     /* connection attempts that timed out */
 };
 stats get_stats() noexcept;
 

@@ -329,6 +329,12 @@ const prov::fabric_hooks tcp_hooks = {&tcp_prov_desc, tcp_domain_open, pep_open}
 constexpr param::def tcp_knobs[] = {
 	{FI_PARAM_STRING, "job_key", nullptr,
 	 "Shared secret every process of one job sets alike; an RDM connection whose handshake carries another key is refused and logged (default: a per-user constant)"},
+	{FI_PARAM_SIZE_T, "rndv_size", "65536",
+	 "Messages larger than this many bytes go by rendezvous: the payload moves only once a receive is posted, straight from the send buffer into the receive buffer (0: always eager)"},
+	{FI_PARAM_SIZE_T, "sockbuf", "0",
+	 "SO_SNDBUF and SO_RCVBUF of data connections in bytes (0: leave them to the kernel's autotuning)"},
+	{FI_PARAM_INT, "conn_timeout", "10000",
+	 "Milliseconds a connection attempt may take (TCP connect plus handshake) before its operations fail with FI_ETIMEDOUT (0: wait for the kernel)"},
 };
 
 int tcp_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
