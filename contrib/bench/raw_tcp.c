@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,11 @@ static void die(const char *what)
 static void xfer(int fd, char *buf, size_t n, int out)
 {
 	while (n) {
-		ssize_t r = out ? write(fd, buf, n) : read(fd, buf, n);
+		/* Receives spin (MSG_DONTWAIT) like a provider polling its CQ:
+		 * a blocking read would measure the scheduler's wake-up instead. */
+		ssize_t r = out ? write(fd, buf, n) : recv(fd, buf, n, MSG_DONTWAIT);
+		if (r < 0 && !out && (errno == EAGAIN || errno == EWOULDBLOCK))
+			continue;
 		if (r <= 0)
 			die(out ? "write" : "read");
 		buf += r;
