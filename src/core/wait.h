@@ -181,6 +181,17 @@ const char *dead_strerror(Fid *, int, const void *, char *buf, size_t len)
 	return Closed::text;
 }
 
+/* fi_eq_strerror / fi_cq_strerror: our provider errnos are FI_E* values. */
+inline const char *queue_strerror(int prov_errno, char *buf, size_t len) noexcept
+{
+	const char *s = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
+	if (buf && len) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	return s;
+}
+
 } // namespace wu::waitobj
 
 #endif

@@ -710,14 +710,7 @@ ssize_t eq_write(fid_eq *eq, uint32_t event, const void *buf, size_t len, uint64
 
 const char *eq_strerror(fid_eq *, int prov_errno, const void *, char *buf, size_t len)
 {
-	return guard_or(__func__, static_cast<const char *>("unknown error"), [&]() -> const char * {
-		const char *s = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
-		if (buf && len) {
-			snprintf(buf, len, "%s", s);
-			return buf;
-		}
-		return s;
-	});
+	return waitobj::queue_strerror(prov_errno, buf, len);
 }
 
 void expose_fd(void *owner) noexcept

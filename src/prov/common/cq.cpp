@@ -729,14 +729,7 @@ int cq_signal(fid_cq *cq)
 
 const char *cq_strerror(fid_cq *, int prov_errno, const void *, char *buf, size_t len)
 {
-	return guard_or(__func__, static_cast<const char *>("unknown error"), [&]() -> const char * {
-		const char *s = fi_strerror(prov_errno < 0 ? -prov_errno : prov_errno);
-		if (buf && len) {
-			snprintf(buf, len, "%s", s);
-			return buf;
-		}
-		return s;
-	});
+	return waitobj::queue_strerror(prov_errno, buf, len);
 }
 
 void expose_fd(void *owner) noexcept
