@@ -2,7 +2,7 @@
  *
  * An EQ is a power-of-two ring of 64-byte slots (payloads up to 56 bytes
  * inline, larger ones on the heap) plus a separate error queue, all behind
- * one spin lock.  Blocking readers sleep on a futex word that writers bump
+ * one lock, biased to the first thread that uses it (eq/sync.h).  Blocking readers sleep on a futex word that writers bump
  * only when a sleeper registered, so an unwatched write is lock, copy,
  * unlock.  Native wait objects (eventfd, mutex+cond, wait set) are kept in
  * step with the queue's "something to report" level only when they exist
@@ -24,6 +24,8 @@
 #include <new>
 
 #include <fcntl.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <rdma/fi_errno.h>
@@ -36,10 +38,52 @@
 #include "eq/sync.h"
 
 namespace wu {
+
+namespace eqd {
+
+namespace {
+long membarrier(int cmd) noexcept
+{
+	return syscall(__NR_membarrier, cmd, 0, 0);
+}
+
+bool membarrier_register() noexcept
+{
+	long q = membarrier(MEMBARRIER_CMD_QUERY);
+	return q >= 0 && (q & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+	       membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+} // namespace
+
+bool membarrier_ready() noexcept
+{
+	static const bool ready = [] {
+		bool ok = membarrier_register();
+		if (!ok)
+			WU_INFO(&core_prov, FI_LOG_CORE,
+				"membarrier(2) private expedited is unavailable: queue locks are "
+				"not biased\n");
+		return ok;
+	}();
+	return ready;
+}
+
+void membarrier_all() noexcept
+{
+	if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+		return;
+	/* A forked child starts unregistered. */
+	if (membarrier_register() && membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) == 0)
+		return;
+	WU_WARN(&core_prov, FI_LOG_CORE,
+		"membarrier(2) failed (%s) while revoking a biased queue lock\n", strerror(errno));
+}
+
+} // namespace eqd
+
 namespace {
 
-using eqd::lock_guard;
-using eqd::spinlock;
+using lock_guard = eqd::lock_guard<eqd::biased_lock>;
 using waitobj::eventfd_drain;
 using waitobj::eventfd_set;
 using waitobj::make_eventfd;
@@ -196,7 +240,7 @@ struct eq_impl {
 	fi_wait_obj wait_obj = FI_WAIT_NONE;
 	size_t limit = 0;
 
-	spinlock lk;
+	eqd::biased_lock lk;
 	slot *ring = nullptr;
 	size_t mask = 0;
 	uint64_t head = 0;

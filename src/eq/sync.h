@@ -56,15 +56,105 @@ private:
 	std::atomic<bool> f_{false};
 };
 
-class lock_guard {
+/* True once this process may use membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED). */
+bool membarrier_ready() noexcept;
+/* A full memory barrier on every running thread of the process. */
+void membarrier_all() noexcept;
+
+/* A lock biased to the first thread that takes it (biased locking, as in
+ * JVMs): that thread locks and unlocks with plain stores, no atomic
+ * read-modify-write, which is all a queue used by one thread pays.  The
+ * first time another thread wants it the bias is revoked for good, with one
+ * membarrier(2) standing in for the fence the owner's fast path omits;
+ * from then on everyone takes the spin lock.  Without membarrier(2) it is
+ * the spin lock from the start. */
+class biased_lock {
 public:
-	explicit lock_guard(spinlock &l) noexcept : l_(l) { l_.lock(); }
+	[[gnu::always_inline]] void lock() noexcept
+	{
+		uintptr_t me = self();
+		if (try_fast(me)) [[likely]] {
+			fast_ = true;
+			return;
+		}
+		lock_slow(me);
+	}
+	void unlock() noexcept
+	{
+		if (fast_)
+			owner_in_.store(0, std::memory_order_release);
+		else
+			lk_.unlock();
+	}
+	/* For tests: true while the bias is held by some thread. */
+	bool biased() const noexcept { return bias_.load(std::memory_order_relaxed) > revoked; }
+
+private:
+	static constexpr uintptr_t unclaimed = 0, revoking = 1, revoked = 2;
+
+	static uintptr_t self() noexcept
+	{
+		return reinterpret_cast<uintptr_t>(__builtin_thread_pointer());
+	}
+
+	[[gnu::always_inline]] bool try_fast(uintptr_t me) noexcept
+	{
+		if (bias_.load(std::memory_order_relaxed) != me)
+			return false;
+		owner_in_.store(1, std::memory_order_relaxed);
+		/* Only a compiler barrier: a revoker's membarrier orders this store
+		 * before the re-check on this CPU. */
+		std::atomic_signal_fence(std::memory_order_seq_cst);
+		if (bias_.load(std::memory_order_relaxed) == me) [[likely]]
+			return true;
+		owner_in_.store(0, std::memory_order_release);
+		return false;
+	}
+
+	[[gnu::noinline]] void lock_slow(uintptr_t me) noexcept
+	{
+		for (;;) {
+			uintptr_t b = bias_.load(std::memory_order_acquire);
+			if (b == revoked)
+				break;
+			if (b == revoking) {
+				cpu_relax();
+			} else if (b == me) {
+				if (try_fast(me)) {
+					fast_ = true;
+					return;
+				}
+			} else if (b == unclaimed) {
+				uintptr_t want = membarrier_ready() ? me : uintptr_t{revoked};
+				bias_.compare_exchange_strong(b, want, std::memory_order_acq_rel);
+			} else if (bias_.compare_exchange_strong(b, revoking, std::memory_order_acq_rel)) {
+				/* Another thread owns the bias: take it away once. */
+				membarrier_all();
+				while (owner_in_.load(std::memory_order_acquire))
+					cpu_relax();
+				bias_.store(revoked, std::memory_order_release);
+				break;
+			}
+		}
+		lk_.lock();
+		fast_ = false;
+	}
+
+	std::atomic<uintptr_t> bias_{unclaimed};
+	std::atomic<uint32_t> owner_in_{0};
+	bool fast_ = false; /* how the current holder got in; guarded by the lock */
+	spinlock lk_;
+};
+
+template <class Lock> class lock_guard {
+public:
+	explicit lock_guard(Lock &l) noexcept : l_(l) { l_.lock(); }
 	~lock_guard() { l_.unlock(); }
 	lock_guard(const lock_guard &) = delete;
 	lock_guard &operator=(const lock_guard &) = delete;
 
 private:
-	spinlock &l_;
+	Lock &l_;
 };
 
 inline timespec now_mono() noexcept

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <pthread.h>
 
+#include "eq/sync.h"
 #include "eq_fixture.h"
 
 using namespace wu::test;
@@ -383,4 +384,81 @@ TEST(concurrency, overrun_under_contention_loses_nothing_silently)
 	fi_eq_err_entry err{};
 	ASSERT_GT(fi_eq_readerr(eq.get(), &err, 0), 0);
 	EXPECT_EQ(err.err, FI_EOVERRUN);
+}
+
+/* The queue lock: biased to its first user, revoked once another thread
+ * comes, and exclusive throughout (a plain counter loses no increment). */
+TEST(biased_lock, first_thread_owns_it_until_another_comes)
+{
+	wu::eqd::biased_lock l;
+	l.lock();
+	l.unlock();
+	if (!wu::eqd::membarrier_ready())
+		GTEST_SKIP() << "membarrier(2) unavailable: the lock is a plain spin lock here";
+	EXPECT_TRUE(l.biased());
+	std::thread([&] {
+		l.lock();
+		l.unlock();
+	}).join();
+	EXPECT_FALSE(l.biased());
+	l.lock(); /* the former owner now takes the spin lock */
+	l.unlock();
+}
+
+TEST(biased_lock, revocation_while_the_owner_hammers_it_loses_nothing)
+{
+	for (int round = 0; round < 20; round++) {
+		wu::eqd::biased_lock l;
+		long counter = 0;
+		std::atomic<bool> owner_started{false};
+		constexpr long per_thread = 20000;
+		std::thread owner([&] {
+			for (long i = 0; i < per_thread; i++) {
+				l.lock();
+				counter++;
+				l.unlock();
+				if (i == 0)
+					owner_started = true;
+			}
+		});
+		while (!owner_started)
+			std::this_thread::yield();
+		std::vector<std::thread> others;
+		for (int t = 0; t < 2; t++)
+			others.emplace_back([&] {
+				for (long i = 0; i < per_thread; i++) {
+					l.lock();
+					counter++;
+					l.unlock();
+				}
+			});
+		owner.join();
+		for (auto &t : others)
+			t.join();
+		EXPECT_EQ(counter, 3 * per_thread);
+		EXPECT_FALSE(l.biased());
+	}
+}
+
+TEST(biased_lock, single_thread_queue_then_a_second_reader)
+{
+	fake_fabric fab;
+	eq_ptr eq = open_eq(fab.get(), FI_WAIT_NONE, FI_WRITE, 64);
+	fi_eq_entry e;
+	uint32_t ev;
+	for (int i = 0; i < 1000; i++) {
+		ASSERT_EQ(write_entry(eq.get(), FI_NOTIFY, i), 24);
+		ASSERT_EQ(fi_eq_read(eq.get(), &ev, &e, sizeof e, 0), 24);
+		ASSERT_EQ(e.data, static_cast<uint64_t>(i));
+	}
+	ASSERT_EQ(write_entry(eq.get(), FI_NOTIFY, 7), 24);
+	std::thread([&] {
+		fi_eq_entry e2;
+		uint32_t ev2;
+		EXPECT_EQ(fi_eq_read(eq.get(), &ev2, &e2, sizeof e2, 0), 24);
+		EXPECT_EQ(e2.data, 7u);
+		EXPECT_EQ(write_entry(eq.get(), FI_NOTIFY, 8), 24);
+	}).join();
+	ASSERT_EQ(fi_eq_read(eq.get(), &ev, &e, sizeof e, 0), 24);
+	EXPECT_EQ(e.data, 8u);
 }
