@@ -105,7 +105,7 @@ struct wait_shell {
 	wait_shell *next_dead;
 };
 
-struct slot {
+struct alignas(64) slot {
 	uint32_t event;
 	uint32_t len;
 	union {
