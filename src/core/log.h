@@ -23,6 +23,8 @@
 #include <rdma/providers/fi_log.h>
 #include <rdma/providers/fi_prov.h>
 
+#include "core/func.h"
+
 /* Verbosity ceiling for compile-time removal: 0 warn, 1 info, 2 debug,
  * 3 trace (per-operation tracing, the noisiest). */
 #ifndef WU_LOG_CEILING
@@ -99,7 +101,7 @@ void log_reset_for_tests() noexcept;
 #define WU_LOG(prov, level, subsys, fmt, ...)                                                      \
 	do {                                                                                       \
 		if (::wu::log_enabled((prov), (level), (subsys)))                                  \
-			::wu::log_emit((prov), (level), (subsys), __func__, __LINE__,              \
+			::wu::log_emit((prov), (level), (subsys), WU_FUNC_, __LINE__,              \
 				       fmt __VA_OPT__(, ) __VA_ARGS__);                            \
 	} while (0)
 
@@ -107,7 +109,7 @@ void log_reset_for_tests() noexcept;
 #define WU_LOG_OFF(prov, level, subsys, fmt, ...)                                                  \
 	do {                                                                                       \
 		if (0)                                                                             \
-			::wu::log_emit((prov), (level), (subsys), __func__, __LINE__,              \
+			::wu::log_emit((prov), (level), (subsys), WU_FUNC_, __LINE__,              \
 				       fmt __VA_OPT__(, ) __VA_ARGS__);                            \
 	} while (0)
 
@@ -132,7 +134,7 @@ void log_reset_for_tests() noexcept;
 		static std::uint64_t wu_showtime_;                                                 \
 		if (::wu::log_enabled((prov), FI_LOG_WARN, (subsys)) &&                            \
 		    ::wu::log_ready((prov), FI_LOG_WARN, (subsys), &wu_showtime_))                 \
-			::wu::log_emit((prov), FI_LOG_WARN, (subsys), __func__, __LINE__,          \
+			::wu::log_emit((prov), FI_LOG_WARN, (subsys), WU_FUNC_, __LINE__,          \
 				       fmt __VA_OPT__(, ) __VA_ARGS__);                            \
 	} while (0)
 
@@ -141,7 +143,7 @@ void log_reset_for_tests() noexcept;
 		static std::atomic<bool> wu_warned_{false};                                        \
 		if (::wu::log_enabled((prov), FI_LOG_WARN, (subsys)) &&                            \
 		    !wu_warned_.exchange(true, std::memory_order_relaxed))                         \
-			::wu::log_emit((prov), FI_LOG_WARN, (subsys), __func__, __LINE__,          \
+			::wu::log_emit((prov), FI_LOG_WARN, (subsys), WU_FUNC_, __LINE__,          \
 				       fmt __VA_OPT__(, ) __VA_ARGS__);                            \
 	} while (0)
 

@@ -11,6 +11,8 @@
 
 #include <rdma/fi_errno.h>
 
+#include "core/func.h"
+
 namespace wu {
 
 /* Thrown inside C++ code for a decided fabric error; caught by guard(). */
@@ -76,6 +78,10 @@ void guard_void(const char *where, F &&fn) noexcept
 
 } // namespace wu
 
-#define WU_GUARD(...) ::wu::guard(__func__, [&]() { __VA_ARGS__ })
+#define WU_GUARD(...)                                                                              \
+	::wu::guard(WU_FUNC_, [&, wu_log_fn_ = static_cast<const char *>(WU_FUNC_)]() {            \
+		(void)wu_log_fn_;                                                                  \
+		__VA_ARGS__                                                                        \
+	})
 
 #endif
