@@ -7,7 +7,12 @@
  * Ping-pong: each side writes SIZE bytes and reads SIZE back, blocking,
  * TCP_NODELAY; one-way latency is half the round trip (fi_pingpong's
  * usec/xfer is measured the same way).  Stream: the client writes ITERS
- * messages back to back, the server acknowledges the last one. */
+ * messages back to back, the server acknowledges the last one.
+ *
+ * Both sockets get the options the tcp provider gives its connections, so
+ * the floor is measured on equal terms: TCP_NODELAY, FI_TCP_SOCKBUF (0 or
+ * unset: autotuning) and FI_TCP_LOCAL_CC (unset: reno, as the provider
+ * uses for same-host peers; empty: the system's default). */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -42,6 +47,23 @@ static void xfer(int fd, char *buf, size_t n, int out)
 	}
 }
 
+static void tune(int fd)
+{
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	const char *sb = getenv("FI_TCP_SOCKBUF");
+	int sz = sb ? atoi(sb) : 0;
+	if (sz > 0) {
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+	}
+	const char *cc = getenv("FI_TCP_LOCAL_CC");
+	if (!cc)
+		cc = "reno";
+	if (*cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc, (socklen_t)strlen(cc)))
+		perror("setsockopt(TCP_CONGESTION)");
+}
+
 static double now_us(void)
 {
 	struct timespec t;
@@ -62,7 +84,6 @@ int main(int argc, char **argv)
 	if (!buf)
 		die("malloc");
 	memset(buf, 'x', size);
-	int one = 1;
 	int lfd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {0};
 	a.sin_family = AF_INET;
@@ -78,7 +99,7 @@ int main(int argc, char **argv)
 		int fd = accept(lfd, NULL, NULL);
 		if (fd < 0)
 			die("accept");
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		tune(fd);
 		char ack = 0;
 		for (long i = 0; i < iters + (stream ? 0 : 10); i++) {
 			xfer(fd, buf, size, 0);
@@ -92,7 +113,7 @@ int main(int argc, char **argv)
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a))
 		die("connect");
-	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	tune(fd);
 	double t0 = 0;
 	if (stream) {
 		t0 = now_us();

@@ -5,7 +5,10 @@
 #   net       Debian's fi_pingpong -p net -e rdm on Debian's library (if offered)
 #   dmsg      Debian's fi_pingpong -p tcp -e msg on Debian's library
 #   ucx       ucx_perftest tag_lat / tag_bw with UCX_TLS=tcp (if installed)
-#   raw       contrib/bench/raw_tcp: socket ping-pong and stream (the floor)
+#   raw       contrib/bench/raw_tcp: socket ping-pong and stream (the floor),
+#             with the socket options the provider uses (TCP_NODELAY,
+#             FI_TCP_SOCKBUF, FI_TCP_LOCAL_CC: reno on loopback); rawst_sys
+#             is the stream with the system's congestion control instead
 # at 8 B, 4 KiB, 64 KiB and 1 MiB; latency is fi_pingpong's usec/xfer
 # (one way), bandwidth MB/s.  Prints the table and the issue's ratios.
 #   contrib/bench/tcp_bench.sh [RUNS]      (env: BUILD=build dir)
@@ -69,14 +72,16 @@ rawpp() { "$raw" pingpong "$1" "$( [ "$1" -ge 1048576 ] && echo 500 || echo 5000
 rawst() { "$raw" stream "$1" "$( [ "$1" -ge 1048576 ] && echo 500 || echo 5000 )" | awk '{print $4, $5}'; }
 col rawpp rawpp
 col rawst rawst
+rawsys() { FI_TCP_LOCAL_CC= "$raw" stream "$1" "$( [ "$1" -ge 1048576 ] && echo 500 || echo 5000 )" | awk '{print $4, $5}'; }
+col rawst_sys rawsys
 
 get() { awk -v f="$3" '$f != "" {print $f}' "$tmp/$1.$2" | median; } # get NAME SIZE FIELD(1 lat, 2 bw)
 printf '%-9s %-10s' size metric
-for c in ours_rdm ours_msg rxm net dmsg ucx rawpp rawst; do printf ' %10s' "$c"; done; echo
+for c in ours_rdm ours_msg rxm net dmsg ucx rawpp rawst rawst_sys; do printf ' %10s' "$c"; done; echo
 for sz in $sizes; do
 	for f in 1 2; do
 		printf '%-9s %-10s' "$sz" "$( [ $f = 1 ] && echo usec || echo MB/s )"
-		for c in ours_rdm ours_msg rxm net dmsg ucx rawpp rawst; do printf ' %10s' "$(get $c $sz $f)"; done
+		for c in ours_rdm ours_msg rxm net dmsg ucx rawpp rawst rawst_sys; do printf ' %10s' "$(get $c $sz $f)"; done
 		echo
 	done
 done

@@ -909,6 +909,23 @@ int post(fid_cq *cq, const completion &c) noexcept
 	return q->post(c);
 }
 
+bool post_is_leaf(fid_cq *cq) noexcept
+{
+	cq_impl *q = cq && is_cq(&cq->fid) ? impl_of(cq) : nullptr;
+	if (!q)
+		return false;
+	switch (q->nw.obj()) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_YIELD:
+	case FI_WAIT_FD:
+	case FI_WAIT_POLLFD:
+		return true;
+	default:
+		return false; /* a wait set's EQ or a mutex/cond: other locks */
+	}
+}
+
 int post_error_impl(fid_cq *cq, const completion &c, int err, int prov_errno, size_t olen,
 	       const void *err_data, size_t err_data_size)
 {

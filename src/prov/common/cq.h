@@ -63,6 +63,11 @@ int unbind(fid *cq, progress_fn progress) noexcept;
  * the operation and retries: completions are never dropped). */
 int post(fid_cq *cq, const completion &c) noexcept;
 
+/* Whether post() on this CQ takes no lock but the CQ's own (no wait set,
+ * no mutex/cond wait object): a provider may then post while holding its
+ * endpoint lock, as nothing that holds the CQ's lock calls progress. */
+bool post_is_leaf(fid_cq *cq) noexcept;
+
 /* Queues an error completion: err positive FI_E* (FI_ETRUNC, FI_ECANCELED,
  * FI_EIO ...), olen the overflow length for FI_ETRUNC; err_data copied. */
 int post_error(fid_cq *cq, const completion &c, int err, int prov_errno, size_t olen,

@@ -7,7 +7,9 @@
  * Concurrency: one mutex per endpoint guards all of its state.  Completions
  * are collected under it and posted to CQs/counters after it is released,
  * so a CQ that calls our progress function while holding its own lock
- * cannot deadlock with us.  Data progress is manual (CQ/counter reads call
+ * cannot deadlock with us; only a CQ whose post takes nothing but its own
+ * spin lock (cq::post_is_leaf) is posted to directly, when nothing is
+ * queued ahead.  Data progress is manual (CQ/counter reads call
  * ep_progress); connection management for MSG runs on one process-wide
  * thread (cm_engine) so fi_eq_sread sees CONNREQ/CONNECTED/SHUTDOWN without
  * the application driving a CQ.  Lock order: engine -> endpoint -> CQ. */
@@ -65,9 +67,26 @@ constexpr size_t rbuf_size = 64 * 1024;
 /* Bodies at least this large skip the staging buffer (readv into the
  * destination) once it is drained. */
 constexpr size_t direct_read_min = 4096;
+/* With at most this many connections, all established, progress reads the
+ * sockets directly: one recv finds and takes a message where epoll_wait
+ * plus recv cost two system calls on the latency path.  epoll_wait then
+ * runs only every epoll_interval_ns, for the listener (new peers). */
+constexpr size_t direct_poll_max = 4;
+constexpr int64_t epoll_interval_ns = 20000;
+/* Size of the first socket read of a progress pass (see read_conn). */
+constexpr size_t first_read = 8192;
+/* Sends up to this size go out as one flat buffer (header + payload). */
+constexpr size_t small_send_max = 256;
 constexpr uint32_t ep_magic = 0x57555445;  /* "WUTE" */
 constexpr uint32_t pep_magic = 0x57555450; /* "WUTP" */
 constexpr uint32_t cr_magic = 0x57555443;  /* "WUTC" */
+
+int64_t now_ns()
+{
+	return std::chrono::duration_cast<std::chrono::nanoseconds>(
+		       std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
 
 int64_t now_ms()
 {
@@ -136,6 +155,59 @@ void set_nonblock_nodelay(int fd)
 	if (int sz = sockbuf_size()) {
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
+	}
+}
+
+/* Whether a connection stays on this host: a loopback peer, or the peer's
+ * address is the socket's own. */
+bool same_host(int fd, const sockaddr *peer)
+{
+	sockaddr_storage own{}, other{};
+	socklen_t l = sizeof own;
+	if (!peer) {
+		socklen_t pl = sizeof other;
+		if (getpeername(fd, reinterpret_cast<sockaddr *>(&other), &pl))
+			return false;
+		peer = reinterpret_cast<const sockaddr *>(&other);
+	}
+	if (peer->sa_family == AF_INET) {
+		auto *in = reinterpret_cast<const sockaddr_in *>(peer);
+		if ((ntohl(in->sin_addr.s_addr) >> 24) == 127)
+			return true;
+		if (getsockname(fd, reinterpret_cast<sockaddr *>(&own), &l) || own.ss_family != AF_INET)
+			return false;
+		return reinterpret_cast<sockaddr_in *>(&own)->sin_addr.s_addr == in->sin_addr.s_addr;
+	}
+	if (peer->sa_family == AF_INET6) {
+		auto *in6 = reinterpret_cast<const sockaddr_in6 *>(peer);
+		if (IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr))
+			return true;
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) && in6->sin6_addr.s6_addr[12] == 127)
+			return true;
+		if (getsockname(fd, reinterpret_cast<sockaddr *>(&own), &l) || own.ss_family != AF_INET6)
+			return false;
+		return !memcmp(&reinterpret_cast<sockaddr_in6 *>(&own)->sin6_addr, &in6->sin6_addr,
+			       sizeof in6->sin6_addr);
+	}
+	return false;
+}
+
+/* FI_TCP_LOCAL_CC: congestion control of connections that stay on this
+ * host (peer: the connect address, or nullptr for an accepted socket).
+ * There is no network to share there, and a pacing algorithm (BBR, where
+ * it is the system default) holds back every burst that follows a pause:
+ * a 1 MiB ping-pong runs at half speed.  Reno is open to unprivileged
+ * users. */
+void local_cc(int fd, const sockaddr *peer)
+{
+	static const std::string cc = param::get_string(prov_desc(), "local_cc").value;
+	if (cc.empty() || !same_host(fd, peer))
+		return;
+	if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, cc.data(), socklen_t(cc.size()))) {
+		static std::atomic<bool> said{false};
+		if (!said.exchange(true))
+			WU_WARN(P(), FI_LOG_EP_CTRL, "FI_TCP_LOCAL_CC=%s: setsockopt(TCP_CONGESTION): %s; keeping the system's\n",
+				cc.c_str(), strerror(errno));
 	}
 }
 
@@ -307,6 +379,7 @@ struct conn {
 	bool outgoing = false;
 	bool in_map = false;
 	bool want_out = false;
+	bool in_epoll = false; /* registered in ep->epfd (not while polled directly) */
 	bool msg = false; /* the connection of a MSG endpoint */
 	std::string peer;
 	fi_addr_t src = FI_ADDR_NOTAVAIL;
@@ -317,6 +390,7 @@ struct conn {
 	/* receive side */
 	std::unique_ptr<char[]> rbuf{new char[rbuf_size]};
 	size_t rpos = 0, rend = 0;
+	bool drained = false; /* a read this pass came back short: the socket is empty */
 	bool in_body = false;
 	frame::header h;
 	body_kind bk = B_NONE;
@@ -396,6 +470,14 @@ struct tcp_ep {
 	int64_t next_deadline = 0;
 	int tfd = -1;
 	watch tw;
+	bool direct = false;	/* connections polled directly (poll_direct) */
+	int64_t last_epoll = 0; /* now_ns of the last epoll_wait while direct */
+	unsigned busy_passes = 0; /* direct passes in a row that read something */
+	uint64_t reads = 0;	/* successful socket reads (direct polling's "found data") */
+	/* RDM: the connection the last send to last_fa used (conn_for); reset
+	 * whenever connections are reaped or the AV drops an address. */
+	fi_addr_t last_fa = FI_ADDR_NOTAVAIL;
+	conn *last_conn = nullptr;
 };
 
 struct tcp_pep {
@@ -443,6 +525,11 @@ void push_comp(tcp_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, 
 	       size_t olen = 0, const void *err_data = nullptr, size_t err_len = 0)
 {
 	if (!cq && !cntr)
+		return;
+	/* Nothing queued ahead and nobody posting: a CQ that takes no other
+	 * lock gets it now, sparing the hand-off through flush (latency). */
+	if (!err && !cntr && ep->comps.empty() && !ep->flushing && cq::post_is_leaf(cq) &&
+	    cq::post(cq, c) == 0)
 		return;
 	pcomp p;
 	p.cq = cq;
@@ -494,6 +581,11 @@ void flush(tcp_ep *ep) noexcept
 			retry.insert(retry.end(), std::make_move_iterator(ep->comps.begin()),
 				     std::make_move_iterator(ep->comps.end()));
 			ep->comps.swap(retry);
+			return;
+		}
+		if (ep->comps.empty()) {
+			batch.clear(); /* hand the storage back: no allocation next time */
+			ep->comps.swap(batch);
 			return;
 		}
 	}
@@ -643,6 +735,8 @@ void want_out(tcp_ep *ep, conn *c, bool on)
 	if (c->want_out == on || c->fd < 0)
 		return;
 	c->want_out = on;
+	if (!c->in_epoll)
+		return; /* polled directly: the flag is applied when it is registered again */
 	epoll_event e{};
 	e.events = EPOLLIN | (on ? uint32_t(EPOLLOUT) : 0u);
 	e.data.ptr = c;
@@ -668,6 +762,25 @@ void tx_done(tcp_ep *ep, conn *c, txitem *t)
 	delete t;
 }
 
+/* Drops the first n bytes (fewer than t->left) of an item: partial write. */
+void advance(txitem *t, size_t n)
+{
+	t->left -= n;
+	int k = 0;
+	while (n > 0) {
+		if (n >= t->iov[k].iov_len) {
+			n -= t->iov[k].iov_len;
+			k++;
+		} else {
+			t->iov[k].iov_base = static_cast<char *>(t->iov[k].iov_base) + n;
+			t->iov[k].iov_len -= n;
+			n = 0;
+		}
+	}
+	memmove(t->iov, t->iov + k, (t->cnt - k) * sizeof(iovec));
+	t->cnt -= k;
+}
+
 /* Writes what the connection may send now.  False if the connection died. */
 bool flush_tx(tcp_ep *ep, conn *c)
 {
@@ -689,22 +802,8 @@ bool flush_tx(tcp_ep *ep, conn *c)
 			conn_fail(ep, c, FI_EIO, strerror(errno));
 			return false;
 		}
-		t->left -= size_t(n);
-		if (t->left) {
-			/* Partial write: advance the iovecs. */
-			size_t k = 0;
-			while (n > 0) {
-				if (size_t(n) >= t->iov[k].iov_len) {
-					n -= ssize_t(t->iov[k].iov_len);
-					k++;
-				} else {
-					t->iov[k].iov_base = static_cast<char *>(t->iov[k].iov_base) + n;
-					t->iov[k].iov_len -= size_t(n);
-					n = 0;
-				}
-			}
-			memmove(t->iov, t->iov + k, (t->cnt - k) * sizeof(iovec));
-			t->cnt -= int(k);
+		if (size_t(n) < t->left) {
+			advance(t, size_t(n));
 			want_out(ep, c, true);
 			return true;
 		}
@@ -772,8 +871,12 @@ bool enqueue(tcp_ep *ep, conn *c, txitem *t)
 
 /* ---- connections ---- */
 
+void set_direct(tcp_ep *ep, bool on);
+
 conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st)
 {
+	if (ep->direct)
+		set_direct(ep, false); /* progress decides again with this one counted */
 	auto *c = new conn();
 	c->fd = fd;
 	c->ep = ep;
@@ -788,6 +891,7 @@ conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st)
 		delete c;
 		throw std::system_error(err, std::generic_category(), "epoll_ctl");
 	}
+	c->in_epoll = true;
 	ep->conns.push_back(c);
 	return c;
 }
@@ -833,7 +937,9 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 			c->peer.empty() ? "(unidentified peer)" : addr_text(c->peer).c_str(), why);
 	c->state = C_CLOSED;
 	if (c->fd >= 0) {
-		epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+		if (c->in_epoll)
+			epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+		c->in_epoll = false;
 		if (!c->cm_watched) {
 			close(c->fd);
 			c->fd = -1;
@@ -928,6 +1034,8 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 
 void reap(tcp_ep *ep)
 {
+	if (!ep->dead.empty())
+		ep->last_conn = nullptr;
 	for (conn *c : ep->dead) {
 		ep->conns.erase(std::remove(ep->conns.begin(), ep->conns.end(), c), ep->conns.end());
 		if (ep->mc == c)
@@ -999,6 +1107,7 @@ conn *connect_to(tcp_ep *ep, const std::string &key)
 		return nullptr;
 	}
 	st_connects.fetch_add(1, std::memory_order_relaxed);
+	local_cc(fd, sa);
 	conn *c = new_conn(ep, fd, true, r == 0 ? C_HELLO_WAIT : C_CONNECTING);
 	c->peer = key;
 	c->in_map = true;
@@ -1037,6 +1146,8 @@ conn *conn_for(tcp_ep *ep, fi_addr_t addr, int *err)
 		*err = FI_ENOAV;
 		return nullptr;
 	}
+	if (ep->last_conn && ep->last_fa == addr && ep->last_conn->in_map && ep->last_conn->state == C_READY)
+		return ep->last_conn;
 	auto known = ep->fa_peer.find(addr);
 	if (known == ep->fa_peer.end()) {
 		unsigned char buf[av::max_blob];
@@ -1056,8 +1167,11 @@ conn *conn_for(tcp_ep *ep, fi_addr_t addr, int *err)
 	}
 	const std::string &key = known->second;
 	auto it = ep->peers.find(key);
-	if (it != ep->peers.end())
+	if (it != ep->peers.end()) {
+		ep->last_fa = addr;
+		ep->last_conn = it->second;
 		return it->second;
+	}
 	conn *c = connect_to(ep, key);
 	if (!c)
 		*err = FI_ECONNREFUSED;
@@ -1325,7 +1439,9 @@ void on_hello_ack(tcp_ep *ep, conn *c)
 	 * here until it does. */
 	auto it = ep->peers.find(c->peer);
 	if (it != ep->peers.end() && it->second == c) {
-		epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+		if (c->in_epoll)
+			epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+		c->in_epoll = false;
 		close(c->fd);
 		c->fd = -1;
 		c->state = C_LOST;
@@ -1540,7 +1656,7 @@ void consume_iov(iovec *v, size_t &cnt, size_t n)
 
 /* Reads from the socket into the staging buffer: >0 bytes, 0 would block,
  * -1 the connection failed (already handled). */
-ssize_t fill(tcp_ep *ep, conn *c)
+ssize_t fill(tcp_ep *ep, conn *c, size_t most = rbuf_size)
 {
 	if (c->rpos == c->rend)
 		c->rpos = c->rend = 0;
@@ -1549,9 +1665,12 @@ ssize_t fill(tcp_ep *ep, conn *c)
 		c->rend -= c->rpos;
 		c->rpos = 0;
 	}
-	ssize_t n = recv(c->fd, c->rbuf.get() + c->rend, rbuf_size - c->rend, MSG_DONTWAIT);
+	size_t want = std::min(rbuf_size - c->rend, most);
+	ssize_t n = recv(c->fd, c->rbuf.get() + c->rend, want, MSG_DONTWAIT);
 	if (n > 0) {
 		c->rend += size_t(n);
+		c->drained = size_t(n) < want;
+		ep->reads++;
 		return n;
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
@@ -1565,6 +1684,12 @@ ssize_t fill(tcp_ep *ep, conn *c)
 
 void read_conn(tcp_ep *ep, conn *c)
 {
+	/* A short read empties the socket: asking again would only cost an
+	 * EAGAIN on the latency path (epoll or the next pass finds more). */
+	c->drained = false;
+	/* The pass's first read is small: a message that fits arrives whole,
+	 * and the body of a larger one mostly skips the staging buffer. */
+	size_t most = first_read;
 	for (int budget = 256;; budget--) {
 		if (c->state == C_CLOSED || c->state == C_LOST)
 			return;
@@ -1576,7 +1701,14 @@ void read_conn(tcp_ep *ep, conn *c)
 		}
 		if (!c->in_body) {
 			if (c->rend - c->rpos < frame::hdr_size) {
-				ssize_t n = fill(ep, c);
+				if (c->drained)
+					return;
+				/* Awaiting RDATA: take just a header, so that a payload
+				 * behind it goes straight to the receive. */
+				if (!c->rv_wait.empty() && c->rend == c->rpos)
+					most = frame::hdr_size;
+				ssize_t n = fill(ep, c, most);
+				most = rbuf_size;
 				if (n <= 0)
 					return;
 				continue;
@@ -1607,10 +1739,17 @@ void read_conn(tcp_ep *ep, conn *c)
 				c->body_left -= n;
 				continue;
 			}
+			if (c->drained)
+				return;
 			if (c->body_left >= direct_read_min) {
 				/* Zero-copy: straight into the destination. */
+				size_t want = 0;
+				for (size_t i = 0; i < c->tgt_cnt; i++)
+					want += c->tgt[i].iov_len;
 				ssize_t n = readv(c->fd, c->tgt, int(c->tgt_cnt));
 				if (n > 0) {
+					c->drained = size_t(n) < want;
+					ep->reads++;
 					consume_iov(c->tgt, c->tgt_cnt, size_t(n));
 					c->body_left -= size_t(n);
 					budget++;
@@ -1622,8 +1761,9 @@ void read_conn(tcp_ep *ep, conn *c)
 					  n == 0 ? "peer closed the connection mid-message" : strerror(errno));
 				return;
 			}
-			if (fill(ep, c) <= 0)
+			if (fill(ep, c, most) <= 0)
 				return;
+			most = rbuf_size;
 			continue;
 		}
 		if (c->discard_left) {
@@ -1634,7 +1774,7 @@ void read_conn(tcp_ep *ep, conn *c)
 				c->discard_left -= n;
 				continue;
 			}
-			if (fill(ep, c) <= 0)
+			if (c->drained || fill(ep, c) <= 0)
 				return;
 			continue;
 		}
@@ -1649,6 +1789,7 @@ void accept_all(tcp_ep *ep)
 		if (fd < 0)
 			return;
 		set_nonblock_nodelay(fd);
+		local_cc(fd, nullptr);
 		new_conn(ep, fd, false, C_ACCEPTING);
 	}
 }
@@ -1667,8 +1808,66 @@ void connect_done(tcp_ep *ep, conn *c)
 	flush_tx(ep, c);
 }
 
+/* Few connections, all established, nobody else waiting on epfd. */
+bool poll_direct(tcp_ep *ep)
+{
+	if (ep->auto_progress || ep->conns.empty() || ep->conns.size() > direct_poll_max)
+		return false;
+	for (conn *c : ep->conns)
+		if (c->state != C_READY || c->fd < 0)
+			return false;
+	return true;
+}
+
+/* Directly polled sockets leave epfd: a registered socket costs the
+ * sender an epoll callback on every segment it delivers to us. */
+void set_direct(tcp_ep *ep, bool on)
+{
+	ep->direct = on;
+	for (conn *c : ep->conns) {
+		if (c->fd < 0 || c->state == C_CLOSED || c->in_epoll != on)
+			continue;
+		if (on) {
+			epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+		} else {
+			epoll_event e{};
+			e.events = EPOLLIN | (c->want_out ? uint32_t(EPOLLOUT) : 0u);
+			e.data.ptr = c;
+			epoll_ctl(ep->epfd, EPOLL_CTL_ADD, c->fd, &e);
+		}
+		c->in_epoll = !on;
+	}
+}
+
 void progress_locked(tcp_ep *ep)
 {
+	bool direct = poll_direct(ep);
+	if (direct != ep->direct)
+		set_direct(ep, direct);
+	if (direct) {
+		ep->backlog = false;	   /* every connection is read below anyway */
+		ep->next_deadline = 0; /* and none is being set up */
+		uint64_t reads = ep->reads;
+		for (size_t i = 0; i < ep->conns.size(); i++) {
+			conn *c = ep->conns[i];
+			if (c->state != C_READY)
+				continue;
+			if (!c->txq.empty() && !flush_tx(ep, c))
+				continue; /* stands in for EPOLLOUT */
+			read_conn(ep, c);
+		}
+		/* A pass that found data returns at once (the latency path); idle
+		 * passes, and every 64th busy one, look at the clock for epoll. */
+		int64_t now = 0;
+		if ((ep->reads != reads && ++ep->busy_passes < 64) ||
+		    (now = now_ns()) - ep->last_epoll < epoll_interval_ns) {
+			if (!ep->dead.empty())
+				reap(ep);
+			return;
+		}
+		ep->busy_passes = 0;
+		ep->last_epoll = now;
+	}
 	epoll_event ev[32];
 	int n = epoll_wait(ep->epfd, ev, 32, 0);
 	for (int i = 0; i < n; i++) {
@@ -1708,11 +1907,14 @@ void progress_cb(void *arg) noexcept
 {
 	guard_void("tcp progress", [&] {
 		auto *ep = static_cast<tcp_ep *>(arg);
+		bool any;
 		{
 			std::lock_guard<std::mutex> g(ep->mtx);
 			progress_locked(ep);
+			any = !ep->comps.empty();
 		}
-		flush(ep);
+		if (any)
+			flush(ep);
 	});
 }
 
@@ -1725,6 +1927,7 @@ void av_removed(void *arg, fi_addr_t fa) noexcept
 		auto *ep = static_cast<tcp_ep *>(arg);
 		{
 			std::lock_guard<std::mutex> g(ep->mtx);
+			ep->last_conn = nullptr;
 			std::string key;
 			auto it = ep->fa_peer.find(fa);
 			if (it != ep->fa_peer.end()) {
@@ -1809,6 +2012,7 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 	size_t total = iov_total(iov, cnt);
 	if ((inject_api || (flags & FI_INJECT)) && total > ep->info->tx_attr->inject_size)
 		return -FI_EINVAL;
+	bool post = false; /* completions to post once unlocked */
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
 		if (!ep->enabled)
@@ -1853,9 +2057,52 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 			st_rndv.fetch_add(1, std::memory_order_relaxed);
 			enqueue(ep, c, t);
 			reap(ep);
+			post = !ep->comps.empty();
 			goto sent;
 		}
 		{
+		bool want_comp = !inject_api && (!ep->tx_sel || (flags & FI_COMPLETION));
+		size_t early = 0; /* bytes the fast path wrote */
+		int early_err = 0;
+		if (c->state == C_READY && c->txq.empty() && c->fd >= 0) {
+			/* Nothing queued: write now, and when the kernel takes it
+			 * all, complete with nothing allocated or queued. */
+			unsigned char hb[frame::hdr_size + small_send_max];
+			frame::encode(h, hb);
+			ssize_t n;
+			if (total <= small_send_max) {
+				/* One flat buffer: cheaper for the kernel than an iovec. */
+				size_t off = frame::hdr_size;
+				for (size_t i = 0; i < cnt; i++) {
+					memcpy(hb + off, iov[i].iov_base, iov[i].iov_len);
+					off += iov[i].iov_len;
+				}
+				n = send(c->fd, hb, off, MSG_NOSIGNAL | MSG_DONTWAIT);
+			} else {
+				iovec v[max_iov + 1];
+				int k = 0;
+				v[k++] = {hb, frame::hdr_size};
+				for (size_t i = 0; i < cnt; i++)
+					if (iov[i].iov_len)
+						v[k++] = iov[i];
+				msghdr m{};
+				m.msg_iov = v;
+				m.msg_iovlen = size_t(k);
+				n = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+			}
+			if (n >= 0 && size_t(n) == frame::hdr_size + total) {
+				cq::completion cc;
+				cc.op_context = ctx;
+				cc.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
+				push_comp(ep, want_comp ? ep->tx_cq : nullptr, ep->c_send, cc);
+				post = !ep->comps.empty();
+				goto sent;
+			}
+			if (n > 0)
+				early = size_t(n);
+			else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				early_err = errno;
+		}
 		txitem *t = make_item(h, iov, cnt);
 		if (inject_api || (flags & FI_INJECT)) {
 			t->owned.reset(new char[total ? total : 1]);
@@ -1874,16 +2121,28 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 		o->context = ctx;
 		o->flags = flags;
 		o->len = total;
-		o->want_comp = !inject_api && (!ep->tx_sel || (flags & FI_COMPLETION));
+		o->want_comp = want_comp;
 		t->o = o;
 		t->after = AFTER_COMPLETE;
 		ep->tx_inflight++;
-		enqueue(ep, c, t);
+		if (early_err) {
+			/* The connection broke: the send completes in error with it. */
+			c->txq.push_back(t);
+			conn_fail(ep, c, FI_EIO, strerror(early_err));
+		} else if (early) {
+			advance(t, early); /* the rest goes out as the socket drains */
+			c->txq.push_back(t);
+			want_out(ep, c, true);
+		} else {
+			enqueue(ep, c, t);
+		}
 		reap(ep);
+		post = !ep->comps.empty();
 		}
 	}
 sent:
-	flush(ep);
+	if (post)
+		flush(ep);
 	return 0;
 }
 
@@ -1894,6 +2153,7 @@ ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_
 		return -FI_EINVAL;
 	if ((flags & FI_MULTI_RECV) && (tagged || cnt != 1))
 		return -FI_EINVAL;
+	bool post = false; /* completions to post once unlocked */
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
 		if (!ep->enabled)
@@ -1969,9 +2229,11 @@ ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_
 				goto posted; /* released by the bodies still landing */
 		}
 		(tagged ? ep->rq_tag : ep->rq_msg).push_back(o);
-	posted:;
+	posted:
+		post = !ep->comps.empty();
 	}
-	flush(ep);
+	if (post)
+		flush(ep);
 	return 0;
 }
 
@@ -2848,6 +3110,7 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 				return err == ECONNREFUSED ? -FI_ECONNREFUSED : -FI_EINVAL;
 			}
 			st_connects.fetch_add(1, std::memory_order_relaxed);
+			local_cc(fd, reinterpret_cast<sockaddr *>(&ss));
 			c = new_conn(ep, fd, true, r == 0 ? C_CM_WAIT : C_CONNECTING);
 			c->msg = true;
 			c->peer = addr_key(&ss, l);
@@ -3071,6 +3334,7 @@ void pep_event(void *arg, uint32_t) noexcept
 			if (fd < 0)
 				return;
 			set_nonblock_nodelay(fd);
+			local_cc(fd, reinterpret_cast<sockaddr *>(&ss));
 			auto *cr = new tcp_connreq();
 			cr->fid_.fclass = FI_CLASS_CONNREQ;
 			cr->magic = cr_magic;

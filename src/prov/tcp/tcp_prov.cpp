@@ -333,6 +333,8 @@ constexpr param::def tcp_knobs[] = {
 	 "Messages larger than this many bytes go by rendezvous: the payload moves only once a receive is posted, straight from the send buffer into the receive buffer (0: always eager)"},
 	{FI_PARAM_SIZE_T, "sockbuf", "0",
 	 "SO_SNDBUF and SO_RCVBUF of data connections in bytes (0: leave them to the kernel's autotuning)"},
+	{FI_PARAM_STRING, "local_cc", "reno",
+	 "TCP congestion control of connections whose peer is on this host (loopback or one of its own addresses); reno does not pace, where BBR holds back every burst after a pause (empty: the system's default)"},
 	{FI_PARAM_INT, "conn_timeout", "10000",
 	 "Milliseconds a connection attempt may take (TCP connect plus handshake) before its operations fail with FI_ETIMEDOUT (0: wait for the kernel)"},
 };
