@@ -71,7 +71,20 @@ std::string num(uint64_t v)
 void set_reason(std::string why) { reason = std::move(why); }
 std::string take_reason() { return std::exchange(reason, {}); }
 
-bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *why, int *stage)
+namespace {
+
+/* A requested progress mode is served by the same mode, by AUTO (which
+ * serves every request), or by AUTO the provider also runs on request. */
+bool progress_ok(fi_progress want, fi_progress offer, bool also_auto)
+{
+	return want == FI_PROGRESS_UNSPEC || want == offer || offer == FI_PROGRESS_AUTO ||
+	       (want == FI_PROGRESS_AUTO && also_auto);
+}
+
+} // namespace
+
+bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *why, int *stage,
+	   const template_opts &opts)
 {
 	(void)version;
 	checker c{why, stage};
@@ -167,13 +180,11 @@ bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *wh
 		if (d->threading != FI_THREAD_UNSPEC && thread_rank(d->threading) > thread_rank(o.threading))
 			FAIL("domain_attr->threading", enum_str(d->threading, FI_TYPE_THREADING),
 				      enum_str(o.threading, FI_TYPE_THREADING));
-		if (d->control_progress != FI_PROGRESS_UNSPEC && d->control_progress != o.control_progress &&
-		    o.control_progress != FI_PROGRESS_AUTO)
+		if (!progress_ok(d->control_progress, o.control_progress, opts.auto_control_progress))
 			FAIL("domain_attr->control_progress",
 				      enum_str(d->control_progress, FI_TYPE_PROGRESS),
 				      enum_str(o.control_progress, FI_TYPE_PROGRESS));
-		if (d->data_progress != FI_PROGRESS_UNSPEC && d->data_progress != o.data_progress &&
-		    o.data_progress != FI_PROGRESS_AUTO)
+		if (!progress_ok(d->data_progress, o.data_progress, opts.auto_data_progress))
 			FAIL("domain_attr->data_progress", enum_str(d->data_progress, FI_TYPE_PROGRESS),
 				      enum_str(o.data_progress, FI_TYPE_PROGRESS));
 		if (d->av_type != FI_AV_UNSPEC && o.av_type != FI_AV_UNSPEC && d->av_type != o.av_type)

@@ -21,10 +21,20 @@ inline constexpr uint64_t secondary_caps = FI_MULTI_RECV | FI_SOURCE | FI_RMA_EV
 					   FI_LOCAL_COMM | FI_REMOTE_COMM | FI_SOURCE_ERR |
 					   FI_RMA_PMEM;
 
+/* What a provider's templates can do beyond the defaults their fi_info
+ * reports (an fi_info has no field for "also"). */
+struct template_opts {
+	/* Progress modes also served when a hint asks for FI_PROGRESS_AUTO;
+	 * unspecified hints keep the template's (usually faster) mode. */
+	bool auto_control_progress = false;
+	bool auto_data_progress = false;
+};
+
 /* Does template t meet hints?  On failure, *why names the first unmet hint,
  * what was asked and what t offers, and *stage says how far it got (the
  * best explanation is the one that got furthest). */
-bool meets(const fi_info &t, const fi_info *hints, uint32_t version, std::string *why, int *stage);
+bool meets(const fi_info &t, const fi_info *hints, uint32_t version, std::string *why, int *stage,
+	   const template_opts &opts = {});
 
 /* Narrows a copy of template t to hints (caps, mode, orders, sizes, types). */
 void narrow(fi_info &out, const fi_info *hints, uint32_t version);
@@ -43,6 +53,7 @@ namespace wu::getinfo {
  * provider) that meets the hints is copied, narrowed, and given its source
  * and destination addresses from node/service/flags/hints. */
 int from_templates(std::span<const fi_info *const> templates, uint32_t version, const char *node,
-		   const char *service, uint64_t flags, const fi_info *hints, fi_info **info);
+		   const char *service, uint64_t flags, const fi_info *hints, fi_info **info,
+		   const template_opts &opts = {});
 
 } // namespace wu::getinfo

@@ -217,7 +217,8 @@ bool place(fi_info &o, const char *node, const char *service, uint64_t flags,
 } // namespace
 
 int from_templates(std::span<const fi_info *const> templates, uint32_t version, const char *node,
-		   const char *service, uint64_t flags, const fi_info *hints, fi_info **info)
+		   const char *service, uint64_t flags, const fi_info *hints, fi_info **info,
+		   const template_opts &opts)
 {
 	fi_info *head = nullptr, **tail = &head;
 	/* Why nothing matched is only worked out when nothing did: the first
@@ -227,7 +228,7 @@ int from_templates(std::span<const fi_info *const> templates, uint32_t version, 
 	int best_stage = -1;
 	for (const fi_info *t : templates) {
 		int stage = 0;
-		if (!meets(*t, hints, version, nullptr, &stage)) {
+		if (!meets(*t, hints, version, nullptr, &stage, opts)) {
 			if (stage > best_stage) {
 				best_stage = stage;
 				best = t;
@@ -257,7 +258,7 @@ int from_templates(std::span<const fi_info *const> templates, uint32_t version, 
 	if (!head) {
 		std::string why = std::move(place_why);
 		if (best)
-			meets(*best, hints, version, &why, nullptr);
+			meets(*best, hints, version, &why, nullptr, opts);
 		set_reason(why.empty() ? "offers no entries" : std::move(why));
 		return -FI_ENODATA;
 	}

@@ -907,8 +907,9 @@ int client_main(int argc, char **argv)
 	}
 
 	/* Nothing synchronised the ranks of a mode without exchange: a peer may
-	 * not listen yet, and the tcp provider does not retry a refused
-	 * connect.  The application's start-up barrier (MPI_Init has one). */
+	 * not listen yet (the tcp provider retries a refused connect only for
+	 * FI_TCP_CONN_TIMEOUT).  The application's start-up barrier (MPI_Init
+	 * has one). */
 	if (exchange_free && PMIx_Fence(nullptr, 0, nullptr, 0) != PMIX_SUCCESS)
 		fail("start-up barrier");
 	/* A tagged message to every peer, most on other nodes. */

@@ -6,19 +6,31 @@ if WU_HAVE_GTEST
 tcp_gtests = \
 	test/prov/test_tcp_rdm \
 	test/prov/test_tcp_msg \
-	test/prov/test_tcp_threads
+	test/prov/test_tcp_threads \
+	test/prov/test_tcp_auto \
+	test/prov/test_tcp_peek \
+	test/prov/test_tcp_conn
 check_PROGRAMS += $(tcp_gtests)
 TESTS += $(tcp_gtests)
 UNIT_TESTS += $(tcp_gtests)
 test_prov_test_tcp_rdm_SOURCES = test/prov/test_tcp_rdm.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_msg_SOURCES = test/prov/test_tcp_msg.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_threads_SOURCES = test/prov/test_tcp_threads.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_auto_SOURCES = test/prov/test_tcp_auto.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_peek_SOURCES = test/prov/test_tcp_peek.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_conn_SOURCES = test/prov/test_tcp_conn.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_msg_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_threads_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_auto_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_peek_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_conn_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_threads_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_auto_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_peek_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_conn_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/fi_pingpong.sh
 

@@ -36,12 +36,15 @@ struct tcp_env {
 	fid_domain *domain = nullptr;
 	fid_eq *eq = nullptr;
 
-	explicit tcp_env(fi_ep_type type, uint64_t caps = 0)
+	/* progress: FI_PROGRESS_AUTO asks for auto data and control progress. */
+	explicit tcp_env(fi_ep_type type, uint64_t caps = 0, fi_progress progress = FI_PROGRESS_UNSPEC)
 	{
 		fi_info *hints = fi_allocinfo();
 		hints->fabric_attr->prov_name = strdup("tcp");
 		hints->ep_attr->type = type;
 		hints->caps = caps;
+		hints->domain_attr->data_progress = progress;
+		hints->domain_attr->control_progress = progress;
 		hints->addr_format = FI_SOCKADDR_IN;
 		fi_info *got = nullptr;
 		int r = fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", nullptr, FI_SOURCE, hints, &got);
@@ -80,11 +83,12 @@ struct rdm_ep {
 	fid_av *av = nullptr;
 	std::vector<char> name;
 
-	explicit rdm_ep(tcp_env &env, fi_info *info = nullptr)
+	explicit rdm_ep(tcp_env &env, fi_info *info = nullptr, fi_wait_obj wait = FI_WAIT_NONE)
 	{
 		fi_info *i = info ? info : env.info;
 		fi_cq_attr ca{};
 		ca.format = FI_CQ_FORMAT_TAGGED;
+		ca.wait_obj = wait;
 		EXPECT_EQ(fi_cq_open(env.domain, &ca, &tx, nullptr), 0);
 		EXPECT_EQ(fi_cq_open(env.domain, &ca, &rx, nullptr), 0);
 		fi_av_attr aa{};

@@ -96,7 +96,7 @@ int64_t now_ms()
 }
 
 std::atomic<uint64_t> st_refused{0}, st_bad_frames{0}, st_connects{0}, st_rndv{0}, st_staged{0},
-	st_timeouts{0};
+	st_timeouts{0}, st_silent{0};
 
 fi_provider *P() noexcept
 {
@@ -311,6 +311,7 @@ struct op {
 	uint64_t id = 0;
 	size_t used = 0; /* FI_MULTI_RECV: bytes consumed */
 	int busy = 0;    /* FI_MULTI_RECV: bodies still landing in it */
+	bool discard = false; /* swallows a message dropped by FI_DISCARD */
 };
 
 /* A receive that a header matched, or an unexpected message's buffer. */
@@ -327,6 +328,8 @@ struct unexp {
 	struct conn *from = nullptr;
 	bool rts = false;  /* a rendezvous request: no body here, the sender waits for CTS */
 	uint64_t rts_id = 0;
+	void *claim_ctx = nullptr; /* FI_PEEK | FI_CLAIM: the fi_context it is held for */
+	int claim_err = 0;         /* its connection died before FI_CLAIM took it */
 };
 
 /* A rendezvous this side cleared (CTS written): where its RDATA lands. */
@@ -365,6 +368,7 @@ enum conn_state : uint8_t {
 	C_CM_WAIT,    /* MSG active side: CONNREQ sent, waiting ACCEPT/REJECT */
 	C_READY,
 	C_LOST,       /* lost a simultaneous connect: placeholder for queued sends */
+	C_BACKOFF,    /* outgoing RDM connect refused: no socket, dialed again at retry_at */
 	C_CLOSED,
 };
 
@@ -408,6 +412,8 @@ struct conn {
 	watch cmw; /* MSG: the cm engine's watch on this fd */
 	bool cm_watched = false;
 	int64_t deadline = 0; /* outgoing: connect + handshake must end by then (now_ms) */
+	int64_t retry_at = 0; /* C_BACKOFF */
+	int retry_ms = 0;     /* C_BACKOFF: the current backoff step */
 };
 
 struct pcomp {
@@ -445,6 +451,7 @@ struct tcp_ep {
 	std::vector<conn *> dead;
 	std::deque<op *> rq_msg, rq_tag;
 	std::deque<unexp *> ux_msg, ux_tag;
+	std::unordered_set<unexp *> claimed_ux; /* FI_PEEK | FI_CLAIM, awaiting FI_CLAIM */
 	std::vector<pcomp> comps;
 	bool flushing = false;
 	size_t min_multi_recv = 64;
@@ -461,6 +468,8 @@ struct tcp_ep {
 	bool backlog = false; /* some connection stopped with bytes staged */
 	watch autow; /* FI_PROGRESS_AUTO: engine watch on epfd */
 	bool auto_progress = false;
+	int atfd = -1; /* FI_PROGRESS_AUTO: wakes the engine at next_deadline */
+	watch atw;
 	/* RDM: listening address of each fi_addr used so far (fi_av_remove
 	 * drops the entry and closes that peer's connection). */
 	std::unordered_map<fi_addr_t, std::string> fa_peer;
@@ -491,6 +500,9 @@ struct tcp_pep {
 	watch w;
 	std::mutex mtx;
 	std::unordered_set<tcp_connreq *> reqs;
+	int tfd = -1; /* sweeps requests whose CONNREQ never came (FI_TCP_CONN_TIMEOUT) */
+	watch tw;
+	int timeout_ms = 0;
 };
 
 struct tcp_connreq {
@@ -503,6 +515,7 @@ struct tcp_connreq {
 	sockaddr_storage peer{};
 	socklen_t peerlen = 0;
 	bool reported = false;
+	int64_t born = 0; /* accepted at (now_ms) */
 };
 
 tcp_ep *ep_of(fid_ep *e) noexcept
@@ -644,6 +657,14 @@ fi_addr_t src_of(tcp_ep *ep, conn *c)
 void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
 		 bool has_data, uint64_t data, size_t olen, int err, bool release)
 {
+	if (o->discard) [[unlikely]] {
+		if (release) {
+			if (ep->rx_posted)
+				ep->rx_posted--;
+			delete o;
+		}
+		return;
+	}
 	cq::completion c;
 	c.op_context = o->context;
 	c.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0);
@@ -924,6 +945,22 @@ void post_cm_event(tcp_ep *ep, uint32_t event, const void *data, size_t len)
 	eq_post(ep->eq, event, buf.data(), buf.size());
 }
 
+/* Messages held by FI_PEEK | FI_CLAIM that still needed connection c (a
+ * rendezvous, or a body still arriving) fail when FI_CLAIM takes them. */
+void forget_claims(tcp_ep *ep, conn *c, int err)
+{
+	for (unexp *u : ep->claimed_ux) {
+		if (u->from != c)
+			continue;
+		u->from = nullptr;
+		if (u->rts || !u->done) {
+			u->claim_err = err;
+			if (c->ux == u)
+				c->ux = nullptr; /* the claim owns it, not the body */
+		}
+	}
+}
+
 /* Closes a connection: error completions for every operation that
  * involved it, FI_SHUTDOWN for a MSG endpoint.  The object is freed at
  * the end of the progress pass. */
@@ -963,6 +1000,7 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 	for (auto &p : c->pending)
 		complete_tx(ep, p.second, e);
 	c->pending.clear();
+	forget_claims(ep, c, e);
 	if (c->in_body) {
 		if (c->bk == B_RECV && c->rop) {
 			op *o = c->rop;
@@ -1050,20 +1088,124 @@ void reap(tcp_ep *ep)
 	ep->dead.clear();
 }
 
+/* FI_PROGRESS_AUTO: nobody may call progress, so a timer wakes the cm
+ * thread at next_deadline. */
+void arm_auto_timer(tcp_ep *ep)
+{
+	if (ep->atfd < 0)
+		return;
+	itimerspec its{};
+	if (ep->next_deadline) {
+		int64_t ms = std::max<int64_t>(ep->next_deadline - now_ms(), 0) + 1;
+		its.it_value.tv_sec = ms / 1000;
+		its.it_value.tv_nsec = long(ms % 1000) * 1000000L;
+	}
+	timerfd_settime(ep->atfd, 0, &its, nullptr);
+}
+
 /* Starts the connect timeout of an outgoing connection. */
 void arm_deadline(tcp_ep *ep, conn *c)
 {
 	if (ep->conn_timeout_ms <= 0)
 		return;
 	c->deadline = now_ms() + ep->conn_timeout_ms;
-	if (!ep->next_deadline || c->deadline < ep->next_deadline)
+	if (!ep->next_deadline || c->deadline < ep->next_deadline) {
 		ep->next_deadline = c->deadline;
+		arm_auto_timer(ep);
+	}
 }
 
 bool setting_up(const conn *c)
 {
 	return c->state == C_CONNECTING || c->state == C_HELLO_WAIT || c->state == C_CM_WAIT ||
-	       c->state == C_LOST;
+	       c->state == C_LOST || c->state == C_ACCEPTING || c->state == C_BACKOFF;
+}
+
+/* ---- refused connects (RDM): at job start a peer may not listen yet ---- */
+
+/* A refused connect is dialed again, backing off, until its deadline. */
+bool may_retry(const conn *c)
+{
+	return !c->msg && c->outgoing && c->deadline && now_ms() < c->deadline;
+}
+
+void backoff(tcp_ep *ep, conn *c)
+{
+	if (c->fd >= 0) {
+		epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+		close(c->fd);
+		c->fd = -1;
+	}
+	if (!c->retry_ms)
+		WU_INFO(P(), FI_LOG_EP_CTRL, "connect to %s refused; retrying for up to FI_TCP_CONN_TIMEOUT (%d ms)\n",
+			addr_text(c->peer).c_str(), ep->conn_timeout_ms);
+	c->state = C_BACKOFF;
+	c->want_out = false;
+	c->retry_ms = c->retry_ms ? std::min(c->retry_ms * 2, 500) : 5;
+	c->retry_at = now_ms() + c->retry_ms;
+	if (!ep->next_deadline || c->retry_at < ep->next_deadline) {
+		ep->next_deadline = c->retry_at;
+		arm_auto_timer(ep);
+	}
+}
+
+conn *new_backoff_conn(tcp_ep *ep)
+{
+	auto *c = new conn();
+	c->ep = ep;
+	c->outgoing = true;
+	c->state = C_BACKOFF;
+	ep->conns.push_back(c);
+	return c;
+}
+
+void retry_connect(tcp_ep *ep, conn *c)
+{
+	const sockaddr *sa = reinterpret_cast<const sockaddr *>(c->peer.data());
+	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return conn_fail(ep, c, FI_ENOMEM, "socket() failed");
+	set_nonblock_nodelay(fd);
+	local_cc(fd, sa);
+	int r = connect(fd, sa, socklen_t(c->peer.size()));
+	if (r && errno != EINPROGRESS) {
+		int err = errno;
+		close(fd);
+		if (err == ECONNREFUSED)
+			return backoff(ep, c);
+		return conn_fail(ep, c, FI_ECONNREFUSED, strerror(err));
+	}
+	c->fd = fd;
+	c->state = r == 0 ? C_HELLO_WAIT : C_CONNECTING;
+	c->want_out = c->state == C_CONNECTING;
+	epoll_event e{};
+	e.events = EPOLLIN | (c->want_out ? uint32_t(EPOLLOUT) : 0u);
+	e.data.ptr = c;
+	if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &e))
+		return conn_fail(ep, c, FI_ENOMEM, strerror(errno));
+	if (c->state == C_HELLO_WAIT)
+		flush_tx(ep, c);
+}
+
+std::string peer_of_fd(int fd)
+{
+	sockaddr_storage ss{};
+	socklen_t l = sizeof ss;
+	if (fd < 0 || getpeername(fd, reinterpret_cast<sockaddr *>(&ss), &l))
+		return "(unknown)";
+	return addr_text(addr_key(&ss, l));
+}
+
+/* An incoming connection that never completed its handshake (a port
+ * scanner, a stray client, a peer that died mid-HELLO) is dropped. */
+void drop_silent(tcp_ep *ep, conn *c)
+{
+	st_silent.fetch_add(1, std::memory_order_relaxed);
+	WU_WARN(P(), FI_LOG_EP_CTRL,
+		"dropped an incoming connection from %s to %s: no complete handshake within FI_TCP_CONN_TIMEOUT "
+		"(%d ms)\n",
+		peer_of_fd(c->fd).c_str(), addr_text(ep->self).c_str(), ep->conn_timeout_ms);
+	conn_fail(ep, c, FI_ETIMEDOUT, nullptr);
 }
 
 /* Fails connections whose setup outlived FI_TCP_CONN_TIMEOUT. */
@@ -1077,6 +1219,16 @@ void check_deadlines(tcp_ep *ep)
 		conn *c = ep->conns[i];
 		if (!c->deadline || !setting_up(c))
 			continue;
+		if (c->deadline <= now && c->state == C_ACCEPTING) {
+			drop_silent(ep, c);
+			continue;
+		}
+		if (c->deadline <= now && c->state == C_BACKOFF) {
+			std::string why = "connection refused for FI_TCP_CONN_TIMEOUT (" +
+					  std::to_string(ep->conn_timeout_ms) + " ms); is the peer listening?";
+			conn_fail(ep, c, FI_ECONNREFUSED, why.c_str());
+			continue;
+		}
 		if (c->deadline <= now) {
 			st_timeouts.fetch_add(1, std::memory_order_relaxed);
 			std::string why = "no answer within FI_TCP_CONN_TIMEOUT (" + std::to_string(ep->conn_timeout_ms) + " ms)";
@@ -1086,8 +1238,11 @@ void check_deadlines(tcp_ep *ep)
 					why.c_str());
 			continue;
 		}
-		if (!ep->next_deadline || c->deadline < ep->next_deadline)
-			ep->next_deadline = c->deadline;
+		if (c->state == C_BACKOFF && c->retry_at <= now)
+			retry_connect(ep, c);
+		int64_t next = c->state == C_BACKOFF ? std::min(c->deadline, c->retry_at) : c->deadline;
+		if (!ep->next_deadline || next < ep->next_deadline)
+			ep->next_deadline = next;
 	}
 }
 
@@ -1103,12 +1258,16 @@ conn *connect_to(tcp_ep *ep, const std::string &key)
 	if (r && errno != EINPROGRESS) {
 		int err = errno;
 		close(fd);
-		WU_WARN(P(), FI_LOG_EP_DATA, "connect to %s: %s\n", addr_text(key).c_str(), strerror(err));
-		return nullptr;
+		fd = -1;
+		if (err != ECONNREFUSED || ep->conn_timeout_ms <= 0) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "connect to %s: %s\n", addr_text(key).c_str(), strerror(err));
+			return nullptr;
+		}
 	}
 	st_connects.fetch_add(1, std::memory_order_relaxed);
-	local_cc(fd, sa);
-	conn *c = new_conn(ep, fd, true, r == 0 ? C_HELLO_WAIT : C_CONNECTING);
+	if (fd >= 0)
+		local_cc(fd, sa);
+	conn *c = fd < 0 ? new_backoff_conn(ep) : new_conn(ep, fd, true, r == 0 ? C_HELLO_WAIT : C_CONNECTING);
 	c->peer = key;
 	c->in_map = true;
 	arm_deadline(ep, c);
@@ -1129,6 +1288,8 @@ conn *connect_to(tcp_ep *ep, const std::string &key)
 	c->txq.push_back(t);
 	if (c->state == C_HELLO_WAIT)
 		flush_tx(ep, c);
+	if (c->state == C_BACKOFF)
+		backoff(ep, c);
 	return c;
 }
 
@@ -1404,7 +1565,7 @@ void on_hello(tcp_ep *ep, conn *c)
 		it = ep->peers.find(key);
 	}
 	conn *existing = it == ep->peers.end() ? nullptr : it->second;
-	if (key != ep->self && existing && existing->outgoing && ep->self < key) {
+	if (key != ep->self && existing && existing->outgoing && existing->state != C_BACKOFF && ep->self < key) {
 		/* Our own connection to this peer wins; refuse this one. */
 		txitem *t = control_item(frame::HELLO_ACK, 0, 1);
 		t->after = AFTER_CLOSE;
@@ -1415,7 +1576,7 @@ void on_hello(tcp_ep *ep, conn *c)
 		if (existing) {
 			existing->in_map = false;
 			move_queue(existing, c);
-			if (existing->state == C_LOST)
+			if (existing->state == C_LOST || existing->state == C_BACKOFF)
 				conn_fail(ep, existing, 0, nullptr);
 		}
 		ep->peers[key] = c;
@@ -1790,7 +1951,7 @@ void accept_all(tcp_ep *ep)
 			return;
 		set_nonblock_nodelay(fd);
 		local_cc(fd, nullptr);
-		new_conn(ep, fd, false, C_ACCEPTING);
+		arm_deadline(ep, new_conn(ep, fd, false, C_ACCEPTING));
 	}
 }
 
@@ -1799,6 +1960,8 @@ void connect_done(tcp_ep *ep, conn *c)
 	int err = 0;
 	socklen_t l = sizeof err;
 	getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &l);
+	if (err == ECONNREFUSED && may_retry(c))
+		return backoff(ep, c);
 	if (err) {
 		conn_fail(ep, c, FI_ECONNREFUSED,
 			  c->msg ? nullptr : (std::string("connect: ") + strerror(err)).c_str());
@@ -1954,9 +2117,62 @@ void av_removed(void *arg, fi_addr_t fa) noexcept
 	});
 }
 
+/* FI_PROGRESS_AUTO: the cm thread saw the endpoint's epoll fd ready.  Frames
+ * left staged when read_conn ran out of budget make no epoll event, so go
+ * on until none are. */
+void auto_progress(tcp_ep *ep)
+{
+	bool more = true;
+	while (more) {
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			progress_locked(ep);
+			more = ep->backlog;
+		}
+		flush(ep);
+	}
+}
+
 void auto_event(void *arg, uint32_t) noexcept
 {
-	progress_cb(arg);
+	guard_void("tcp auto progress", [&] { auto_progress(static_cast<tcp_ep *>(arg)); });
+}
+
+void auto_timer(tcp_ep *ep)
+{
+	uint64_t ticks;
+	ssize_t r = read(ep->atfd, &ticks, sizeof ticks);
+	(void)r;
+	auto_progress(ep);
+	std::lock_guard<std::mutex> g(ep->mtx);
+	arm_auto_timer(ep);
+}
+
+void auto_timer_event(void *arg, uint32_t) noexcept
+{
+	guard_void("tcp auto progress timer", [&] { auto_timer(static_cast<tcp_ep *>(arg)); });
+}
+
+/* Starts auto progress once the endpoint is enabled (fi_enable, or
+ * fi_connect / fi_accept for MSG) if its domain asked for it.  Called
+ * without ep->mtx: the engine calls into the endpoint under its own lock. */
+void start_auto(tcp_ep *ep)
+{
+	{
+		std::lock_guard<std::mutex> g(ep->mtx);
+		if (ep->auto_progress || ep->dom->info->domain_attr->data_progress != FI_PROGRESS_AUTO)
+			return;
+		ep->auto_progress = true;
+		ep->autow = {auto_event, ep};
+		ep->atw = {auto_timer_event, ep};
+		ep->atfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (ep->atfd < 0)
+			throw fi_error(FI_ENOMEM);
+	}
+	cm_engine::get().add(&ep->autow, ep->epfd, EPOLLIN);
+	cm_engine::get().add(&ep->atw, ep->atfd, EPOLLIN);
+	std::lock_guard<std::mutex> g(ep->mtx);
+	arm_auto_timer(ep); /* for deadlines set before now */
 }
 
 /* The cm engine's view of a MSG connection: drive the handshake, then
@@ -2237,6 +2453,171 @@ ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_
 	return 0;
 }
 
+/* ---- FI_PEEK / FI_CLAIM / FI_DISCARD (fi_tagged(3)) ---- */
+
+/* Hands an unexpected message to a (non multi-recv) receive, as do_recv
+ * does for a match: a rendezvous is cleared, a body still arriving lands
+ * when it is whole, a whole one is copied now. */
+void deliver_unexp(tcp_ep *ep, op *o, unexp *u)
+{
+	size_t into = std::min(o->len, u->len);
+	if (u->claim_err || (u->rts && !u->from)) {
+		complete_rx(ep, o, nullptr, 0, u->src, true, u->tag, false, 0, 0,
+			    u->claim_err ? u->claim_err : FI_ECONNRESET, true);
+		delete u;
+		return;
+	}
+	if (u->rts) {
+		rndv_rx r;
+		r.o = o;
+		r.into = into;
+		r.len = u->len;
+		r.src = u->src;
+		r.tagged = u->tagged;
+		r.has_data = u->has_data;
+		r.tag = u->tag;
+		r.data = u->data;
+		grant(ep, u->from, u->rts_id, r);
+		delete u;
+		return;
+	}
+	if (!u->done) {
+		u->claimed = o; /* finish_body completes and frees both */
+		u->claim_off = 0;
+		return;
+	}
+	copy_to_op(o, 0, u->buf.get(), into);
+	iovec first[max_iov];
+	size_t k = slice(o, 0, into, first);
+	complete_rx(ep, o, k ? first[0].iov_base : o->iov[0].iov_base, into, u->src, u->tagged, u->tag,
+		    u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0, true);
+	delete u;
+}
+
+op *new_claim_recv(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags, bool discard)
+{
+	auto *o = new op();
+	o->kind = OP_RECV;
+	o->tagged = true;
+	o->context = m->context;
+	o->flags = flags & ~(FI_PEEK | FI_CLAIM | FI_DISCARD);
+	o->discard = discard;
+	if (!discard) {
+		for (size_t i = 0; i < m->iov_count; i++)
+			o->iov[i] = m->msg_iov[i];
+		o->iov_cnt = m->iov_count;
+		o->len = iov_total(m->msg_iov, m->iov_count);
+	}
+	o->want_comp = !ep->rx_sel || (flags & FI_COMPLETION);
+	ep->rx_posted++;
+	return o;
+}
+
+/* The completion a peek or a discard reports: the message's metadata,
+ * no buffer (length 0 once discarded). */
+cq::completion peek_comp(tcp_ep *ep, void *ctx, const unexp *u, bool discarded)
+{
+	cq::completion c;
+	c.op_context = ctx;
+	c.flags = FI_RECV | FI_TAGGED | (u && u->has_data ? FI_REMOTE_CQ_DATA : 0);
+	if (!u)
+		return c;
+	c.len = discarded ? 0 : u->len;
+	c.tag = u->tag;
+	c.data = u->has_data ? u->data : 0;
+	c.src_addr = u->src == FI_ADDR_NOTAVAIL || !ep->av ? FI_ADDR_NOTAVAIL : av::source_id(ep->av, u->src);
+	return c;
+}
+
+/* FI_PEEK [| FI_CLAIM | FI_DISCARD]: the first unexpected tagged message
+ * that would match; FI_ENOMSG error completion when there is none. */
+void peek_locked(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
+{
+	op probe;
+	probe.kind = OP_RECV;
+	probe.tagged = true;
+	probe.tag = m->tag;
+	probe.ignore = m->ignore;
+	probe.addr = directed(ep) ? m->addr : FI_ADDR_UNSPEC;
+	auto it = ep->ux_tag.begin();
+	for (; it != ep->ux_tag.end(); ++it) {
+		unexp *u = *it;
+		if (u->src == FI_ADDR_NOTAVAIL && ep->av && !u->peer.empty())
+			u->src = av::reverse(ep->av, u->peer.data(), u->peer.size());
+		if (recv_matches(ep, &probe, true, u->tag, u->src))
+			break;
+	}
+	if (it == ep->ux_tag.end()) {
+		push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, nullptr, false), FI_ENOMSG);
+		return;
+	}
+	unexp *u = *it;
+	bool discard = flags & FI_DISCARD;
+	push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, u, discard));
+	if (!discard && !(flags & FI_CLAIM))
+		return;
+	ep->ux_tag.erase(it);
+	if (discard)
+		return deliver_unexp(ep, new_claim_recv(ep, m, flags, true), u);
+	u->claim_ctx = m->context;
+	ep->claimed_ux.insert(u);
+	static_cast<fi_context *>(m->context)->internal[0] = u;
+}
+
+/* FI_CLAIM [| FI_DISCARD]: takes the message an FI_PEEK | FI_CLAIM with
+ * this fi_context held. */
+ssize_t claim_locked(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
+{
+	auto *u = static_cast<unexp *>(static_cast<fi_context *>(m->context)->internal[0]);
+	auto it = ep->claimed_ux.find(u);
+	if (it == ep->claimed_ux.end() || u->claim_ctx != m->context) {
+		WU_WARN(P(), FI_LOG_EP_DATA,
+			"fi_trecvmsg(FI_CLAIM): the context holds no claimed message; pass the fi_context of a "
+			"successful FI_PEEK | FI_CLAIM, unchanged\n");
+		return -FI_EINVAL;
+	}
+	if (ep->rx_posted >= ep->info->rx_attr->size)
+		return -FI_EAGAIN;
+	ep->claimed_ux.erase(it);
+	static_cast<fi_context *>(m->context)->internal[0] = nullptr;
+	bool discard = flags & FI_DISCARD;
+	if (discard)
+		push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, u, true));
+	deliver_unexp(ep, new_claim_recv(ep, m, flags, discard), u);
+	return 0;
+}
+
+ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
+{
+	const char *bad = nullptr;
+	if (!(ep->info->caps & FI_TAGGED))
+		bad = "the endpoint was opened without FI_TAGGED";
+	else if (!(flags & (FI_PEEK | FI_CLAIM)))
+		bad = "FI_DISCARD needs FI_PEEK or FI_CLAIM";
+	else if (flags & FI_MULTI_RECV)
+		bad = "FI_MULTI_RECV does not combine with FI_PEEK / FI_CLAIM";
+	else if ((flags & FI_CLAIM) && !m->context)
+		bad = "FI_CLAIM needs a struct fi_context as the context";
+	else if (m->iov_count > max_iov || (m->iov_count && !m->msg_iov))
+		bad = "bad iov";
+	if (bad) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "fi_trecvmsg(FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", bad);
+		return (ep->info->caps & FI_TAGGED) ? -FI_EINVAL : -FI_EOPNOTSUPP;
+	}
+	{
+		std::lock_guard<std::mutex> g(ep->mtx);
+		if (!ep->enabled)
+			return -FI_EOPBADSTATE;
+		if (flags & FI_PEEK) {
+			peek_locked(ep, m, flags);
+		} else if (ssize_t r = claim_locked(ep, m, flags)) {
+			return r;
+		}
+	}
+	flush(ep);
+	return 0;
+}
+
 ssize_t do_rma(tcp_ep *ep, bool write, const iovec *iov, size_t cnt, fi_addr_t peer,
 	       const fi_rma_iov *rma, size_t rma_cnt, uint64_t data, uint64_t flags, void *ctx, bool inject_api)
 {
@@ -2416,6 +2797,8 @@ ssize_t t_recvmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
 	return ep_call(e, "fi_trecvmsg", [&](tcp_ep *ep) -> ssize_t {
 		if (!m)
 			return -FI_EINVAL;
+		if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
+			return peek_claim(ep, m, flags);
 		return do_recv(ep, m->msg_iov, m->iov_count, m->addr, m->tag, m->ignore, flags, m->context, true);
 	});
 }
@@ -2644,6 +3027,9 @@ void free_conn_state(tcp_ep *ep)
 		delete u;
 	for (unexp *u : ep->ux_tag)
 		delete u;
+	for (unexp *u : ep->claimed_ux)
+		delete u;
+	ep->claimed_ux.clear();
 	ep->rq_msg.clear();
 	ep->rq_tag.clear();
 	ep->ux_msg.clear();
@@ -2659,8 +3045,12 @@ int ep_close(fid *f) noexcept
 		if (!ep)
 			return -FI_EINVAL;
 		/* Stop the cm thread first (it may be inside our progress). */
-		if (ep->auto_progress)
+		if (ep->auto_progress) {
 			cm_engine::get().del(&ep->autow, ep->epfd);
+			cm_engine::get().del(&ep->atw, ep->atfd);
+			close(ep->atfd);
+			ep->atfd = -1;
+		}
 		if (ep->mc && ep->mc->cm_watched) {
 			cm_engine::get().del(&ep->mc->cmw, ep->mc->fd);
 			ep->mc->cm_watched = false;
@@ -2808,14 +3198,10 @@ int ep_control(fid *f, int command, void *arg) noexcept
 					return -FI_ENOEQ;
 				}
 				ep->enabled = true;
-				ep->auto_progress = ep->dom->info->domain_attr->data_progress == FI_PROGRESS_AUTO;
 			}
 			if (ep->type == FI_EP_RDM && ep->av && av::watch_removes(ep->av, av_removed, ep) == 0)
 				ep->av_watched = true;
-			if (ep->auto_progress) {
-				ep->autow = {auto_event, ep};
-				cm_engine::get().add(&ep->autow, ep->epfd, EPOLLIN);
-			}
+			start_auto(ep);
 #ifdef WU_HAVE_PMIX
 			/* Lets "pmix:" named AVs of other ranks resolve this endpoint
 			 * with no application code (FI_PMIX_AUTO_PUBLISH). */
@@ -3138,6 +3524,7 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 		cm_engine::get().add(&c->cmw, c->fd, EPOLLIN | EPOLLOUT | EPOLLONESHOT);
 		if (ep->tfd >= 0)
 			cm_engine::get().add(&ep->tw, ep->tfd, EPOLLIN | EPOLLONESHOT);
+		start_auto(ep);
 		return 0;
 	});
 }
@@ -3203,6 +3590,7 @@ int ep_accept(fid_ep *e, const void *param, size_t paramlen) noexcept
 			c->cm_watched = true;
 		}
 		cm_engine::get().add(&c->cmw, c->fd, EPOLLRDHUP | EPOLLONESHOT);
+		start_auto(ep);
 		return 0;
 	});
 }
@@ -3342,6 +3730,7 @@ void pep_event(void *arg, uint32_t) noexcept
 			cr->fd = fd;
 			cr->peer = ss;
 			cr->peerlen = l;
+			cr->born = now_ms();
 			cr->w = {connreq_event, cr};
 			{
 				std::lock_guard<std::mutex> g(pep->mtx);
@@ -3352,6 +3741,61 @@ void pep_event(void *arg, uint32_t) noexcept
 	});
 }
 
+/* Drops connection requests still without a whole CONNREQ frame after
+ * FI_TCP_CONN_TIMEOUT: a silent or stalled client holds nothing for long. */
+void pep_sweep(tcp_pep *pep)
+{
+	uint64_t ticks;
+	ssize_t n = read(pep->tfd, &ticks, sizeof ticks);
+	(void)n;
+	int64_t now = now_ms();
+	std::vector<tcp_connreq *> old;
+	{
+		std::lock_guard<std::mutex> g(pep->mtx);
+		for (auto it = pep->reqs.begin(); it != pep->reqs.end();) {
+			if (!(*it)->reported && now - (*it)->born >= pep->timeout_ms) {
+				old.push_back(*it);
+				it = pep->reqs.erase(it);
+			} else {
+				++it;
+			}
+		}
+	}
+	for (tcp_connreq *cr : old) {
+		st_silent.fetch_add(1, std::memory_order_relaxed);
+		WU_WARN(P(), FI_LOG_EP_CTRL,
+			"dropped an incoming connection from %s to a passive endpoint: no complete CONNREQ within "
+			"FI_TCP_CONN_TIMEOUT (%d ms)\n",
+			addr_text(addr_key(&cr->peer, cr->peerlen)).c_str(), pep->timeout_ms);
+		cm_engine::get().del(&cr->w, cr->fd);
+		free_connreq(cr);
+	}
+}
+
+void pep_sweep_event(void *arg, uint32_t) noexcept
+{
+	guard_void("tcp connreq timeout", [&] { pep_sweep(static_cast<tcp_pep *>(arg)); });
+}
+
+/* Starts pep_sweep every quarter of FI_TCP_CONN_TIMEOUT (0: never). */
+void start_pep_sweep(tcp_pep *pep)
+{
+	pep->timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
+	if (!pep->timeout_ms)
+		return;
+	pep->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (pep->tfd < 0)
+		throw fi_error(FI_ENOMEM);
+	long ms = std::max(pep->timeout_ms / 4, 5);
+	itimerspec its{};
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = (ms % 1000) * 1000000L;
+	its.it_interval = its.it_value;
+	timerfd_settime(pep->tfd, 0, &its, nullptr);
+	pep->tw = {pep_sweep_event, pep};
+	cm_engine::get().add(&pep->tw, pep->tfd, EPOLLIN);
+}
+
 int pep_close(fid *f) noexcept
 {
 	return guard("fi_close(pep)", [&]() -> int {
@@ -3360,6 +3804,10 @@ int pep_close(fid *f) noexcept
 			return -FI_EINVAL;
 		if (pep->listening)
 			cm_engine::get().del(&pep->w, pep->lfd);
+		if (pep->tfd >= 0) {
+			cm_engine::get().del(&pep->tw, pep->tfd);
+			close(pep->tfd);
+		}
 		std::vector<tcp_connreq *> left;
 		{
 			std::lock_guard<std::mutex> g(pep->mtx);
@@ -3418,6 +3866,7 @@ int pep_listen(fid_pep *p) noexcept
 			return 0;
 		if (listen(pep->lfd, 1024))
 			return -FI_EADDRINUSE;
+		start_pep_sweep(pep);
 		pep->listening = true;
 		pep->w = {pep_event, pep};
 		cm_engine::get().add(&pep->w, pep->lfd, EPOLLIN);
@@ -3581,7 +4030,7 @@ uint64_t job_key()
 stats get_stats() noexcept
 {
 	return {st_refused.load(), st_bad_frames.load(), st_connects.load(), st_rndv.load(), st_staged.load(),
-		st_timeouts.load()};
+		st_timeouts.load(), st_silent.load()};
 }
 
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noexcept

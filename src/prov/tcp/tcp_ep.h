@@ -33,6 +33,7 @@ struct stats {
 	uint64_t rndv_sends;   /* messages sent by rendezvous (RTS written) */
 	uint64_t staged_bytes; /* bytes of unexpected eager messages buffered */
 	uint64_t timeouts;     /* connection attempts that timed out */
+	uint64_t silent_drops; /* incoming connections dropped for want of a handshake */
 };
 stats get_stats() noexcept;
 

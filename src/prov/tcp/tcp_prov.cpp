@@ -228,15 +228,20 @@ bool known_fabric(const char *name)
 	return false;
 }
 
+/* Data progress is manual unless asked: then the cm thread drives each
+ * endpoint (see FI_ENABLE in tcp_ep.cpp). */
+constexpr getinfo::template_opts tcp_opts = {.auto_control_progress = false, .auto_data_progress = true};
+
 int tcp_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 		const fi_info *hints, fi_info **info) noexcept
 {
 	return guard("tcp_getinfo", [&]() -> int {
 		const templates &t = get_templates();
 		if (!t.fixed.empty() || t.all.empty())
-			return getinfo::from_templates(t.fixed, version, node, service, flags, hints, info);
+			return getinfo::from_templates(t.fixed, version, node, service, flags, hints, info,
+						       tcp_opts);
 		std::vector<const fi_info *> order = sorted(t, nics::system_table().order_for_thread());
-		return getinfo::from_templates(order, version, node, service, flags, hints, info);
+		return getinfo::from_templates(order, version, node, service, flags, hints, info, tcp_opts);
 	});
 }
 

@@ -1,0 +1,253 @@
+/* tcp provider, FI_PROGRESS_AUTO: with auto data progress the target side
+ * never calls into the provider (no CQ read, no counter read) and still
+ * answers rendezvous, RMA and connection set-up; the same scenario under
+ * manual progress stalls, which shows the tests tell the modes apart. */
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <rdma/fi_cm.h>
+
+#include "tcp_fixture.h"
+
+using namespace wu::test;
+
+namespace {
+
+constexpr size_t big = 1 << 20; /* above FI_TCP_RNDV_SIZE: rendezvous */
+
+/* An RDM endpoint like rdm_ep, plus a counter for its writes. */
+struct rdm_cntr_ep {
+	fid_ep *ep = nullptr;
+	fid_cq *cq = nullptr;
+	fid_cntr *wr = nullptr;
+	fid_av *av = nullptr;
+	explicit rdm_cntr_ep(tcp_env &env)
+	{
+		fi_cq_attr ca{};
+		ca.format = FI_CQ_FORMAT_TAGGED;
+		ca.wait_obj = FI_WAIT_UNSPEC;
+		EXPECT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
+		fi_cntr_attr na{};
+		na.events = FI_CNTR_EVENTS_COMP;
+		na.wait_obj = FI_WAIT_UNSPEC;
+		EXPECT_EQ(fi_cntr_open(env.domain, &na, &wr, nullptr), 0);
+		fi_av_attr aa{};
+		aa.type = FI_AV_TABLE;
+		EXPECT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
+		EXPECT_EQ(fi_endpoint(env.domain, env.info, &ep, nullptr), 0);
+		EXPECT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION), 0);
+		EXPECT_EQ(fi_ep_bind(ep, &wr->fid, FI_WRITE), 0);
+		EXPECT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
+		EXPECT_EQ(fi_enable(ep), 0);
+	}
+	~rdm_cntr_ep()
+	{
+		EXPECT_EQ(fi_close(&ep->fid), 0);
+		EXPECT_EQ(fi_close(&av->fid), 0);
+		EXPECT_EQ(fi_close(&cq->fid), 0);
+		EXPECT_EQ(fi_close(&wr->fid), 0);
+	}
+};
+
+/* One completion from cq by fi_cq_sread (progress of cq's endpoints only). */
+ssize_t sread_one(fid_cq *cq, fi_cq_tagged_entry &e, int timeout_ms = 10000)
+{
+	ssize_t r = fi_cq_sread(cq, &e, 1, nullptr, timeout_ms);
+	if (r == -FI_EAVAIL) {
+		fi_cq_err_entry err{};
+		EXPECT_EQ(fi_cq_readerr(cq, &err, 0), 1);
+		ADD_FAILURE() << "error completion: " << fi_strerror(err.err);
+	}
+	return r;
+}
+
+/* A rendezvous send completes only once the receiver has sent CTS. */
+void rendezvous_to_idle_receiver(fi_progress mode, bool expect_done)
+{
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED, mode};
+	ASSERT_NE(env.domain, nullptr);
+	EXPECT_EQ(env.info->domain_attr->data_progress, mode == FI_PROGRESS_AUTO ? FI_PROGRESS_AUTO : FI_PROGRESS_MANUAL);
+	rdm_ep a{env, nullptr, FI_WAIT_UNSPEC}, b{env, nullptr, FI_WAIT_UNSPEC};
+	fi_addr_t a_to_b = a.insert(b);
+	std::vector<char> out(big, 'r'), in(big, 0);
+	int rctx, sctx;
+	ASSERT_EQ(fi_recv(b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, &rctx), 0);
+	/* From here b is idle: nothing calls into its endpoint or CQs. */
+	ASSERT_EQ(fi_send(a.ep, out.data(), out.size(), nullptr, a_to_b, &sctx), 0);
+	fi_cq_tagged_entry e{};
+	if (!expect_done) {
+		EXPECT_EQ(fi_cq_sread(a.tx, &e, 1, nullptr, 300), -FI_EAGAIN);
+		/* b's reads drive it: then everything finishes. */
+		ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1);
+		ASSERT_EQ(wait_one(a.tx, e, nullptr, {b.rx}), 1);
+		return;
+	}
+	ASSERT_EQ(sread_one(a.tx, e), 1);
+	EXPECT_EQ(e.op_context, &sctx);
+	ASSERT_EQ(sread_one(b.rx, e), 1);
+	EXPECT_EQ(e.op_context, &rctx);
+	EXPECT_EQ(e.len, big);
+	EXPECT_EQ(in, out);
+}
+
+} // namespace
+
+TEST(tcp_auto, rdm_rendezvous_completes_with_the_receiver_idle)
+{
+	rendezvous_to_idle_receiver(FI_PROGRESS_AUTO, true);
+}
+
+TEST(tcp_auto, manual_progress_stalls_the_same_rendezvous)
+{
+	rendezvous_to_idle_receiver(FI_PROGRESS_MANUAL, false);
+}
+
+/* The first send to a peer needs its HELLO_ACK; eager messages then land
+ * in its posted buffer, and a receiver in fi_cq_sread sees them. */
+TEST(tcp_auto, rdm_connect_and_eager_messages_with_the_receiver_in_sread)
+{
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED, FI_PROGRESS_AUTO};
+	rdm_ep a{env, nullptr, FI_WAIT_UNSPEC}, b{env, nullptr, FI_WAIT_UNSPEC};
+	fi_addr_t a_to_b = a.insert(b);
+	const int n = 100;
+	std::vector<int> got(n, -1);
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(fi_trecv(b.ep, &got[i], sizeof(int), nullptr, FI_ADDR_UNSPEC, uint64_t(i), 0, nullptr), 0);
+	for (int i = 0; i < n; i++) {
+		ssize_t r;
+		while ((r = fi_tsend(a.ep, &i, sizeof i, nullptr, a_to_b, uint64_t(i), nullptr)) == -FI_EAGAIN)
+			;
+		ASSERT_EQ(r, 0);
+		/* Each send completes before the next one is queued: the
+		 * connection came up with b idle. */
+		fi_cq_tagged_entry e;
+		ASSERT_EQ(sread_one(a.tx, e), 1);
+	}
+	for (int i = 0; i < n; i++) {
+		fi_cq_tagged_entry e;
+		ASSERT_EQ(sread_one(b.rx, e), 1);
+		EXPECT_EQ(got[e.tag], int(e.tag));
+	}
+}
+
+/* RMA write and read complete only once the target answers; the initiator
+ * waits on its write counter with fi_cntr_wait. */
+TEST(tcp_auto, rdm_rma_and_counter_with_the_target_idle)
+{
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_RMA, FI_PROGRESS_AUTO};
+	rdm_ep target{env, nullptr, FI_WAIT_UNSPEC};
+	rdm_cntr_ep init{env};
+	fi_addr_t peer = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(init.av, target.name.data(), 1, &peer, 0, nullptr), 1);
+	std::vector<char> mem(big, 0), local(big);
+	for (size_t i = 0; i < local.size(); i++)
+		local[i] = char(i * 7);
+	fid_mr *mr = nullptr;
+	ASSERT_EQ(fi_mr_reg(env.domain, mem.data(), mem.size(), FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 7, 0, &mr,
+			    nullptr),
+		  0);
+	uint64_t base = (env.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? uint64_t(uintptr_t(mem.data())) : 0;
+	const int writes = 8;
+	for (int i = 0; i < writes; i++)
+		ASSERT_EQ(fi_write(init.ep, local.data() + i * (big / writes), big / writes, nullptr, peer,
+				   base + i * (big / writes), fi_mr_key(mr), nullptr),
+			  0);
+	EXPECT_EQ(fi_cntr_wait(init.wr, writes, 10000), 0);
+	EXPECT_EQ(fi_cntr_read(init.wr), uint64_t(writes));
+	EXPECT_EQ(mem, local);
+	std::vector<char> back(big);
+	int ctx;
+	fi_msg_rma m{};
+	iovec v{back.data(), back.size()};
+	fi_rma_iov r{base, big, fi_mr_key(mr)};
+	m.msg_iov = &v;
+	m.iov_count = 1;
+	m.addr = peer;
+	m.rma_iov = &r;
+	m.rma_iov_count = 1;
+	m.context = &ctx;
+	ASSERT_EQ(fi_readmsg(init.ep, &m, FI_COMPLETION), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(sread_one(init.cq, e), 1);
+	EXPECT_EQ(e.op_context, &ctx);
+	EXPECT_EQ(back, local);
+	EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+/* MSG: connection, then a rendezvous send and an RMA write with the
+ * passive side idle after fi_accept. */
+TEST(tcp_auto, msg_rendezvous_and_rma_with_the_peer_idle)
+{
+	tcp_env env{FI_EP_MSG, FI_MSG | FI_RMA, FI_PROGRESS_AUTO};
+	ASSERT_NE(env.domain, nullptr);
+	EXPECT_EQ(env.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+	fid_eq *peq = nullptr;
+	fi_eq_attr ea{};
+	ea.wait_obj = FI_WAIT_UNSPEC;
+	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
+	fid_pep *pep = nullptr;
+	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	char addr[64];
+	size_t alen = sizeof addr;
+	ASSERT_EQ(fi_getname(&pep->fid, addr, &alen), 0);
+
+	fi_cq_attr ca{};
+	ca.format = FI_CQ_FORMAT_TAGGED;
+	ca.wait_obj = FI_WAIT_UNSPEC;
+	fid_cq *ccq = nullptr, *scq = nullptr;
+	fid_ep *client = nullptr, *server = nullptr;
+	ASSERT_EQ(fi_cq_open(env.domain, &ca, &ccq, nullptr), 0);
+	ASSERT_EQ(fi_cq_open(env.domain, &ca, &scq, nullptr), 0);
+	ASSERT_EQ(fi_endpoint(env.domain, env.info, &client, nullptr), 0);
+	ASSERT_EQ(fi_ep_bind(client, &env.eq->fid, 0), 0);
+	ASSERT_EQ(fi_ep_bind(client, &ccq->fid, FI_TRANSMIT | FI_RECV), 0);
+	ASSERT_EQ(fi_connect(client, addr, nullptr, 0), 0);
+
+	alignas(fi_eq_cm_entry) unsigned char raw[sizeof(fi_eq_cm_entry) + 256];
+	auto &ev = *reinterpret_cast<fi_eq_cm_entry *>(raw);
+	uint32_t event = 0;
+	ASSERT_GE(fi_eq_sread(peq, &event, raw, sizeof raw, 10000, 0), ssize_t(sizeof ev));
+	ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+	ASSERT_EQ(fi_endpoint(env.domain, ev.info, &server, nullptr), 0);
+	fi_freeinfo(ev.info);
+	ASSERT_EQ(fi_ep_bind(server, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_ep_bind(server, &scq->fid, FI_TRANSMIT | FI_RECV), 0);
+	std::vector<char> out(big, 'm'), in(big, 0), mem(4096, 0);
+	fid_mr *mr = nullptr;
+	ASSERT_EQ(fi_mr_reg(env.domain, mem.data(), mem.size(), FI_REMOTE_WRITE, 0, 9, 0, &mr, nullptr), 0);
+	uint64_t base = (env.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? uint64_t(uintptr_t(mem.data())) : 0;
+	ASSERT_EQ(fi_accept(server, nullptr, 0), 0);
+	/* fi_recv may come before the client's data: it enables nothing. */
+	int rctx;
+	ASSERT_EQ(fi_recv(server, in.data(), in.size(), nullptr, 0, &rctx), 0);
+	/* From here the server side is idle. */
+	ASSERT_GE(fi_eq_sread(env.eq, &event, raw, sizeof raw, 10000, 0), ssize_t(sizeof ev));
+	ASSERT_EQ(event, uint32_t(FI_CONNECTED));
+	int sctx, wctx;
+	ASSERT_EQ(fi_send(client, out.data(), out.size(), nullptr, 0, &sctx), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(sread_one(ccq, e), 1);
+	EXPECT_EQ(e.op_context, &sctx);
+	ASSERT_EQ(fi_write(client, "written", 8, nullptr, 0, base + 100, fi_mr_key(mr), &wctx), 0);
+	ASSERT_EQ(sread_one(ccq, e), 1);
+	EXPECT_EQ(e.op_context, &wctx);
+	EXPECT_STREQ(mem.data() + 100, "written");
+	ASSERT_EQ(sread_one(scq, e), 1);
+	EXPECT_EQ(e.op_context, &rctx);
+	EXPECT_EQ(in, out);
+
+	EXPECT_EQ(fi_close(&client->fid), 0);
+	EXPECT_EQ(fi_close(&server->fid), 0);
+	EXPECT_EQ(fi_close(&mr->fid), 0);
+	EXPECT_EQ(fi_close(&ccq->fid), 0);
+	EXPECT_EQ(fi_close(&scq->fid), 0);
+	EXPECT_EQ(fi_close(&pep->fid), 0);
+	EXPECT_EQ(fi_close(&peq->fid), 0);
+}

@@ -1,0 +1,264 @@
+/* tcp provider connection set-up under FI_TCP_CONN_TIMEOUT (lowered here):
+ * incoming connections that never complete a handshake are dropped (RDM
+ * listener, manual and auto progress; MSG passive endpoint), and an RDM
+ * connect refused because the peer does not listen yet is retried until
+ * the peer shows up or the timeout ends it with an error completion. */
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "prov/tcp/tcp_ep.h"
+#include "tcp_fixture.h"
+
+using namespace wu::test;
+using wu::tcp::get_stats;
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+long ms_since(clk::time_point t0)
+{
+	return long(std::chrono::duration_cast<std::chrono::milliseconds>(clk::now() - t0).count());
+}
+
+/* FI_TCP_CONN_TIMEOUT for objects opened while it lives. */
+struct conn_timeout {
+	explicit conn_timeout(const char *ms) { setenv("FI_TCP_CONN_TIMEOUT", ms, 1); }
+	~conn_timeout() { unsetenv("FI_TCP_CONN_TIMEOUT"); }
+};
+
+int raw_connect(const void *addr, size_t len)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	EXPECT_GE(fd, 0);
+	EXPECT_EQ(connect(fd, static_cast<const sockaddr *>(addr), socklen_t(len)), 0);
+	return fd;
+}
+
+/* True once the provider has closed fd's connection (EOF or reset). */
+bool closed_by_peer(int fd, int wait_ms)
+{
+	pollfd p{fd, POLLIN, 0};
+	if (poll(&p, 1, wait_ms) <= 0)
+		return false;
+	char b;
+	ssize_t n = recv(fd, &b, 1, MSG_DONTWAIT);
+	return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+/* Waits for both raw connections to be closed, driving progress on cqs
+ * (none: auto progress).  Returns the time it took, or -1. */
+long wait_closed(std::vector<int> fds, std::initializer_list<fid_cq *> cqs)
+{
+	auto t0 = clk::now();
+	while (ms_since(t0) < 10000) {
+		spin(cqs, 1);
+		for (size_t i = 0; i < fds.size();)
+			if (closed_by_peer(fds[i], 1))
+				fds.erase(fds.begin() + long(i));
+			else
+				i++;
+		if (fds.empty())
+			return ms_since(t0);
+	}
+	return -1;
+}
+
+/* A loopback port nobody listens on (bound once, then released). */
+sockaddr_in free_port()
+{
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	socklen_t l = sizeof a;
+	EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+	EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr *>(&a), &l), 0);
+	::close(fd);
+	return a;
+}
+
+void silent_and_partial_clients_are_dropped(fi_progress mode)
+{
+	conn_timeout t{"300"};
+	tcp_env env{FI_EP_RDM, 0, mode};
+	rdm_ep a{env, nullptr, FI_WAIT_UNSPEC};
+	uint64_t before = get_stats().silent_drops;
+	int silent = raw_connect(a.name.data(), a.name.size());
+	int partial = raw_connect(a.name.data(), a.name.size());
+	ASSERT_EQ(send(partial, "WUTP1", 5, 0), 5); /* a handshake header cut short */
+	long ms = mode == FI_PROGRESS_AUTO ? wait_closed({silent, partial}, {}) : wait_closed({silent, partial}, {a.rx});
+	EXPECT_GE(ms, 150);
+	EXPECT_LT(ms, 5000) << "the provider kept a connection that never handshook";
+	EXPECT_EQ(get_stats().silent_drops, before + 2);
+	::close(silent);
+	::close(partial);
+	/* Real peers are not affected. */
+	rdm_ep b{env, nullptr, FI_WAIT_UNSPEC};
+	fi_addr_t b_to_a = b.insert(a);
+	int v = 42, got = 0;
+	ASSERT_EQ(fi_recv(a.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(b.ep, &v, sizeof v, nullptr, b_to_a, nullptr), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wait_one(a.rx, e, nullptr, {b.tx}), 1);
+	EXPECT_EQ(got, 42);
+}
+
+} // namespace
+
+TEST(tcp_handshake_timeout, rdm_drops_silent_clients_manual_progress)
+{
+	silent_and_partial_clients_are_dropped(FI_PROGRESS_MANUAL);
+}
+
+TEST(tcp_handshake_timeout, rdm_drops_silent_clients_with_nobody_calling_auto_progress)
+{
+	silent_and_partial_clients_are_dropped(FI_PROGRESS_AUTO);
+}
+
+TEST(tcp_handshake_timeout, passive_endpoint_drops_silent_clients)
+{
+	conn_timeout t{"300"};
+	tcp_env env{FI_EP_MSG};
+	fid_eq *peq = nullptr;
+	fi_eq_attr ea{};
+	ea.wait_obj = FI_WAIT_UNSPEC;
+	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
+	fid_pep *pep = nullptr;
+	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	sockaddr_in addr{};
+	size_t alen = sizeof addr;
+	ASSERT_EQ(fi_getname(&pep->fid, &addr, &alen), 0);
+	uint64_t before = get_stats().silent_drops;
+	int silent = raw_connect(&addr, sizeof addr);
+	int partial = raw_connect(&addr, sizeof addr);
+	ASSERT_EQ(send(partial, "WU", 2, 0), 2);
+	long ms = wait_closed({silent, partial}, {});
+	EXPECT_GE(ms, 150);
+	EXPECT_LT(ms, 5000);
+	EXPECT_EQ(get_stats().silent_drops, before + 2);
+	::close(silent);
+	::close(partial);
+	/* No event was posted for them; a real client still gets through. */
+	uint32_t event = 0;
+	alignas(fi_eq_cm_entry) unsigned char raw[sizeof(fi_eq_cm_entry) + 256];
+	EXPECT_EQ(fi_eq_read(peq, &event, raw, sizeof raw, 0), -FI_EAGAIN);
+	fid_ep *client = nullptr;
+	ASSERT_EQ(fi_endpoint(env.domain, env.info, &client, nullptr), 0);
+	ASSERT_EQ(fi_ep_bind(client, &env.eq->fid, 0), 0);
+	ASSERT_EQ(fi_connect(client, &addr, nullptr, 0), 0);
+	ASSERT_GE(fi_eq_sread(peq, &event, raw, sizeof raw, 10000, 0), ssize_t(sizeof(fi_eq_cm_entry)));
+	EXPECT_EQ(event, uint32_t(FI_CONNREQ));
+	auto *ent = reinterpret_cast<fi_eq_cm_entry *>(raw);
+	ASSERT_EQ(fi_reject(pep, ent->info->handle, nullptr, 0), 0);
+	fi_freeinfo(ent->info);
+	EXPECT_EQ(fi_close(&client->fid), 0);
+	EXPECT_EQ(fi_close(&pep->fid), 0);
+	EXPECT_EQ(fi_close(&peq->fid), 0);
+}
+
+/* The peer starts listening 300 ms after our sends: they are delivered. */
+TEST(tcp_refused_retry, sends_wait_for_a_peer_that_starts_listening_later)
+{
+	conn_timeout t{"5000"};
+	tcp_env env{FI_EP_RDM};
+	rdm_ep me{env};
+	sockaddr_in later = free_port();
+	fi_addr_t peer;
+	ASSERT_EQ(fi_av_insert(me.av, &later, 1, &peer, 0, nullptr), 1);
+	int v = 7, sctx1, sctx2;
+	std::vector<char> big(1 << 20), in(1 << 20, 0);
+	for (size_t i = 0; i < big.size(); i++)
+		big[i] = char(i * 3);
+	ASSERT_EQ(fi_send(me.ep, &v, sizeof v, nullptr, peer, &sctx1), 0);
+	ASSERT_EQ(fi_send(me.ep, big.data(), big.size(), nullptr, peer, &sctx2), 0);
+	auto t0 = clk::now();
+	while (ms_since(t0) < 300)
+		spin({me.tx}, 10);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_cq_read(me.tx, &e, 1), -FI_EAGAIN) << "the sends failed before the timeout";
+
+	fi_info *info = fi_dupinfo(env.info);
+	free(info->src_addr);
+	info->src_addr = malloc(sizeof later);
+	memcpy(info->src_addr, &later, sizeof later);
+	info->src_addrlen = sizeof later;
+	rdm_ep them{env, info};
+	fi_freeinfo(info);
+	ASSERT_NE(them.ep, nullptr);
+	int got = 0;
+	ASSERT_EQ(fi_recv(them.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_recv(them.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(wait_one(them.rx, e, nullptr, {me.tx}), 1);
+	EXPECT_EQ(got, 7);
+	EXPECT_EQ(in, big);
+	for (void *want : {(void *)&sctx1, (void *)&sctx2}) {
+		ASSERT_EQ(wait_one(me.tx, e, nullptr, {them.rx}), 1);
+		EXPECT_EQ(e.op_context, want);
+	}
+}
+
+/* Nobody ever listens: the sends fail with FI_ECONNREFUSED once
+ * FI_TCP_CONN_TIMEOUT has passed, never before and never hanging. */
+TEST(tcp_refused_retry, no_listener_fails_after_the_timeout)
+{
+	for (fi_progress mode : {FI_PROGRESS_MANUAL, FI_PROGRESS_AUTO}) {
+		conn_timeout t{"300"};
+		tcp_env env{FI_EP_RDM, 0, mode};
+		rdm_ep me{env, nullptr, FI_WAIT_UNSPEC};
+		sockaddr_in nobody = free_port();
+		fi_addr_t peer;
+		ASSERT_EQ(fi_av_insert(me.av, &nobody, 1, &peer, 0, nullptr), 1);
+		int v = 1, ctx1, ctx2;
+		std::vector<char> big(1 << 20, 'n');
+		auto t0 = clk::now();
+		ASSERT_EQ(fi_send(me.ep, &v, sizeof v, nullptr, peer, &ctx1), 0);
+		ASSERT_EQ(fi_send(me.ep, big.data(), big.size(), nullptr, peer, &ctx2), 0);
+		for (void *want : {(void *)&ctx1, (void *)&ctx2}) {
+			fi_cq_tagged_entry e;
+			fi_cq_err_entry err{};
+			ssize_t r = fi_cq_sread(me.tx, &e, 1, nullptr, 10000);
+			ASSERT_EQ(r, -FI_EAVAIL) << "mode " << mode;
+			ASSERT_EQ(fi_cq_readerr(me.tx, &err, 0), 1);
+			EXPECT_EQ(err.err, FI_ECONNREFUSED);
+			EXPECT_EQ(err.op_context, want);
+		}
+		long ms = ms_since(t0);
+		EXPECT_GE(ms, 250) << "mode " << mode;
+		EXPECT_LT(ms, 5000) << "mode " << mode;
+	}
+}
+
+/* FI_TCP_CONN_TIMEOUT=0 keeps the old behaviour: refused at once. */
+TEST(tcp_refused_retry, zero_timeout_does_not_retry)
+{
+	conn_timeout t{"0"};
+	tcp_env env{FI_EP_RDM};
+	rdm_ep me{env};
+	sockaddr_in nobody = free_port();
+	fi_addr_t peer;
+	ASSERT_EQ(fi_av_insert(me.av, &nobody, 1, &peer, 0, nullptr), 1);
+	int v = 1;
+	auto t0 = clk::now();
+	ssize_t r = fi_send(me.ep, &v, sizeof v, nullptr, peer, nullptr);
+	if (r == 0) {
+		fi_cq_tagged_entry e;
+		fi_cq_err_entry err{};
+		ASSERT_EQ(wait_one(me.tx, e, &err), -FI_EAVAIL);
+		EXPECT_EQ(err.err, FI_ECONNREFUSED);
+	} else {
+		EXPECT_EQ(r, -FI_ECONNREFUSED);
+	}
+	EXPECT_LT(ms_since(t0), 1000);
+}
