@@ -3,11 +3,13 @@
  * answers rendezvous, RMA and connection set-up; the same scenario under
  * manual progress stalls, which shows the tests tell the modes apart. */
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <rdma/fi_cm.h>
@@ -250,4 +252,63 @@ TEST(tcp_auto, msg_rendezvous_and_rma_with_the_peer_idle)
 	EXPECT_EQ(fi_close(&scq->fid), 0);
 	EXPECT_EQ(fi_close(&pep->fid), 0);
 	EXPECT_EQ(fi_close(&peq->fid), 0);
+}
+
+/* Manual progress, but the application sleeps in poll() on its CQ's fd
+ * after fi_trywait returned 0 (fi_trywait(3)): the endpoint must then move
+ * data by itself, both for an eager message and for a rendezvous whose CTS
+ * only the sleeping receiver can send.  The connection is up and polled
+ * directly beforehand, so the switch back to epoll is covered too. */
+void block_in_poll_on_the_cq_fd(size_t len)
+{
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	ASSERT_NE(env.domain, nullptr);
+	ASSERT_EQ(env.info->domain_attr->data_progress, FI_PROGRESS_MANUAL);
+	rdm_ep a{env, nullptr, FI_WAIT_FD}, b{env, nullptr, FI_WAIT_FD};
+	fi_addr_t a_to_b = a.insert(b);
+	int x = 7, y = 0;
+	ASSERT_EQ(fi_recv(b.ep, &y, sizeof y, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &x, sizeof x, nullptr, a_to_b, nullptr), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wait_one(a.tx, e, nullptr, {b.rx}), 1);
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1);
+	ASSERT_EQ(y, 7);
+
+	std::vector<char> out(len, 'p'), in(len, 0);
+	ASSERT_EQ(fi_recv(b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	int fd = -1;
+	ASSERT_EQ(fi_control(&b.rx->fid, FI_GETWAIT, &fd), 0);
+	std::thread sender([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		EXPECT_EQ(fi_send(a.ep, out.data(), out.size(), nullptr, a_to_b, nullptr), 0);
+		fi_cq_tagged_entry se;
+		EXPECT_EQ(wait_one(a.tx, se), 1);
+	});
+	auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+	ssize_t r = -FI_EAGAIN;
+	while (r == -FI_EAGAIN && std::chrono::steady_clock::now() < until) {
+		fid *f = &b.rx->fid;
+		int tw = fi_trywait(env.fabric, &f, 1);
+		ASSERT_TRUE(tw == 0 || tw == -FI_EAGAIN) << fi_strerror(-tw);
+		if (tw == 0) {
+			pollfd p{fd, POLLIN, 0};
+			/* Nothing but the provider can make this readable now. */
+			ASSERT_EQ(poll(&p, 1, 5000), 1) << "the CQ fd never became readable";
+		}
+		r = fi_cq_read(b.rx, &e, 1);
+	}
+	sender.join();
+	ASSERT_EQ(r, 1);
+	EXPECT_EQ(e.len, len);
+	EXPECT_EQ(in, out);
+}
+
+TEST(tcp_auto, manual_progress_eager_message_to_a_receiver_blocked_on_the_cq_fd)
+{
+	block_in_poll_on_the_cq_fd(64);
+}
+
+TEST(tcp_auto, manual_progress_rendezvous_to_a_receiver_blocked_on_the_cq_fd)
+{
+	block_in_poll_on_the_cq_fd(big);
 }

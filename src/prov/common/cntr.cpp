@@ -424,6 +424,13 @@ int trywait(fid *f) noexcept
 	if (!is_cntr(f))
 		return -FI_EINVAL;
 	cntr_impl *k = impl_of(reinterpret_cast<fid_cntr *>(f));
+	{
+		lock_guard g(k->lk);
+		if (k->nw.signaled())
+			return -FI_EAGAIN;
+	}
+	if (int r = k->prog.block_all())
+		return r;
 	lock_guard g(k->lk);
 	return k->nw.signaled() ? -FI_EAGAIN : 0;
 }

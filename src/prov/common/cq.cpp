@@ -101,6 +101,21 @@ int progress_set::remove(progress_fn p) noexcept
 	return ret;
 }
 
+int progress_set::block_all() noexcept
+{
+	if (!has_fns())
+		return 0;
+	/* Holding the list lock keeps the endpoints alive (remove waits). */
+	lock();
+	int ret = 0;
+	for (const entry &e : fns_)
+		if (e.p.block)
+			if (int r = e.p.block(e.p.arg); r && !ret)
+				ret = r;
+	unlock();
+	return ret;
+}
+
 void progress_set::run_slow() noexcept
 {
 	if (busy_.exchange(true, std::memory_order_acquire))
@@ -972,7 +987,13 @@ int trywait(fid *f) noexcept
 {
 	if (!is_cq(f))
 		return -FI_EINVAL;
-	return impl_of(reinterpret_cast<fid_cq *>(f))->has_events() ? -FI_EAGAIN : 0;
+	cq_impl *q = impl_of(reinterpret_cast<fid_cq *>(f));
+	if (q->has_events())
+		return -FI_EAGAIN;
+	if (int r = q->prog.block_all())
+		return r;
+	/* Something may have completed while the hooks ran. */
+	return q->has_events() ? -FI_EAGAIN : 0;
 }
 
 } // namespace cq

@@ -31,6 +31,12 @@ namespace wu {
 struct progress_fn {
 	void (*fn)(void *arg) noexcept = nullptr;
 	void *arg = nullptr;
+	/* fi_trywait on the CQ / counter is about to let the application block
+	 * on its native wait object, where no read drives manual progress: make
+	 * data move without calls from now on.  0, or -FI_EAGAIN when that
+	 * cannot be arranged at this moment (trywait then says so).  Optional;
+	 * called with no provider lock held. */
+	int (*block)(void *arg) noexcept = nullptr;
 };
 
 namespace cq {
@@ -81,7 +87,8 @@ void wake(fid_cq *cq) noexcept;
 
 /* fi_trywait for a CQ fid (a provider's fabric trywait forwards CQs and
  * counters here): -FI_EAGAIN when something is queued, 0 when blocking on
- * the native wait object is safe, -FI_EINVAL when not a CQ. */
+ * the native wait object is safe (the bound endpoints' block hooks agreed,
+ * see progress_fn), -FI_EINVAL when not a CQ. */
 int trywait(fid *cq) noexcept;
 
 /* fi_ops_domain::cq_open as is, for domains built on prov::domain. */
@@ -107,7 +114,8 @@ void add_err(fid_cntr *cntr, uint64_t n = 1) noexcept;
 /* Like cq::wake: waiters in fi_cntr_wait run progress again. */
 void wake(fid_cntr *cntr) noexcept;
 /* fi_trywait for a counter: -FI_EAGAIN while its wait object is signaled
- * (a change not yet seen by fi_cntr_read / fi_cntr_wait), else 0. */
+ * (a change not yet seen by fi_cntr_read / fi_cntr_wait), else 0 once the
+ * bound endpoints' block hooks agreed (see progress_fn). */
 int trywait(fid *cntr) noexcept;
 /* fi_ops_domain::cntr_open as is, for domains built on prov::domain. */
 int domain_cntr_open(fid_domain *domain, fi_cntr_attr *attr, fid_cntr **cntr,

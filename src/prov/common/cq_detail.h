@@ -32,6 +32,8 @@ public:
 		run_slow();
 	}
 	bool has_fns() const noexcept { return nfn_.load(std::memory_order_acquire) != 0; }
+	/* Calls every block hook (progress_fn::block); the first error. */
+	int block_all() noexcept;
 	int binds() const noexcept { return binds_.load(std::memory_order_acquire); }
 
 private:

@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "core/shim.h"
 #include "eq/eq.h"
+#include "prov/common/cq.h"
 
 namespace wu::prov {
 namespace {
@@ -103,6 +104,24 @@ int fabric_wait_open(fid_fabric *f, fi_wait_attr *attr, fid_wait **waitset) noex
 	return ret;
 }
 
+/* fi_trywait over any mix of EQs, wait sets, CQs and counters: each kind
+ * answers for itself (CQs and counters also switch manually progressed
+ * endpoints to progress on their own, see progress_fn::block). */
+int fabric_trywait(fid_fabric *f, fid **fids, int count)
+{
+	if (count < 0 || (count > 0 && !fids))
+		return trywait(f, fids, count); /* logs and refuses */
+	for (int i = 0; i < count; i++) {
+		fid *one = fids[i];
+		int r = cq::is_cq(one)	   ? cq::trywait(one)
+			: cntr::is_cntr(one) ? cntr::trywait(one)
+					     : trywait(f, &one, 1);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 fi_ops fabric_fi_ops = {
 	sizeof(fi_ops),
 	fabric_close,
@@ -119,7 +138,7 @@ fi_ops_fabric fabric_ops = {
 	fabric_passive_ep,
 	fabric_eq_open,
 	fabric_wait_open,
-	trywait,
+	fabric_trywait,
 	fabric_domain2,
 };
 

@@ -468,6 +468,7 @@ struct tcp_ep {
 	bool backlog = false; /* some connection stopped with bytes staged */
 	watch autow; /* FI_PROGRESS_AUTO: engine watch on epfd */
 	bool auto_progress = false;
+	bool want_auto = false; /* fi_trywait on a bound CQ/counter: the application blocks */
 	int atfd = -1; /* FI_PROGRESS_AUTO: wakes the engine at next_deadline */
 	watch atw;
 	/* RDM: listening address of each fi_addr used so far (fi_av_remove
@@ -2156,23 +2157,70 @@ void auto_timer_event(void *arg, uint32_t) noexcept
 /* Starts auto progress once the endpoint is enabled (fi_enable, or
  * fi_connect / fi_accept for MSG) if its domain asked for it.  Called
  * without ep->mtx: the engine calls into the endpoint under its own lock. */
+bool begin_auto_locked(tcp_ep *ep)
+{
+	if (ep->auto_progress ||
+	    (ep->dom->info->domain_attr->data_progress != FI_PROGRESS_AUTO && !ep->want_auto))
+		return false;
+	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (tfd < 0)
+		throw fi_error(FI_ENOMEM);
+	ep->atfd = tfd;
+	ep->auto_progress = true;
+	ep->autow = {auto_event, ep};
+	ep->atw = {auto_timer_event, ep};
+	if (ep->direct)
+		set_direct(ep, false); /* the engine only sees sockets in epfd */
+	return true;
+}
+
+/* Without ep->mtx: the engine calls into the endpoint under its own lock. */
+void finish_auto(tcp_ep *ep)
+{
+	cm_engine::get().add(&ep->autow, ep->epfd, EPOLLIN);
+	cm_engine::get().add(&ep->atw, ep->atfd, EPOLLIN);
+	/* Fire once now: the timer pass progresses what arrived before the
+	 * watch and arms itself for deadlines set before now. */
+	itimerspec its{};
+	its.it_value.tv_nsec = 1;
+	timerfd_settime(ep->atfd, 0, &its, nullptr);
+}
+
 void start_auto(tcp_ep *ep)
 {
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
-		if (ep->auto_progress || ep->dom->info->domain_attr->data_progress != FI_PROGRESS_AUTO)
+		if (!begin_auto_locked(ep))
 			return;
-		ep->auto_progress = true;
-		ep->autow = {auto_event, ep};
-		ep->atw = {auto_timer_event, ep};
-		ep->atfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-		if (ep->atfd < 0)
-			throw fi_error(FI_ENOMEM);
 	}
-	cm_engine::get().add(&ep->autow, ep->epfd, EPOLLIN);
-	cm_engine::get().add(&ep->atw, ep->atfd, EPOLLIN);
-	std::lock_guard<std::mutex> g(ep->mtx);
-	arm_auto_timer(ep); /* for deadlines set before now */
+	finish_auto(ep);
+}
+
+/* progress_fn::block: the application is about to sleep on a bound CQ's or
+ * counter's wait object (fi_trywait returned 0), where manual progress
+ * would never run: this endpoint switches to auto progress for good.  A
+ * try-lock, since a thread binding this endpoint holds ep->mtx while it
+ * waits for the CQ's progress list that our caller holds. */
+int block_cb(void *arg) noexcept
+{
+	return guard("fi_trywait", [&]() -> int {
+		auto *ep = static_cast<tcp_ep *>(arg);
+		{
+			std::unique_lock<std::mutex> g(ep->mtx, std::try_to_lock);
+			if (!g.owns_lock())
+				return -FI_EAGAIN;
+			if (!ep->want_auto)
+				WU_INFO(P(), FI_LOG_EP_DATA,
+					"endpoint %p: the application blocks on a CQ/counter wait object; "
+					"data progress is automatic from now on\n",
+					static_cast<void *>(ep));
+			ep->want_auto = true;
+			if (!ep->enabled || !begin_auto_locked(ep))
+				return 0;
+		}
+		finish_auto(ep);
+		return 0;
+	});
 }
 
 /* The cm engine's view of a MSG connection: drive the handshake, then
@@ -2948,7 +2996,7 @@ fi_ops_atomic atomic_ops = {
 
 void unbind_all(tcp_ep *ep)
 {
-	progress_fn pf{progress_cb, ep};
+	progress_fn pf{progress_cb, ep, block_cb};
 	{
 		if (ep->tx_cq)
 			cq::unbind(&ep->tx_cq->fid, pf);
@@ -3087,7 +3135,7 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 		tcp_ep *ep = ep_of(f);
 		if (!ep || !bfid)
 			return -FI_EINVAL;
-		progress_fn pf{progress_cb, ep};
+		progress_fn pf{progress_cb, ep, block_cb};
 		std::unique_lock<std::mutex> g(ep->mtx);
 		switch (bfid->fclass) {
 		case FI_CLASS_CQ: {
