@@ -36,5 +36,5 @@ TESTS += test/prov/fi_pingpong.sh
 
 # Concurrency suite for the ThreadSanitizer run (make check-tsan).
 if WU_HAVE_GTEST
-TSAN_TESTS += test/prov/test_tcp_threads
+TSAN_TESTS += test/prov/test_tcp_threads test/prov/test_tcp_auto
 endif
