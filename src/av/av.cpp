@@ -2229,6 +2229,29 @@ int unwatch_removes(fid_av *av, removed_fn fn, void *arg) noexcept
 	return 0;
 }
 
+bool is_shared(fid_av *av) noexcept
+{
+	av_obj *a = av_of(av);
+	return a && a->reg->shared;
+}
+
+uint64_t entry_stamp(fid_av *av, fi_addr_t fi_addr) noexcept
+{
+	av_obj *a = av_of(av);
+	if (!a)
+		return 0;
+	region &r = *a->reg;
+	uint64_t f = index_of(a, fi_addr);
+	if (f >= ld(&r.hdr->end))
+		return 0;
+	if (uint32_t n = ld32(&r.hdr->nranges))
+		if (range_of(r, f, n))
+			return sym_gone(r, f) ? 1 : 2;
+	/* Packed records are the address itself; blob records carry the
+	 * region generation of their insert. */
+	return ld(&r.rec[f]);
+}
+
 int auth_key_use(fid_av *av, fi_addr_t key_handle, bool in_use) noexcept
 {
 	return guard("auth_key_use", [&]() -> int {

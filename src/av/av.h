@@ -100,6 +100,14 @@ using removed_fn = void (*)(void *arg, fi_addr_t fi_addr) noexcept;
 int watch_removes(fid_av *av, removed_fn fn, void *arg) noexcept;
 int unwatch_removes(fid_av *av, removed_fn fn, void *arg) noexcept;
 
+/* Removal notices only cover this process.  A named AV that other processes
+ * write (is_shared) can have an entry removed or replaced behind the
+ * endpoint's back: entry_stamp changes whenever that happens, so what an
+ * endpoint derived from an entry is checked on use with one load.  0 for a
+ * bad handle or an index past the end. */
+bool is_shared(fid_av *av) noexcept;
+uint64_t entry_stamp(fid_av *av, fi_addr_t fi_addr) noexcept;
+
 /* ---- reserved entries (PMIx wire-up) ---- */
 
 /* Fills addr (buffer of *len bytes) for the entry reserved with token;

@@ -262,3 +262,65 @@ TEST(tcp_refused_retry, zero_timeout_does_not_retry)
 	}
 	EXPECT_LT(ms_since(t0), 1000);
 }
+
+/* A named AV is shared with other processes, whose fi_av_remove sends no
+ * notice to this process's endpoints: an endpoint that cached a peer for
+ * fi_addr 0 must notice that the entry now names someone else.  The second
+ * handle on the same name stands in for the other process. */
+TEST(tcp_shared_av, entry_replaced_elsewhere_is_looked_up_again)
+{
+	tcp_env env{FI_EP_RDM, FI_MSG};
+	ASSERT_NE(env.domain, nullptr);
+	rdm_ep b{env}, c{env};
+	std::string name = "test-tcp-shared-" + std::to_string(getpid());
+	fi_av_attr aa{};
+	aa.type = FI_AV_TABLE;
+	aa.name = name.c_str();
+	aa.count = 16;
+	fid_av *mine = nullptr, *theirs = nullptr;
+	ASSERT_EQ(fi_av_open(env.domain, &aa, &mine, nullptr), 0);
+	ASSERT_EQ(fi_av_open(env.domain, &aa, &theirs, nullptr), 0);
+	fid_cq *cq = nullptr;
+	fi_cq_attr ca{};
+	ca.format = FI_CQ_FORMAT_TAGGED;
+	ASSERT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
+	fid_ep *a = nullptr;
+	ASSERT_EQ(fi_endpoint(env.domain, env.info, &a, nullptr), 0);
+	ASSERT_EQ(fi_ep_bind(a, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	ASSERT_EQ(fi_ep_bind(a, &mine->fid, 0), 0);
+	ASSERT_EQ(fi_enable(a), 0);
+
+	fi_addr_t fa = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(mine, b.name.data(), 1, &fa, 0, nullptr), 1);
+	ASSERT_EQ(fa, 0u);
+	int to_b = 1, got_b = 0, to_c = 2, got_c = 0;
+	ASSERT_EQ(fi_recv(b.ep, &got_b, sizeof got_b, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_recv(c.ep, &got_c, sizeof got_c, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a, &to_b, sizeof to_b, nullptr, fa, nullptr), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wait_one(cq, e, nullptr, {b.rx}), 1);
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {cq}), 1);
+	EXPECT_EQ(got_b, 1);
+
+	int got_b2 = 0;
+	ASSERT_EQ(fi_recv(b.ep, &got_b2, sizeof got_b2, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+
+	/* "Another process" replaces entry 0 with c. */
+	ASSERT_EQ(fi_av_remove(theirs, &fa, 1, 0), 0);
+	fi_addr_t again = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(theirs, c.name.data(), 1, &again, 0, nullptr), 1);
+	ASSERT_EQ(again, 0u) << "the freed slot was not reused; the test needs it";
+	ASSERT_EQ(fi_send(a, &to_c, sizeof to_c, nullptr, fa, nullptr), 0);
+	ASSERT_EQ(wait_one(cq, e, nullptr, {c.rx, b.rx}), 1);
+	ASSERT_EQ(wait_one(c.rx, e, nullptr, {cq, b.rx}), 1);
+	EXPECT_EQ(got_c, 2);
+	spin({b.rx, cq});
+	ssize_t r = fi_cq_read(b.rx, &e, 1);
+	EXPECT_EQ(r, -FI_EAGAIN) << "b received what was sent to the new entry";
+	EXPECT_EQ(got_b2, 0);
+
+	EXPECT_EQ(fi_close(&a->fid), 0);
+	EXPECT_EQ(fi_close(&cq->fid), 0);
+	EXPECT_EQ(fi_close(&theirs->fid), 0);
+	EXPECT_EQ(fi_close(&mine->fid), 0);
+}

@@ -473,8 +473,13 @@ struct tcp_ep {
 	watch atw;
 	/* RDM: listening address of each fi_addr used so far (fi_av_remove
 	 * drops the entry and closes that peer's connection). */
-	std::unordered_map<fi_addr_t, std::string> fa_peer;
+	struct fa_entry {
+		std::string key;
+		uint64_t stamp = 0; /* av::entry_stamp when looked up (shared AVs) */
+	};
+	std::unordered_map<fi_addr_t, fa_entry> fa_peer;
 	bool av_watched = false;
+	bool av_shared = false; /* other processes may change entries (av::is_shared) */
 	/* Connect timeout: earliest deadline of a connection still being
 	 * set up (0: none); MSG arms tfd so the cm thread notices. */
 	int64_t next_deadline = 0;
@@ -488,7 +493,15 @@ struct tcp_ep {
 	 * whenever connections are reaped or the AV drops an address. */
 	fi_addr_t last_fa = FI_ADDR_NOTAVAIL;
 	conn *last_conn = nullptr;
+	uint64_t last_stamp = 0;
 };
+
+/* For a shared AV: has another process removed or replaced fi_addr's
+ * entry since it was looked up (stamp)? */
+bool stale(tcp_ep *ep, fi_addr_t addr, uint64_t stamp)
+{
+	return ep->av_shared && av::entry_stamp(ep->av, addr) != stamp;
+}
 
 struct tcp_pep {
 	fid_pep pep; /* first */
@@ -649,7 +662,7 @@ fi_addr_t src_of(tcp_ep *ep, conn *c)
 	if (c && c->src == FI_ADDR_NOTAVAIL && !c->peer.empty()) {
 		c->src = av::reverse(ep->av, c->peer.data(), c->peer.size());
 		if (c->src != FI_ADDR_NOTAVAIL)
-			ep->fa_peer.emplace(c->src, c->peer);
+			ep->fa_peer.emplace(c->src, tcp_ep::fa_entry{c->peer, ep->av_shared ? av::entry_stamp(ep->av, c->src) : 0});
 	}
 	return c ? c->src : FI_ADDR_NOTAVAIL;
 }
@@ -1308,10 +1321,21 @@ conn *conn_for(tcp_ep *ep, fi_addr_t addr, int *err)
 		*err = FI_ENOAV;
 		return nullptr;
 	}
-	if (ep->last_conn && ep->last_fa == addr && ep->last_conn->in_map && ep->last_conn->state == C_READY)
+	if (ep->last_conn && ep->last_fa == addr && ep->last_conn->in_map && ep->last_conn->state == C_READY &&
+	    !stale(ep, addr, ep->last_stamp))
 		return ep->last_conn;
 	auto known = ep->fa_peer.find(addr);
+	if (known != ep->fa_peer.end() && stale(ep, addr, known->second.stamp)) {
+		WU_INFO(P(), FI_LOG_EP_DATA,
+			"fi_addr %llu was removed or replaced by another process sharing the AV; "
+			"looking it up again\n",
+			(unsigned long long)addr);
+		ep->fa_peer.erase(known);
+		known = ep->fa_peer.end();
+	}
 	if (known == ep->fa_peer.end()) {
+		/* Stamp first: a change while reading is caught on the next use. */
+		uint64_t stamp = ep->av_shared ? av::entry_stamp(ep->av, addr) : 0;
 		unsigned char buf[av::max_blob];
 		size_t n = av::addr_of(ep->av, addr, buf, sizeof buf);
 		if (!n || n > sizeof buf) {
@@ -1325,13 +1349,14 @@ conn *conn_for(tcp_ep *ep, fi_addr_t addr, int *err)
 			*err = FI_EINVAL;
 			return nullptr;
 		}
-		known = ep->fa_peer.emplace(addr, std::move(k)).first;
+		known = ep->fa_peer.emplace(addr, tcp_ep::fa_entry{std::move(k), stamp}).first;
 	}
-	const std::string &key = known->second;
+	const std::string &key = known->second.key;
 	auto it = ep->peers.find(key);
 	if (it != ep->peers.end()) {
 		ep->last_fa = addr;
 		ep->last_conn = it->second;
+		ep->last_stamp = known->second.stamp;
 		return it->second;
 	}
 	conn *c = connect_to(ep, key);
@@ -2095,7 +2120,7 @@ void av_removed(void *arg, fi_addr_t fa) noexcept
 			std::string key;
 			auto it = ep->fa_peer.find(fa);
 			if (it != ep->fa_peer.end()) {
-				key = std::move(it->second);
+				key = std::move(it->second.key);
 				ep->fa_peer.erase(it);
 			}
 			std::vector<conn *> drop;
@@ -3204,6 +3229,7 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 			if (r)
 				return r;
 			ep->av = reinterpret_cast<fid_av *>(bfid);
+			ep->av_shared = av::is_shared(ep->av);
 			return 0;
 		}
 		case FI_CLASS_EQ: {
