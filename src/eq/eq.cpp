@@ -250,6 +250,9 @@ struct eq_impl {
 	bool signaled = false;
 	uint32_t hooks = 0;
 	eqd::wake_word ww;
+	/* Bumped under lk for every new event, error or overrun, and read
+	 * without it by a spinning sread: a store, not a read-modify-write. */
+	std::atomic<uint64_t> news{0};
 	std::deque<err_rec> errs;
 	std::unique_ptr<unsigned char[]> owned_err; /* err_data handed out by readerr */
 
@@ -317,6 +320,7 @@ struct eq_impl {
 	/* Under lk: bump the futex word if someone sleeps on it. */
 	bool note_new_locked() noexcept
 	{
+		news.store(news.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 		sync_level();
 		return ww.bump_locked();
 	}
@@ -474,17 +478,35 @@ struct eq_impl {
 		return r;
 	}
 
+	/* Spins this long for an event before sleeping: on this kind of VM an
+	 * idle vCPU takes tens of microseconds to wake, so a reply that comes
+	 * quickly is seen without anyone sleeping. */
+	static constexpr long spin_ns = 50 * 1000;
+
+	/* Without lk: true once news moved past seen or the slice ran out. */
+	bool spin(uint64_t seen, const eqd::deadline &until) const noexcept
+	{
+		for (unsigned n = 1;; n++) {
+			if (news.load(std::memory_order_acquire) != seen)
+				return true;
+			if (!(n % 64) && until.passed())
+				return false;
+			eqd::cpu_relax();
+		}
+	}
+
 	ssize_t sread(uint32_t *event, void *buf, size_t len, int timeout, uint64_t flags) noexcept
 	{
 		eqd::deadline d(timeout);
 		bool yield = wait_obj == FI_WAIT_YIELD;
-		bool registered = false;
+		bool registered = false, spun = false;
 		int rc = 0;
 		for (;;) {
 			bool give_up = rc != 0 || timeout == 0 || d.passed();
 			unsigned char *to_free = nullptr;
 			ssize_t r;
 			uint32_t s = 0;
+			uint64_t seen = 0;
 			{
 				lock_guard g(lk);
 				if (registered) {
@@ -492,7 +514,9 @@ struct eq_impl {
 					registered = false;
 				}
 				r = read_locked(event, buf, len, flags, &to_free);
-				if (r == -FI_EAGAIN && !give_up && !yield) {
+				if (r == -FI_EAGAIN && !give_up && !yield && !spun) {
+					seen = news.load(std::memory_order_relaxed);
+				} else if (r == -FI_EAGAIN && !give_up && !yield) {
 					/* The futex, even when the eventfd mirrors the level:
 					 * waking a poll()er measured several times slower. */
 					registered = true;
@@ -505,6 +529,11 @@ struct eq_impl {
 				return r;
 			if (yield) {
 				sched_yield();
+				continue;
+			}
+			if (!spun) {
+				spun = true;
+				spin(seen, eqd::slice(d, spin_ns));
 				continue;
 			}
 			/* Spurious and stale wake-ups loop with the same deadline. */
