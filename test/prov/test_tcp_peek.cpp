@@ -234,3 +234,15 @@ TEST(tcp_peek, needs_fi_tagged)
 	m.context = &ctx;
 	EXPECT_EQ(fi_trecvmsg(b.ep, &m, FI_PEEK), -FI_EOPNOTSUPP);
 }
+
+TEST_F(peek_pair, untagged_recvmsg_refuses_peek_claim_discard)
+{
+	int buf = 0;
+	iovec v{&buf, sizeof buf};
+	fi_msg m{};
+	m.msg_iov = &v;
+	m.iov_count = 1;
+	m.addr = FI_ADDR_UNSPEC;
+	for (uint64_t f : {uint64_t(FI_PEEK), uint64_t(FI_CLAIM), uint64_t(FI_PEEK | FI_DISCARD)})
+		EXPECT_EQ(fi_recvmsg(b.ep, &m, f), -FI_EOPNOTSUPP);
+}

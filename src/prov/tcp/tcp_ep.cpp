@@ -2802,6 +2802,14 @@ ssize_t m_recvmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
 	return ep_call(e, "fi_recvmsg", [&](tcp_ep *ep) -> ssize_t {
 		if (!m)
 			return -FI_EINVAL;
+		if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) {
+			/* Taking them as a plain receive would consume what the
+			 * application only meant to look at. */
+			WU_WARN(P(), FI_LOG_EP_DATA,
+				"fi_recvmsg: FI_PEEK/FI_CLAIM/FI_DISCARD are supported on tagged receives "
+				"only (fi_trecvmsg)\n");
+			return -FI_EOPNOTSUPP;
+		}
 		return do_recv(ep, m->msg_iov, m->iov_count, m->addr, 0, 0, flags, m->context, false);
 	});
 }
