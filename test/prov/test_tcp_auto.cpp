@@ -312,3 +312,64 @@ TEST(tcp_auto, manual_progress_rendezvous_to_a_receiver_blocked_on_the_cq_fd)
 {
 	block_in_poll_on_the_cq_fd(big);
 }
+
+/* The same for a counter: fi_trywait takes it, and a receiver sleeping on
+ * the counter's fd under manual progress sees its receive counted. */
+TEST(tcp_auto, manual_progress_receive_counted_while_blocked_on_the_counter_fd)
+{
+	tcp_env env{FI_EP_RDM, FI_MSG};
+	ASSERT_NE(env.domain, nullptr);
+	rdm_ep a{env};
+	fid_cq *cq = nullptr;
+	fi_cq_attr ca{};
+	ca.format = FI_CQ_FORMAT_TAGGED;
+	ASSERT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
+	fid_cntr *rx = nullptr;
+	fi_cntr_attr na{};
+	na.events = FI_CNTR_EVENTS_COMP;
+	na.wait_obj = FI_WAIT_FD;
+	ASSERT_EQ(fi_cntr_open(env.domain, &na, &rx, nullptr), 0);
+	fid_av *av = nullptr;
+	fi_av_attr aa{};
+	aa.type = FI_AV_TABLE;
+	ASSERT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
+	fid_ep *b = nullptr;
+	ASSERT_EQ(fi_endpoint(env.domain, env.info, &b, nullptr), 0);
+	ASSERT_EQ(fi_ep_bind(b, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	ASSERT_EQ(fi_ep_bind(b, &rx->fid, FI_RECV), 0);
+	ASSERT_EQ(fi_ep_bind(b, &av->fid, 0), 0);
+	ASSERT_EQ(fi_enable(b), 0);
+	std::vector<char> bname(64);
+	size_t blen = bname.size();
+	ASSERT_EQ(fi_getname(&b->fid, bname.data(), &blen), 0);
+	fi_addr_t a_to_b = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(a.av, bname.data(), 1, &a_to_b, 0, nullptr), 1);
+
+	int x = 5, y = 0;
+	ASSERT_EQ(fi_recv(b, &y, sizeof y, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	int fd = -1;
+	ASSERT_EQ(fi_control(&rx->fid, FI_GETWAIT, &fd), 0);
+	std::thread sender([&] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		EXPECT_EQ(fi_send(a.ep, &x, sizeof x, nullptr, a_to_b, nullptr), 0);
+		fi_cq_tagged_entry se;
+		EXPECT_EQ(wait_one(a.tx, se), 1);
+	});
+	auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+	while (fi_cntr_read(rx) < 1 && std::chrono::steady_clock::now() < until) {
+		fid *f = &rx->fid;
+		int tw = fi_trywait(env.fabric, &f, 1);
+		ASSERT_TRUE(tw == 0 || tw == -FI_EAGAIN) << fi_strerror(-tw);
+		if (tw == 0) {
+			pollfd p{fd, POLLIN, 0};
+			ASSERT_EQ(poll(&p, 1, 5000), 1) << "the counter fd never became readable";
+		}
+	}
+	sender.join();
+	EXPECT_EQ(fi_cntr_read(rx), 1u);
+	EXPECT_EQ(y, 5);
+	EXPECT_EQ(fi_close(&b->fid), 0);
+	EXPECT_EQ(fi_close(&av->fid), 0);
+	EXPECT_EQ(fi_close(&cq->fid), 0);
+	EXPECT_EQ(fi_close(&rx->fid), 0);
+}
