@@ -2,9 +2,9 @@
  *
  * An EQ is a power-of-two ring of 64-byte slots (payloads up to 56 bytes
  * inline, larger ones on the heap) plus a separate error queue, all behind
- * one lock, biased to the first thread that uses it (eq/sync.h).  Blocking readers sleep on a futex word that writers bump
- * only when a sleeper registered, so an unwatched write is lock, copy,
- * unlock.  Native wait objects (eventfd, mutex+cond, wait set) are kept in
+ * one lock, biased to the first thread that uses it (eq/sync.h).  Blocking
+ * readers spin briefly, then sleep on a futex word that writers bump only
+ * when a sleeper registered, so an unwatched write is lock, copy, unlock.  Native wait objects (eventfd, mutex+cond, wait set) are kept in
  * step with the queue's "something to report" level only when they exist
  * or were handed out, so they cost nothing otherwise.
  *
@@ -483,14 +483,12 @@ struct eq_impl {
 	 * quickly is seen without anyone sleeping. */
 	static constexpr long spin_ns = 50 * 1000;
 
-	/* Without lk: true once news moved past seen or the slice ran out. */
-	bool spin(uint64_t seen, const eqd::deadline &until) const noexcept
+	/* Without lk: until news moves past seen or the slice runs out. */
+	void spin(uint64_t seen, const eqd::deadline &until) const noexcept
 	{
-		for (unsigned n = 1;; n++) {
-			if (news.load(std::memory_order_acquire) != seen)
-				return true;
+		for (unsigned n = 1; news.load(std::memory_order_acquire) == seen; n++) {
 			if (!(n % 64) && until.passed())
-				return false;
+				return;
 			eqd::cpu_relax();
 		}
 	}

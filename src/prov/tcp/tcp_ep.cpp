@@ -90,9 +90,7 @@ int64_t now_ns()
 
 int64_t now_ms()
 {
-	return std::chrono::duration_cast<std::chrono::milliseconds>(
-		       std::chrono::steady_clock::now().time_since_epoch())
-		.count();
+	return now_ns() / 1000000;
 }
 
 std::atomic<uint64_t> st_refused{0}, st_bad_frames{0}, st_connects{0}, st_rndv{0}, st_staged{0},
@@ -2293,6 +2291,28 @@ size_t iov_total(const iovec *iov, size_t cnt)
 	return t;
 }
 
+/* The iovecs' bytes one after another at dst; returns how many. */
+size_t gather(char *dst, const iovec *iov, size_t cnt)
+{
+	size_t off = 0;
+	for (size_t i = 0; i < cnt; i++) {
+		memcpy(dst + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+	return off;
+}
+
+/* FI_INJECT: the item sends its own copy, so the caller's buffer is free
+ * when the call returns. */
+void own_payload(txitem *t, const iovec *iov, size_t cnt, size_t total)
+{
+	t->owned.reset(new char[total ? total : 1]);
+	gather(t->owned.get(), iov, cnt);
+	t->cnt = 1;
+	if (total)
+		t->iov[t->cnt++] = {t->owned.get(), total};
+}
+
 ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64_t tag, uint64_t data,
 		uint64_t flags, void *ctx, bool tagged, bool inject_api)
 {
@@ -2361,11 +2381,7 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 			ssize_t n;
 			if (total <= small_send_max) {
 				/* One flat buffer: cheaper for the kernel than an iovec. */
-				size_t off = frame::hdr_size;
-				for (size_t i = 0; i < cnt; i++) {
-					memcpy(hb + off, iov[i].iov_base, iov[i].iov_len);
-					off += iov[i].iov_len;
-				}
+				size_t off = frame::hdr_size + gather(reinterpret_cast<char *>(hb) + frame::hdr_size, iov, cnt);
 				n = send(c->fd, hb, off, MSG_NOSIGNAL | MSG_DONTWAIT);
 			} else {
 				iovec v[max_iov + 1];
@@ -2393,17 +2409,8 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 				early_err = errno;
 		}
 		txitem *t = make_item(h, iov, cnt);
-		if (inject_api || (flags & FI_INJECT)) {
-			t->owned.reset(new char[total ? total : 1]);
-			size_t off = 0;
-			for (size_t i = 0; i < cnt; i++) {
-				memcpy(t->owned.get() + off, iov[i].iov_base, iov[i].iov_len);
-				off += iov[i].iov_len;
-			}
-			t->cnt = 1;
-			if (total)
-				t->iov[t->cnt++] = {t->owned.get(), total};
-		}
+		if (inject_api || (flags & FI_INJECT))
+			own_payload(t, iov, cnt, total);
 		auto *o = new op();
 		o->kind = OP_SEND;
 		o->tagged = tagged;
@@ -2737,17 +2744,8 @@ ssize_t do_rma(tcp_ep *ep, bool write, const iovec *iov, size_t cnt, fi_addr_t p
 				h.data = data;
 			}
 			t = make_item(h, iov, cnt);
-			if (inject_api || (flags & FI_INJECT)) {
-				t->owned.reset(new char[total ? total : 1]);
-				size_t off = 0;
-				for (size_t i = 0; i < cnt; i++) {
-					memcpy(t->owned.get() + off, iov[i].iov_base, iov[i].iov_len);
-					off += iov[i].iov_len;
-				}
-				t->cnt = 1;
-				if (total)
-					t->iov[t->cnt++] = {t->owned.get(), total};
-			}
+			if (inject_api || (flags & FI_INJECT))
+				own_payload(t, iov, cnt, total);
 		} else {
 			h.type = frame::READ_REQ;
 			h.data = total;
