@@ -22,13 +22,14 @@ namespace {
 
 constexpr size_t big = 1 << 20; /* above FI_TCP_RNDV_SIZE: rendezvous */
 
-/* An RDM endpoint like rdm_ep, plus a counter for its writes. */
+/* An RDM endpoint like rdm_ep, plus a counter (by default for its writes). */
 struct rdm_cntr_ep {
 	fid_ep *ep = nullptr;
 	fid_cq *cq = nullptr;
 	fid_cntr *wr = nullptr;
 	fid_av *av = nullptr;
-	explicit rdm_cntr_ep(tcp_env &env)
+	explicit rdm_cntr_ep(tcp_env &env, fi_wait_obj cntr_wait = FI_WAIT_UNSPEC,
+			     uint64_t cntr_flags = FI_WRITE)
 	{
 		fi_cq_attr ca{};
 		ca.format = FI_CQ_FORMAT_TAGGED;
@@ -36,14 +37,14 @@ struct rdm_cntr_ep {
 		EXPECT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
 		fi_cntr_attr na{};
 		na.events = FI_CNTR_EVENTS_COMP;
-		na.wait_obj = FI_WAIT_UNSPEC;
+		na.wait_obj = cntr_wait;
 		EXPECT_EQ(fi_cntr_open(env.domain, &na, &wr, nullptr), 0);
 		fi_av_attr aa{};
 		aa.type = FI_AV_TABLE;
 		EXPECT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
 		EXPECT_EQ(fi_endpoint(env.domain, env.info, &ep, nullptr), 0);
 		EXPECT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION), 0);
-		EXPECT_EQ(fi_ep_bind(ep, &wr->fid, FI_WRITE), 0);
+		EXPECT_EQ(fi_ep_bind(ep, &wr->fid, cntr_flags), 0);
 		EXPECT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
 		EXPECT_EQ(fi_enable(ep), 0);
 	}
@@ -320,33 +321,16 @@ TEST(tcp_auto, manual_progress_receive_counted_while_blocked_on_the_counter_fd)
 	tcp_env env{FI_EP_RDM, FI_MSG};
 	ASSERT_NE(env.domain, nullptr);
 	rdm_ep a{env};
-	fid_cq *cq = nullptr;
-	fi_cq_attr ca{};
-	ca.format = FI_CQ_FORMAT_TAGGED;
-	ASSERT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
-	fid_cntr *rx = nullptr;
-	fi_cntr_attr na{};
-	na.events = FI_CNTR_EVENTS_COMP;
-	na.wait_obj = FI_WAIT_FD;
-	ASSERT_EQ(fi_cntr_open(env.domain, &na, &rx, nullptr), 0);
-	fid_av *av = nullptr;
-	fi_av_attr aa{};
-	aa.type = FI_AV_TABLE;
-	ASSERT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
-	fid_ep *b = nullptr;
-	ASSERT_EQ(fi_endpoint(env.domain, env.info, &b, nullptr), 0);
-	ASSERT_EQ(fi_ep_bind(b, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
-	ASSERT_EQ(fi_ep_bind(b, &rx->fid, FI_RECV), 0);
-	ASSERT_EQ(fi_ep_bind(b, &av->fid, 0), 0);
-	ASSERT_EQ(fi_enable(b), 0);
+	rdm_cntr_ep b{env, FI_WAIT_FD, FI_RECV};
+	fid_cntr *rx = b.wr;
 	std::vector<char> bname(64);
 	size_t blen = bname.size();
-	ASSERT_EQ(fi_getname(&b->fid, bname.data(), &blen), 0);
+	ASSERT_EQ(fi_getname(&b.ep->fid, bname.data(), &blen), 0);
 	fi_addr_t a_to_b = FI_ADDR_NOTAVAIL;
 	ASSERT_EQ(fi_av_insert(a.av, bname.data(), 1, &a_to_b, 0, nullptr), 1);
 
 	int x = 5, y = 0;
-	ASSERT_EQ(fi_recv(b, &y, sizeof y, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_recv(b.ep, &y, sizeof y, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
 	int fd = -1;
 	ASSERT_EQ(fi_control(&rx->fid, FI_GETWAIT, &fd), 0);
 	std::thread sender([&] {
@@ -368,8 +352,4 @@ TEST(tcp_auto, manual_progress_receive_counted_while_blocked_on_the_counter_fd)
 	sender.join();
 	EXPECT_EQ(fi_cntr_read(rx), 1u);
 	EXPECT_EQ(y, 5);
-	EXPECT_EQ(fi_close(&b->fid), 0);
-	EXPECT_EQ(fi_close(&av->fid), 0);
-	EXPECT_EQ(fi_close(&cq->fid), 0);
-	EXPECT_EQ(fi_close(&rx->fid), 0);
 }
