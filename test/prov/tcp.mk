@@ -9,7 +9,8 @@ tcp_gtests = \
 	test/prov/test_tcp_threads \
 	test/prov/test_tcp_auto \
 	test/prov/test_tcp_peek \
-	test/prov/test_tcp_conn
+	test/prov/test_tcp_conn \
+	test/prov/test_tcp_window
 check_PROGRAMS += $(tcp_gtests)
 TESTS += $(tcp_gtests)
 UNIT_TESTS += $(tcp_gtests)
@@ -19,18 +20,21 @@ test_prov_test_tcp_threads_SOURCES = test/prov/test_tcp_threads.cpp test/prov/tc
 test_prov_test_tcp_auto_SOURCES = test/prov/test_tcp_auto.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_peek_SOURCES = test/prov/test_tcp_peek.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_conn_SOURCES = test/prov/test_tcp_conn.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_window_SOURCES = test/prov/test_tcp_window.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_msg_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_threads_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_auto_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_peek_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_conn_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_window_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_threads_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_auto_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_peek_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_conn_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_window_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/fi_pingpong.sh
 

@@ -9,6 +9,7 @@
 
 #include <string>
 
+#include "prov/tcp/tcp_ep.h"
 #include "tcp_fixture.h"
 
 using namespace wu::test;
@@ -127,6 +128,21 @@ TEST(tcp_msg, connect_accept_exchange_and_shutdown_with_private_data)
 	for (int i = 0; i < 4 && strcmp(in2, "back"); i++)
 		wait_one(client.cq, e, nullptr, {server.cq});
 	EXPECT_STREQ(in2, "back");
+
+	/* Large messages both ways go eagerly within the window each side
+	 * announced in CONNREQ / ACCEPT: no rendezvous. */
+	uint64_t rndv = wu::tcp::get_stats().rndv_sends;
+	std::vector<char> out(1 << 20, 'L'), got(1 << 20, 0);
+	for (int dir = 0; dir < 2; dir++) {
+		msg_side &tx = dir ? server : client, &rx = dir ? client : server;
+		std::fill(got.begin(), got.end(), 0);
+		ASSERT_EQ(fi_recv(rx.ep, got.data(), got.size(), nullptr, 0, nullptr), 0);
+		ASSERT_EQ(fi_send(tx.ep, out.data(), out.size(), nullptr, 0, nullptr), 0);
+		for (int i = 0; i < 4 && got.back() != 'L'; i++)
+			wait_one(rx.cq, e, nullptr, {tx.cq});
+		EXPECT_EQ(got, out) << dir;
+	}
+	EXPECT_EQ(wu::tcp::get_stats().rndv_sends, rndv);
 
 	/* The client goes away: the server sees FI_SHUTDOWN without reading its CQ. */
 	ASSERT_EQ(fi_close(&client.ep->fid), 0);

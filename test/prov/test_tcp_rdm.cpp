@@ -34,6 +34,14 @@ struct pair_fixture : ::testing::Test {
 	}
 };
 
+/* FI_TCP_EAGER_WINDOW=0 for the fixture's endpoints: large messages always
+ * go by rendezvous (test_tcp_window covers the eager window). */
+struct no_window {
+	no_window() { setenv("FI_TCP_EAGER_WINDOW", "0", 1); }
+	~no_window() { unsetenv("FI_TCP_EAGER_WINDOW"); }
+};
+struct rndv_pair : no_window, pair_fixture {};
+
 } // namespace
 
 TEST(tcp_frame, round_trip_and_rejects)
@@ -508,7 +516,7 @@ TEST_F(pair_fixture, av_remove_closes_the_connection_and_reinsert_reconnects)
 /* Rendezvous (above FI_TCP_RNDV_SIZE, 64 KiB by default): a large
  * unexpected message waits at the sender and lands straight in the
  * receive once it is posted; nothing of it is staged at the receiver. */
-TEST_F(pair_fixture, large_unexpected_message_goes_by_rendezvous_without_staging)
+TEST_F(rndv_pair, large_unexpected_message_goes_by_rendezvous_without_staging)
 {
 	using namespace wu::tcp;
 	const size_t n = 3 << 20;
@@ -553,7 +561,7 @@ TEST_F(pair_fixture, large_unexpected_message_goes_by_rendezvous_without_staging
 	EXPECT_EQ(get_stats().staged_bytes, before.staged_bytes);
 }
 
-TEST_F(pair_fixture, rendezvous_truncation_is_etrunc_and_the_connection_stays)
+TEST_F(rndv_pair, rendezvous_truncation_is_etrunc_and_the_connection_stays)
 {
 	const size_t n = 1 << 20, room = 100000;
 	std::vector<char> src(n, 'z'), dst(room, 0);

@@ -33,6 +33,7 @@ uint16_t allowed_flags(uint8_t t) noexcept
 {
 	switch (t) {
 	case MSG:
+		return F_TAGGED | F_CQ_DATA | F_CREDIT;
 	case RTS:
 		return F_TAGGED | F_CQ_DATA;
 	case WRITE:
@@ -104,13 +105,15 @@ error decode(const void *in, size_t n, header &out) noexcept
 		return error::bad_len;
 	switch (h.type) {
 	case HELLO:
-		if (h.len < min_hello || h.len > max_hello || h.data || h.id || h.aux)
-			return h.len < min_hello || h.len > max_hello ? error::bad_len : error::bad_field;
+		if (h.len < min_hello || h.len > max_hello)
+			return error::bad_len;
+		if (h.data || h.id || h.aux > max_payload)
+			return error::bad_field;
 		break;
 	case HELLO_ACK:
 		if (h.len)
 			return error::bad_len;
-		if (h.data > 1 || h.tag || h.id || h.aux)
+		if (h.data > 1 || h.tag || h.id || h.aux > max_payload)
 			return error::bad_field;
 		break;
 	case MSG:
@@ -168,7 +171,13 @@ error decode(const void *in, size_t n, header &out) noexcept
 	case REJECT:
 		if (h.len > max_cm_data)
 			return error::bad_len;
-		if (h.tag || h.data || h.id || h.aux)
+		if (h.tag || h.data || h.id || h.aux > (h.type == REJECT ? 0 : max_payload))
+			return error::bad_field;
+		break;
+	case CREDIT:
+		if (h.len)
+			return error::bad_len;
+		if (h.tag || h.id || h.aux || !h.data || h.data > max_payload)
 			return error::bad_field;
 		break;
 	}

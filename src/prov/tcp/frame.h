@@ -11,14 +11,22 @@
  *     6    2 hdr_len  48
  *     8    8 len      payload bytes after the header
  *    16    8 tag      message tag; RMA key for WRITE/READ_REQ; job key for HELLO
- *    24    8 data     remote CQ data (MSG, RTS, WRITE); status for acks; length for READ_REQ
+ *    24    8 data     remote CQ data (MSG, RTS, WRITE); status for acks; length for READ_REQ;
+ *                     bytes returned for CREDIT
  *    32    8 id       sender's operation id (acks, read responses and CTS echo it)
- *    40    8 aux      RMA target address; message length for RTS; receiver token for CTS/RDATA
+ *    40    8 aux      RMA target address; message length for RTS; receiver token for CTS/RDATA;
+ *                     the sender's eager window for HELLO, HELLO_ACK, CONNREQ and ACCEPT
  *
  * Rendezvous (messages above FI_TCP_RNDV_SIZE): the sender writes RTS (no
  * payload); once a receive matches, the receiver answers CTS with a token;
  * the sender then writes one RDATA frame (F_LAST) carrying the whole
  * message from the user's buffer, which lands straight in the receive.
+ *
+ * Eager window: each side announces in its handshake frame how many bytes
+ * of large messages it will hold unexpected for this connection.  Within
+ * that window a message above the rendezvous size may go as one MSG frame
+ * with F_CREDIT, saving the RTS/CTS round trip; the receiver gives the
+ * bytes back with CREDIT once it no longer holds them.
  */
 #ifndef WU_PROV_TCP_FRAME_H
 #define WU_PROV_TCP_FRAME_H
@@ -52,6 +60,7 @@ enum type : uint8_t {
 	CONNREQ,       /* MSG: payload = private data */
 	ACCEPT,        /* MSG: payload = private data */
 	REJECT,        /* MSG: payload = private data */
+	CREDIT,        /* data = eager-window bytes the receiver gives back */
 	type_end_
 };
 
@@ -59,6 +68,7 @@ enum frame_flags : uint16_t {
 	F_TAGGED = 1 << 0,  /* MSG/RTS: tag is meaningful */
 	F_CQ_DATA = 1 << 1, /* MSG/RTS/WRITE: data is remote CQ data */
 	F_LAST = 1 << 2,    /* RDATA: last chunk */
+	F_CREDIT = 1 << 3,  /* MSG: the payload counts against the receiver's eager window */
 };
 
 struct header {

@@ -328,6 +328,8 @@ struct unexp {
 	uint64_t rts_id = 0;
 	void *claim_ctx = nullptr; /* FI_PEEK | FI_CLAIM: the fi_context it is held for */
 	int claim_err = 0;         /* its connection died before FI_CLAIM took it */
+	uint64_t credit = 0;       /* eager-window bytes it holds, given back when freed */
+	uint64_t credit_conn = 0;  /* serial of the connection they go back to */
 };
 
 /* A rendezvous this side cleared (CTS written): where its RDATA lands. */
@@ -412,6 +414,10 @@ struct conn {
 	int64_t deadline = 0; /* outgoing: connect + handshake must end by then (now_ms) */
 	int64_t retry_at = 0; /* C_BACKOFF */
 	int retry_ms = 0;     /* C_BACKOFF: the current backoff step */
+	uint64_t serial = 0;  /* unique in the endpoint: CREDIT finds its connection by it */
+	/* Eager window (frame.h): what the peer lets us send without RTS, what
+	 * it announced, and the bytes of ours it holds that we have not given back. */
+	uint64_t tx_credit = 0, tx_window = 0, rx_held = 0;
 };
 
 struct pcomp {
@@ -456,6 +462,8 @@ struct tcp_ep {
 	uint64_t next_id = 1;
 	uint64_t next_token = 1;
 	size_t rndv_size = 65536;
+	uint64_t eager_window = 0; /* FI_TCP_EAGER_WINDOW: announced to every peer */
+	uint64_t next_serial = 1;
 	int conn_timeout_ms = 10000;
 	size_t tx_inflight = 0, rx_posted = 0;
 	uint64_t key = 0;
@@ -868,13 +876,8 @@ txitem *make_item(const frame::header &h, const iovec *iov, size_t cnt)
 	return t;
 }
 
-txitem *control_item(uint8_t type, uint64_t id, uint64_t data, const void *payload = nullptr,
-		     size_t plen = 0)
+txitem *control_item(frame::header h, const void *payload = nullptr, size_t plen = 0)
 {
-	frame::header h;
-	h.type = type;
-	h.id = id;
-	h.data = data;
 	h.len = plen;
 	auto *t = new txitem();
 	frame::encode(h, t->hdr);
@@ -892,6 +895,16 @@ txitem *control_item(uint8_t type, uint64_t id, uint64_t data, const void *paylo
 	return t;
 }
 
+txitem *control_item(uint8_t type, uint64_t id, uint64_t data, const void *payload = nullptr,
+		     size_t plen = 0)
+{
+	frame::header h;
+	h.type = type;
+	h.id = id;
+	h.data = data;
+	return control_item(h, payload, plen);
+}
+
 /* Queues an item and tries to write at once (the common, latency path). */
 bool enqueue(tcp_ep *ep, conn *c, txitem *t)
 {
@@ -899,6 +912,51 @@ bool enqueue(tcp_ep *ep, conn *c, txitem *t)
 	c->txq.push_back(t);
 	if (idle && c->fd >= 0)
 		return flush_tx(ep, c);
+	return true;
+}
+
+/* ---- eager window (frame.h) ---- */
+
+/* This side no longer holds n window bytes that came over c: CREDIT gives
+ * them back.  now = false only queues it (written on the next progress
+ * pass), for callers walking the unexpected queues that a failing write
+ * would change under them. */
+void give_credit(tcp_ep *ep, conn *c, uint64_t n, bool now)
+{
+	if (!n || c->state != C_READY)
+		return;
+	c->rx_held -= std::min(n, c->rx_held);
+	frame::header h;
+	h.type = frame::CREDIT;
+	h.data = n;
+	txitem *t = control_item(h);
+	if (now) {
+		enqueue(ep, c, t);
+		return;
+	}
+	c->txq.push_back(t);
+	want_out(ep, c, true);
+}
+
+/* Frees an unexpected message; window bytes it held go back to the
+ * connection they came over, if it still lives. */
+void free_unexp(tcp_ep *ep, unexp *u)
+{
+	if (u->credit)
+		for (conn *c : ep->conns)
+			if (c->serial == u->credit_conn) {
+				give_credit(ep, c, u->credit, false);
+				break;
+			}
+	delete u;
+}
+
+/* May this send of n bytes skip the rendezvous?  Takes the window bytes. */
+bool take_credit(conn *c, uint64_t n)
+{
+	if (c->state != C_READY || n > c->tx_credit)
+		return false;
+	c->tx_credit -= n;
 	return true;
 }
 
@@ -925,6 +983,7 @@ conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st)
 		throw std::system_error(err, std::generic_category(), "epoll_ctl");
 	}
 	c->in_epoll = true;
+	c->serial = ep->next_serial++;
 	ep->conns.push_back(c);
 	return c;
 }
@@ -1167,6 +1226,7 @@ conn *new_backoff_conn(tcp_ep *ep)
 	c->ep = ep;
 	c->outgoing = true;
 	c->state = C_BACKOFF;
+	c->serial = ep->next_serial++;
 	ep->conns.push_back(c);
 	return c;
 }
@@ -1287,6 +1347,7 @@ conn *connect_to(tcp_ep *ep, const std::string &key)
 	frame::header h;
 	h.type = frame::HELLO;
 	h.tag = ep->key;
+	h.aux = ep->eager_window;
 	h.len = ep->self.size();
 	auto *t = new txitem();
 	frame::encode(h, t->hdr);
@@ -1405,6 +1466,13 @@ void on_msg(tcp_ep *ep, conn *c)
 {
 	const frame::header &h = c->h;
 	bool tagged = h.flags & frame::F_TAGGED;
+	uint64_t credit = 0;
+	if (h.flags & frame::F_CREDIT) {
+		if (h.len > ep->eager_window - std::min(c->rx_held, ep->eager_window))
+			return (void)protocol_error(ep, c, "eager message beyond the window this side announced");
+		credit = h.len;
+		c->rx_held += credit;
+	}
 	fi_addr_t src = (directed(ep) || (ep->info->caps & FI_SOURCE)) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
 	if (directed(ep) && src == FI_ADDR_NOTAVAIL)
 		src = src_of(ep, c);
@@ -1423,12 +1491,18 @@ void on_msg(tcp_ep *ep, conn *c)
 			if (multi_spent(ep, o))
 				remove_recv(ep, o);
 		}
+		/* Straight into the user's buffer: nothing held here. */
+		give_credit(ep, c, credit, true);
+		if (c->state != C_READY)
+			return;
 		start_body(c, B_RECV, into, h.len - into);
 		return;
 	}
 	auto *u = new unexp();
 	u->peer = c->peer;
 	u->from = c;
+	u->credit = credit;
+	u->credit_conn = c->serial;
 	u->src = src;
 	u->tagged = tagged;
 	u->tag = h.tag;
@@ -1555,6 +1629,14 @@ void move_queue(conn *from, conn *to)
 			delete t;
 			continue;
 		}
+		/* The window it was sent under was the old connection's. */
+		if (t->iov[0].iov_base == t->hdr && t->hdr[3] == frame::MSG) {
+			frame::header h;
+			if (frame::decode(t->hdr, frame::hdr_size, h) == frame::error::ok && (h.flags & frame::F_CREDIT)) {
+				h.flags &= uint16_t(~frame::F_CREDIT);
+				frame::encode(h, t->hdr);
+			}
+		}
 		to->txq.push_back(t);
 	}
 	from->txq.clear();
@@ -1607,8 +1689,12 @@ void on_hello(tcp_ep *ep, conn *c)
 		c->in_map = true;
 	}
 	c->state = C_READY;
+	c->tx_window = c->tx_credit = c->h.aux;
 	/* The ack goes first, then whatever was queued for this peer. */
-	c->txq.push_front(control_item(frame::HELLO_ACK, 0, 0));
+	frame::header ack;
+	ack.type = frame::HELLO_ACK;
+	ack.aux = ep->eager_window;
+	c->txq.push_front(control_item(ack));
 	flush_tx(ep, c);
 }
 
@@ -1616,6 +1702,7 @@ void on_hello_ack(tcp_ep *ep, conn *c)
 {
 	if (c->h.data == 0) {
 		c->state = C_READY;
+		c->tx_window = c->tx_credit = c->h.aux;
 		flush_tx(ep, c);
 		return;
 	}
@@ -1672,7 +1759,7 @@ void finish_body(tcp_ep *ep, conn *c)
 			complete_rx(ep, o, k ? first[0].iov_base : o->iov[0].iov_base, into, u->src, u->tagged,
 				    u->tag, u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0,
 				    release);
-			delete u;
+			free_unexp(ep, u);
 		}
 		break;
 	}
@@ -1709,6 +1796,7 @@ void finish_body(tcp_ep *ep, conn *c)
 			break;
 		case frame::ACCEPT:
 			c->state = C_READY;
+			c->tx_window = c->tx_credit = h.aux;
 			ep->connected = true;
 			post_cm_event(ep, FI_CONNECTED, c->small.data(), c->small.size());
 			flush_tx(ep, c);
@@ -1757,6 +1845,11 @@ void on_header(tcp_ep *ep, conn *c)
 	switch (h.type) {
 	case frame::MSG:
 		return on_msg(ep, c);
+	case frame::CREDIT:
+		if (h.data > c->tx_window - c->tx_credit)
+			return (void)protocol_error(ep, c, "CREDIT gives back more than was sent");
+		c->tx_credit += h.data;
+		return;
 	case frame::RTS:
 		return on_rts(ep, c);
 	case frame::CTS:
@@ -2342,7 +2435,9 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 		h.data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
 		h.len = total;
 		bool inject = inject_api || (flags & FI_INJECT);
-		if (!inject && ep->rndv_size && total > ep->rndv_size) {
+		if (!inject && ep->rndv_size && total > ep->rndv_size && take_credit(c, total)) {
+			h.flags |= frame::F_CREDIT; /* eager within the peer's window */
+		} else if (!inject && ep->rndv_size && total > ep->rndv_size) {
 			/* Rendezvous: RTS now, the payload once the receiver clears it. */
 			auto *o = new op();
 			o->kind = OP_SEND;
@@ -2517,7 +2612,7 @@ ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_
 				complete_rx(ep, o, k ? first[0].iov_base : o->iov[0].iov_base, into, u->src, u->tagged,
 					    u->tag, u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0,
 					    release);
-				delete u;
+				free_unexp(ep, u);
 				if (release || !multi)
 					goto posted;
 			}
@@ -2571,7 +2666,7 @@ void deliver_unexp(tcp_ep *ep, op *o, unexp *u)
 	size_t k = slice(o, 0, into, first);
 	complete_rx(ep, o, k ? first[0].iov_base : o->iov[0].iov_base, into, u->src, u->tagged, u->tag,
 		    u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0, true);
-	delete u;
+	free_unexp(ep, u);
 }
 
 op *new_claim_recv(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags, bool discard)
@@ -3595,7 +3690,10 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 					timerfd_settime(ep->tfd, 0, &its, nullptr);
 				ep->tw = {msg_timer_event, ep};
 			}
-			c->txq.push_back(control_item(frame::CONNREQ, 0, 0, param, paramlen));
+			frame::header req;
+			req.type = frame::CONNREQ;
+			req.aux = ep->eager_window;
+			c->txq.push_back(control_item(req, param, paramlen));
 			if (c->state == C_CM_WAIT)
 				flush_tx(ep, c);
 			c->cmw = {msg_cm_event, c};
@@ -3656,11 +3754,17 @@ int ep_accept(fid_ep *e, const void *param, size_t paramlen) noexcept
 			c = new_conn(ep, cr->fd, false, C_READY);
 			c->msg = true;
 			c->peer = addr_key(&cr->peer, cr->peerlen);
+			frame::header req; /* checked when it arrived */
+			if (frame::decode(cr->in.data(), cr->in.size(), req) == frame::error::ok)
+				c->tx_window = c->tx_credit = req.aux;
 			cr->fd = -1;
 			free_connreq(cr);
 			ep->cr = nullptr;
 			ep->mc = c;
-			txitem *t = control_item(frame::ACCEPT, 0, 0, param, paramlen);
+			frame::header acc;
+			acc.type = frame::ACCEPT;
+			acc.aux = ep->eager_window;
+			txitem *t = control_item(acc, param, paramlen);
 			enqueue(ep, c, t);
 			if (c->state == C_CLOSED)
 				return -FI_ECONNRESET;
@@ -4162,6 +4266,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			ep->info->tx_attr->inject_size = 64;
 		ep->key = job_key();
 		ep->rndv_size = param::get_size(P(), "rndv_size").value;
+		ep->eager_window = std::min<uint64_t>(param::get_size(P(), "eager_window").value, frame::max_payload);
 		ep->conn_timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
 		ep->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (ep->epfd < 0) {

@@ -1,0 +1,440 @@
+/* tcp provider: the eager window (FI_TCP_EAGER_WINDOW, frame.h).  A message
+ * above the rendezvous size goes as one eager frame while the peer's window
+ * has room, is held at the receiver if unexpected, and its bytes come back
+ * by CREDIT once the receiver lets go of them; past the window, rendezvous.
+ * A peer that overruns the window it was given, or gives back more than it
+ * got, loses its connection. */
+#include "prov/tcp/frame.h"
+#include "prov/tcp/tcp_ep.h"
+#include "tcp_fixture.h"
+
+#include <cstdlib>
+#include <string>
+
+using namespace wu::test;
+using wu::tcp::get_stats;
+using wu::tcp::stats;
+namespace frame = wu::tcp::frame;
+
+namespace {
+
+constexpr size_t mib = size_t(1) << 20;
+
+/* Sets FI_TCP_EAGER_WINDOW for the endpoints a fixture opens after it. */
+struct window_env {
+	explicit window_env(const char *v)
+	{
+		if (v)
+			setenv("FI_TCP_EAGER_WINDOW", v, 1);
+		else
+			unsetenv("FI_TCP_EAGER_WINDOW");
+	}
+	~window_env() { unsetenv("FI_TCP_EAGER_WINDOW"); }
+};
+
+struct pair {
+	window_env w;
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	rdm_ep a{env}, b{env};
+	fi_addr_t a_to_b = a.insert(b), b_to_a = b.insert(a);
+
+	explicit pair(const char *window = nullptr) : w(window) {}
+	int wait_rx(rdm_ep &who, fi_cq_tagged_entry &e, fi_cq_err_entry *err = nullptr)
+	{
+		return wait_one(who.rx, e, err, {a.tx, b.tx, a.rx, b.rx});
+	}
+	int wait_tx(rdm_ep &who, fi_cq_tagged_entry &e, fi_cq_err_entry *err = nullptr)
+	{
+		return wait_one(who.tx, e, err, {a.rx, b.rx, a.tx, b.tx});
+	}
+	/* One small message each way: the connection is up on both sides. */
+	void warm_up()
+	{
+		int v = 1, w = 0;
+		fi_cq_tagged_entry e;
+		ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+		ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, a_to_b, nullptr), 0);
+		ASSERT_EQ(wait_rx(b, e), 1);
+		ASSERT_EQ(wait_tx(a, e), 1);
+		ASSERT_EQ(fi_recv(a.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+		ASSERT_EQ(fi_send(b.ep, &v, sizeof v, nullptr, b_to_a, nullptr), 0);
+		ASSERT_EQ(wait_rx(a, e), 1);
+		ASSERT_EQ(wait_tx(b, e), 1);
+	}
+};
+
+std::vector<char> pattern(size_t n, int seed)
+{
+	std::vector<char> v(n);
+	for (size_t i = 0; i < n; i++)
+		v[i] = char(i * 31 + size_t(seed) * 7 + 1);
+	return v;
+}
+
+} // namespace
+
+TEST(tcp_window_frame, credit_frames_and_window_fields_are_checked)
+{
+	frame::header h, d;
+	unsigned char buf[frame::hdr_size];
+	h.type = frame::CREDIT;
+	h.data = 4096;
+	frame::encode(h, buf);
+	ASSERT_EQ(frame::decode(buf, sizeof buf, d), frame::error::ok);
+	EXPECT_EQ(d.data, 4096u);
+	h.data = 0; /* gives back nothing */
+	frame::encode(h, buf);
+	EXPECT_EQ(frame::decode(buf, sizeof buf, d), frame::error::bad_field);
+	h.data = frame::max_payload + 1;
+	frame::encode(h, buf);
+	EXPECT_EQ(frame::decode(buf, sizeof buf, d), frame::error::bad_field);
+	h.data = 1;
+	h.len = 1;
+	frame::encode(h, buf);
+	EXPECT_EQ(frame::decode(buf, sizeof buf, d), frame::error::bad_len);
+	h.len = 0;
+	h.tag = 5;
+	frame::encode(h, buf);
+	EXPECT_EQ(frame::decode(buf, sizeof buf, d), frame::error::bad_field);
+
+	/* F_CREDIT belongs to MSG only. */
+	h = {};
+	h.type = frame::MSG;
+	h.flags = frame::F_CREDIT;
+	h.len = mib;
+	frame::encode(h, buf);
+	EXPECT_EQ(frame::decode(buf, sizeof buf, d), frame::error::ok);
+	h.type = frame::RTS;
+	h.len = 0;
+	h.aux = mib;
+	frame::encode(h, buf);
+	EXPECT_EQ(frame::decode(buf, sizeof buf, d), frame::error::bad_flags);
+
+	/* Handshake frames carry a window up to max_payload; REJECT none. */
+	for (uint8_t t : {frame::HELLO_ACK, frame::CONNREQ, frame::ACCEPT, frame::REJECT}) {
+		h = {};
+		h.type = t;
+		h.aux = 2 * mib;
+		frame::encode(h, buf);
+		EXPECT_EQ(frame::decode(buf, sizeof buf, d), t == frame::REJECT ? frame::error::bad_field : frame::error::ok)
+			<< int(t);
+		h.aux = frame::max_payload + 1;
+		frame::encode(h, buf);
+		EXPECT_EQ(frame::decode(buf, sizeof buf, d), frame::error::bad_field) << int(t);
+	}
+}
+
+/* An expected large message goes as one eager frame straight into the
+ * posted receive: no RTS, nothing staged. */
+TEST(tcp_window, expected_large_message_skips_the_rendezvous)
+{
+	pair p;
+	p.warm_up();
+	auto src = pattern(mib, 1);
+	std::vector<char> dst(mib, 0);
+	stats before = get_stats();
+	int rctx, sctx;
+	ASSERT_EQ(fi_trecv(p.b.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, 9, 0, &rctx), 0);
+	ASSERT_EQ(fi_tsend(p.a.ep, src.data(), src.size(), nullptr, p.a_to_b, 9, &sctx), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	EXPECT_EQ(e.op_context, &rctx);
+	EXPECT_EQ(e.len, mib);
+	EXPECT_EQ(e.tag, 9u);
+	ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	EXPECT_EQ(e.op_context, &sctx);
+	EXPECT_EQ(memcmp(src.data(), dst.data(), mib), 0);
+	stats after = get_stats();
+	EXPECT_EQ(after.rndv_sends, before.rndv_sends);
+	EXPECT_EQ(after.staged_bytes, before.staged_bytes);
+	/* The window came back: the same again still skips the rendezvous,
+	 * many times over (more than the window in total). */
+	for (int i = 0; i < 8; i++) {
+		ASSERT_EQ(fi_trecv(p.b.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, 9, 0, nullptr), 0);
+		ASSERT_EQ(fi_tsend(p.a.ep, src.data(), src.size(), nullptr, p.a_to_b, 9, nullptr), 0);
+		ASSERT_EQ(p.wait_rx(p.b, e), 1);
+		ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	}
+	EXPECT_EQ(get_stats().rndv_sends, before.rndv_sends);
+}
+
+/* Unexpected large messages: the window's worth is held at the receiver,
+ * the one past it waits at the sender (rendezvous); all arrive whole and in
+ * order, and once received the window is open again. */
+TEST(tcp_window, unexpected_large_messages_are_held_up_to_the_window)
+{
+	pair p; /* default window: 2 MiB */
+	p.warm_up();
+	std::vector<std::vector<char>> src;
+	for (int i = 0; i < 3; i++)
+		src.push_back(pattern(mib, i + 2));
+	stats before = get_stats();
+	int sctx[3];
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(fi_send(p.a.ep, src[i].data(), mib, nullptr, p.a_to_b, &sctx[i]), 0);
+	spin({p.a.tx, p.b.rx}, 3000);
+	stats mid = get_stats();
+	EXPECT_EQ(mid.rndv_sends, before.rndv_sends + 1);        /* the third */
+	EXPECT_EQ(mid.staged_bytes, before.staged_bytes + 2 * mib); /* the first two */
+	std::vector<std::vector<char>> dst(3, std::vector<char>(mib, 0));
+	fi_cq_tagged_entry e;
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(fi_recv(p.b.ep, dst[i].data(), mib, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(p.wait_rx(p.b, e), 1);
+		EXPECT_EQ(e.len, mib);
+	}
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(p.wait_tx(p.a, e), 1);
+		EXPECT_EQ(e.op_context, &sctx[i]);
+	}
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ(memcmp(src[i].data(), dst[i].data(), mib), 0) << i;
+	/* The credit rides back; then two more unexpected ones are held again. */
+	spin({p.a.tx, p.b.rx, p.a.rx}, 500);
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(fi_send(p.a.ep, src[i].data(), mib, nullptr, p.a_to_b, nullptr), 0);
+	spin({p.a.tx, p.b.rx}, 3000);
+	stats end = get_stats();
+	EXPECT_EQ(end.rndv_sends, mid.rndv_sends);
+	EXPECT_EQ(end.staged_bytes, mid.staged_bytes + 2 * mib);
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(fi_recv(p.b.ep, dst[i].data(), mib, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+		ASSERT_EQ(p.wait_rx(p.b, e), 1);
+		ASSERT_EQ(p.wait_tx(p.a, e), 1);
+		EXPECT_EQ(memcmp(src[i].data(), dst[i].data(), mib), 0) << i;
+	}
+}
+
+/* A held message taken by a smaller receive is truncated (FI_ETRUNC) and
+ * still gives its whole size back to the window. */
+TEST(tcp_window, truncated_held_message_returns_its_window)
+{
+	pair p;
+	p.warm_up();
+	auto src = pattern(2 * mib, 5);
+	stats before = get_stats();
+	ASSERT_EQ(fi_send(p.a.ep, src.data(), src.size(), nullptr, p.a_to_b, nullptr), 0);
+	spin({p.a.tx, p.b.rx}, 3000);
+	EXPECT_EQ(get_stats().rndv_sends, before.rndv_sends);
+	std::vector<char> small(1000);
+	fi_cq_tagged_entry e;
+	fi_cq_err_entry err{};
+	ASSERT_EQ(fi_recv(p.b.ep, small.data(), small.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e, &err), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ETRUNC);
+	EXPECT_EQ(err.olen, 2 * mib - small.size());
+	EXPECT_EQ(memcmp(small.data(), src.data(), small.size()), 0);
+	ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	spin({p.a.tx, p.b.rx, p.a.rx}, 500);
+	std::vector<char> dst(2 * mib);
+	ASSERT_EQ(fi_recv(p.b.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(p.a.ep, src.data(), src.size(), nullptr, p.a_to_b, nullptr), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	EXPECT_EQ(memcmp(dst.data(), src.data(), dst.size()), 0);
+	EXPECT_EQ(get_stats().rndv_sends, before.rndv_sends);
+}
+
+/* FI_TCP_EAGER_WINDOW=0: every message above the rendezvous size waits for
+ * its receive, as before the window existed. */
+TEST(tcp_window, zero_window_always_uses_the_rendezvous)
+{
+	pair p("0");
+	p.warm_up();
+	auto src = pattern(mib, 3);
+	std::vector<char> dst(mib, 0);
+	stats before = get_stats();
+	ASSERT_EQ(fi_send(p.a.ep, src.data(), mib, nullptr, p.a_to_b, nullptr), 0);
+	spin({p.a.tx, p.b.rx}, 1000);
+	fi_cq_tagged_entry e;
+	EXPECT_EQ(fi_cq_read(p.a.tx, &e, 1), -FI_EAGAIN); /* waits for a receive */
+	ASSERT_EQ(fi_recv(p.b.ep, dst.data(), mib, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	EXPECT_EQ(memcmp(src.data(), dst.data(), mib), 0);
+	stats after = get_stats();
+	EXPECT_EQ(after.rndv_sends, before.rndv_sends + 1);
+	EXPECT_EQ(after.staged_bytes, before.staged_bytes);
+}
+
+namespace {
+
+/* A raw socket that speaks the protocol to endpoint `to` (it connects to
+ * its listening address and says HELLO with the given window). */
+struct raw_peer {
+	int fd = -1;
+	rdm_ep &to;
+	sockaddr_in fake{};
+
+	raw_peer(rdm_ep &ep, uint64_t window) : to(ep)
+	{
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		EXPECT_GE(fd, 0);
+		EXPECT_EQ(connect(fd, reinterpret_cast<const sockaddr *>(to.name.data()), socklen_t(to.name.size())), 0);
+		fake.sin_family = AF_INET;
+		fake.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		fake.sin_port = htons(1);
+		frame::header h;
+		h.type = frame::HELLO;
+		h.tag = wu::tcp::job_key();
+		h.aux = window;
+		h.len = sizeof fake;
+		put(h, &fake, sizeof fake);
+	}
+	~raw_peer()
+	{
+		if (fd >= 0)
+			::close(fd);
+	}
+	void put(const frame::header &h, const void *body, size_t n)
+	{
+		std::vector<unsigned char> buf(frame::hdr_size + n);
+		frame::encode(h, buf.data());
+		if (n)
+			memcpy(buf.data() + frame::hdr_size, body, n);
+		ASSERT_EQ(write(fd, buf.data(), buf.size()), ssize_t(buf.size()));
+	}
+	/* Reads n bytes, driving the endpoint meanwhile; false on EOF. */
+	bool read_exact(void *p, size_t n)
+	{
+		size_t have = 0;
+		auto until = std::chrono::steady_clock::now() + wait_limit;
+		while (have < n && std::chrono::steady_clock::now() < until) {
+			spin({to.tx, to.rx}, 1);
+			ssize_t r = recv(fd, static_cast<char *>(p) + have, n - have, MSG_DONTWAIT);
+			if (r == 0)
+				return false;
+			if (r > 0)
+				have += size_t(r);
+		}
+		EXPECT_EQ(have, n);
+		return have == n;
+	}
+	bool get(frame::header &h)
+	{
+		unsigned char buf[frame::hdr_size];
+		if (!read_exact(buf, sizeof buf))
+			return false;
+		EXPECT_EQ(frame::decode(buf, sizeof buf, h), frame::error::ok);
+		return true;
+	}
+	/* True once the endpoint closed the connection. */
+	bool closed_by_peer()
+	{
+		auto until = std::chrono::steady_clock::now() + wait_limit;
+		char c;
+		while (std::chrono::steady_clock::now() < until) {
+			spin({to.tx, to.rx}, 1);
+			ssize_t r = recv(fd, &c, 1, MSG_DONTWAIT);
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+				return true;
+		}
+		return false;
+	}
+	fi_addr_t insert()
+	{
+		fi_addr_t a = FI_ADDR_NOTAVAIL;
+		EXPECT_EQ(fi_av_insert(to.av, &fake, 1, &a, 0, nullptr), 1);
+		return a;
+	}
+};
+
+} // namespace
+
+/* On the wire: the endpoint's HELLO_ACK announces its window; sends to a
+ * peer go eager (F_CREDIT) while the window it announced has room, by RTS
+ * past it, and eager again once CREDIT gives bytes back. */
+TEST(tcp_window, sender_keeps_to_the_window_the_peer_announced)
+{
+	window_env w("3000000");
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	rdm_ep a{env};
+	raw_peer peer(a, 300000);
+	frame::header h;
+	ASSERT_TRUE(peer.get(h));
+	ASSERT_EQ(h.type, frame::HELLO_ACK);
+	EXPECT_EQ(h.data, 0u);
+	EXPECT_EQ(h.aux, 3000000u);
+	fi_addr_t to = peer.insert();
+	auto src = pattern(200000, 4);
+	std::vector<char> body(200000);
+	int c1, c2, c3;
+	ASSERT_EQ(fi_send(a.ep, src.data(), src.size(), nullptr, to, &c1), 0);
+	ASSERT_TRUE(peer.get(h));
+	EXPECT_EQ(h.type, frame::MSG);
+	EXPECT_EQ(h.flags, frame::F_CREDIT);
+	ASSERT_EQ(h.len, src.size());
+	ASSERT_TRUE(peer.read_exact(body.data(), body.size()));
+	EXPECT_EQ(body, src);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wait_one(a.tx, e), 1);
+	EXPECT_EQ(e.op_context, &c1);
+	/* 100000 of the window left: the next one asks first. */
+	ASSERT_EQ(fi_send(a.ep, src.data(), src.size(), nullptr, to, &c2), 0);
+	ASSERT_TRUE(peer.get(h));
+	EXPECT_EQ(h.type, frame::RTS);
+	EXPECT_EQ(h.aux, src.size());
+	/* Given back, the window takes the next one eagerly again. */
+	frame::header cr;
+	cr.type = frame::CREDIT;
+	cr.data = 200000;
+	peer.put(cr, nullptr, 0);
+	spin({a.tx, a.rx}, 200);
+	ASSERT_EQ(fi_send(a.ep, src.data(), src.size(), nullptr, to, &c3), 0);
+	ASSERT_TRUE(peer.get(h));
+	EXPECT_EQ(h.type, frame::MSG);
+	EXPECT_EQ(h.flags, frame::F_CREDIT);
+	ASSERT_TRUE(peer.read_exact(body.data(), body.size()));
+	ASSERT_EQ(wait_one(a.tx, e), 1);
+	EXPECT_EQ(e.op_context, &c3);
+	/* Giving back more than it was sent is a protocol error: the
+	 * connection closes and the rendezvous still waiting fails. */
+	uint64_t bad = get_stats().bad_frames;
+	cr.data = 400000;
+	peer.put(cr, nullptr, 0);
+	EXPECT_TRUE(peer.closed_by_peer());
+	EXPECT_EQ(get_stats().bad_frames, bad + 1);
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_one(a.tx, e, &err), -FI_EAVAIL);
+	EXPECT_EQ(err.op_context, &c2);
+}
+
+/* A peer that sends more eager bytes than the window this side announced
+ * loses its connection; what it sent within the window was delivered. */
+TEST(tcp_window, receiver_closes_a_peer_that_overruns_its_window)
+{
+	window_env w("100000");
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	rdm_ep a{env}, b{env};
+	raw_peer peer(a, 0);
+	frame::header h;
+	ASSERT_TRUE(peer.get(h));
+	ASSERT_EQ(h.type, frame::HELLO_ACK);
+	EXPECT_EQ(h.aux, 100000u);
+	auto src = pattern(80000, 6);
+	h = {};
+	h.type = frame::MSG;
+	h.flags = frame::F_CREDIT;
+	h.len = src.size();
+	peer.put(h, src.data(), src.size()); /* within: held */
+	spin({a.tx, a.rx}, 500);
+	uint64_t bad = get_stats().bad_frames;
+	peer.put(h, src.data(), src.size()); /* 160000 > 100000 */
+	EXPECT_TRUE(peer.closed_by_peer());
+	EXPECT_EQ(get_stats().bad_frames, bad + 1);
+	std::vector<char> dst(src.size());
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_recv(a.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(wait_one(a.rx, e), 1);
+	EXPECT_EQ(e.len, src.size());
+	EXPECT_EQ(dst, src);
+	/* Other peers are not affected. */
+	fi_addr_t a_to_b = a.insert(b), b_to_a = b.insert(a);
+	(void)a_to_b;
+	int v = 7, got = 0;
+	ASSERT_EQ(fi_recv(a.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(b.ep, &v, sizeof v, nullptr, b_to_a, nullptr), 0);
+	ASSERT_EQ(wait_one(a.rx, e, nullptr, {b.tx, b.rx}), 1);
+	EXPECT_EQ(got, 7);
+}
