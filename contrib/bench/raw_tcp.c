@@ -3,6 +3,8 @@
  *
  *   raw_tcp pingpong SIZE ITERS   -> "raw_tcp pingpong SIZE usec_one_way MB/s"
  *   raw_tcp stream SIZE ITERS     -> "raw_tcp stream SIZE usec_per_msg MB/s"
+ *   raw_tcp pingpong2 SIZE ITERS  -> the ping-pong with separate send and
+ *                                    receive buffers, as fi_pingpong has
  *
  * Ping-pong: each side writes SIZE bytes and reads SIZE back, blocking,
  * TCP_NODELAY; one-way latency is half the round trip (fi_pingpong's
@@ -73,17 +75,19 @@ static double now_us(void)
 
 int main(int argc, char **argv)
 {
-	if (argc != 4 || (strcmp(argv[1], "pingpong") && strcmp(argv[1], "stream"))) {
-		fprintf(stderr, "usage: raw_tcp pingpong|stream SIZE ITERS\n");
+	if (argc != 4 || (strcmp(argv[1], "pingpong") && strcmp(argv[1], "pingpong2") && strcmp(argv[1], "stream"))) {
+		fprintf(stderr, "usage: raw_tcp pingpong|pingpong2|stream SIZE ITERS\n");
 		return 2;
 	}
 	int stream = !strcmp(argv[1], "stream");
 	size_t size = strtoull(argv[2], NULL, 0);
 	long iters = strtol(argv[3], NULL, 0);
 	char *buf = malloc(size ? size : 1);
-	if (!buf)
+	char *rbuf = strcmp(argv[1], "pingpong2") ? buf : malloc(size ? size : 1);
+	if (!buf || !rbuf)
 		die("malloc");
 	memset(buf, 'x', size);
+	memset(rbuf, 'y', size);
 	int lfd = socket(AF_INET, SOCK_STREAM, 0);
 	struct sockaddr_in a = {0};
 	a.sin_family = AF_INET;
@@ -102,7 +106,7 @@ int main(int argc, char **argv)
 		tune(fd);
 		char ack = 0;
 		for (long i = 0; i < iters + (stream ? 0 : 10); i++) {
-			xfer(fd, buf, size, 0);
+			xfer(fd, rbuf, size, 0);
 			if (!stream)
 				xfer(fd, buf, size, 1);
 		}
@@ -126,7 +130,7 @@ int main(int argc, char **argv)
 			if (i == 10)
 				t0 = now_us(); /* ten warm-up rounds */
 			xfer(fd, buf, size, 1);
-			xfer(fd, buf, size, 0);
+			xfer(fd, rbuf, size, 0);
 		}
 	}
 	double us = now_us() - t0;

@@ -147,13 +147,21 @@ TEST(tcp_window, expected_large_message_skips_the_rendezvous)
 	stats after = get_stats();
 	EXPECT_EQ(after.rndv_sends, before.rndv_sends);
 	EXPECT_EQ(after.staged_bytes, before.staged_bytes);
-	/* The window came back: the same again still skips the rendezvous,
-	 * many times over (more than the window in total). */
-	for (int i = 0; i < 8; i++) {
+	/* The window comes back with the replies: a ping-pong of large pings
+	 * and small pongs skips the rendezvous many times over (far more than
+	 * the window in total). */
+	int v = 0, w = 0;
+	for (int i = 0; i < 12; i++) {
 		ASSERT_EQ(fi_trecv(p.b.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, 9, 0, nullptr), 0);
+		ASSERT_EQ(fi_recv(p.a.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
 		ASSERT_EQ(fi_tsend(p.a.ep, src.data(), src.size(), nullptr, p.a_to_b, 9, nullptr), 0);
 		ASSERT_EQ(p.wait_rx(p.b, e), 1);
 		ASSERT_EQ(p.wait_tx(p.a, e), 1);
+		v = i;
+		ASSERT_EQ(fi_send(p.b.ep, &v, sizeof v, nullptr, p.b_to_a, nullptr), 0);
+		ASSERT_EQ(p.wait_rx(p.a, e), 1);
+		ASSERT_EQ(p.wait_tx(p.b, e), 1);
+		EXPECT_EQ(w, i);
 	}
 	EXPECT_EQ(get_stats().rndv_sends, before.rndv_sends);
 }
@@ -163,7 +171,7 @@ TEST(tcp_window, expected_large_message_skips_the_rendezvous)
  * order, and once received the window is open again. */
 TEST(tcp_window, unexpected_large_messages_are_held_up_to_the_window)
 {
-	pair p; /* default window: 2 MiB */
+	pair p("2097152");
 	p.warm_up();
 	std::vector<std::vector<char>> src;
 	for (int i = 0; i < 3; i++)
@@ -437,4 +445,55 @@ TEST(tcp_window, receiver_closes_a_peer_that_overruns_its_window)
 	ASSERT_EQ(fi_send(b.ep, &v, sizeof v, nullptr, b_to_a, nullptr), 0);
 	ASSERT_EQ(wait_one(a.rx, e, nullptr, {b.tx, b.rx}), 1);
 	EXPECT_EQ(got, 7);
+}
+
+/* On the wire: the receiver owes released window bytes until it sends that
+ * peer something, and they travel with it (CREDIT right before the frame);
+ * once half its window is owed it gives them back unasked. */
+TEST(tcp_window, credit_rides_on_the_next_frame_or_goes_at_half_the_window)
+{
+	window_env w("3000000");
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	rdm_ep a{env};
+	raw_peer peer(a, 0);
+	frame::header h;
+	ASSERT_TRUE(peer.get(h));
+	ASSERT_EQ(h.type, frame::HELLO_ACK);
+	auto src = pattern(800000, 8);
+	std::vector<char> dst(src.size());
+	fi_cq_tagged_entry e;
+	frame::header m;
+	m.type = frame::MSG;
+	m.flags = frame::F_CREDIT;
+	m.len = src.size();
+	ASSERT_EQ(fi_recv(a.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	peer.put(m, src.data(), src.size());
+	ASSERT_EQ(wait_one(a.rx, e), 1);
+	EXPECT_EQ(dst, src);
+	/* 800000 owed, under half of 3000000: nothing comes back yet. */
+	spin({a.tx, a.rx}, 300);
+	char c;
+	EXPECT_EQ(recv(peer.fd, &c, 1, MSG_DONTWAIT), -1);
+	/* A message to that peer carries them. */
+	fi_addr_t to = peer.insert();
+	int v = 5;
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, to, nullptr), 0);
+	ASSERT_TRUE(peer.get(h));
+	EXPECT_EQ(h.type, frame::CREDIT);
+	EXPECT_EQ(h.data, src.size());
+	ASSERT_TRUE(peer.get(h));
+	EXPECT_EQ(h.type, frame::MSG);
+	int got = 0;
+	ASSERT_TRUE(peer.read_exact(&got, sizeof got));
+	EXPECT_EQ(got, 5);
+	ASSERT_EQ(wait_one(a.tx, e), 1);
+	/* Two more: 1600000 owed reaches half the window, CREDIT comes unasked. */
+	for (int i = 0; i < 2; i++) {
+		ASSERT_EQ(fi_recv(a.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+		peer.put(m, src.data(), src.size());
+		ASSERT_EQ(wait_one(a.rx, e), 1);
+	}
+	ASSERT_TRUE(peer.get(h));
+	EXPECT_EQ(h.type, frame::CREDIT);
+	EXPECT_EQ(h.data, 2 * src.size());
 }

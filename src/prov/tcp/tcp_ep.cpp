@@ -417,7 +417,9 @@ struct conn {
 	uint64_t serial = 0;  /* unique in the endpoint: CREDIT finds its connection by it */
 	/* Eager window (frame.h): what the peer lets us send without RTS, what
 	 * it announced, and the bytes of ours it holds that we have not given back. */
-	uint64_t tx_credit = 0, tx_window = 0, rx_held = 0;
+	uint64_t tx_credit = 0, tx_window = 0;
+	uint64_t rx_out = 0;      /* window bytes received and not yet given back */
+	uint64_t credit_owed = 0; /* of those, released here: they go with the next frame */
 };
 
 struct pcomp {
@@ -822,18 +824,28 @@ void advance(txitem *t, size_t n)
 	t->cnt -= k;
 }
 
-/* Writes what the connection may send now.  False if the connection died. */
+/* Writes what the connection may send now, several queued frames per
+ * sendmsg.  False if the connection died. */
 bool flush_tx(tcp_ep *ep, conn *c)
 {
+	constexpr size_t batch_iov = 64;
 	while (!c->txq.empty()) {
-		txitem *t = c->txq.front();
-		bool may = c->state == C_READY || (t->control && c->state != C_CONNECTING && c->state != C_LOST &&
-						     c->state != C_CLOSED);
-		if (!may)
+		iovec v[batch_iov];
+		size_t k = 0, items = 0;
+		for (txitem *t : c->txq) {
+			bool may = c->state == C_READY || (t->control && c->state != C_CONNECTING &&
+							     c->state != C_LOST && c->state != C_CLOSED);
+			if (!may || k + size_t(t->cnt) > batch_iov)
+				break;
+			memcpy(v + k, t->iov, size_t(t->cnt) * sizeof(iovec));
+			k += size_t(t->cnt);
+			items++;
+		}
+		if (!items)
 			break;
 		msghdr m{};
-		m.msg_iov = t->iov;
-		m.msg_iovlen = t->cnt;
+		m.msg_iov = v;
+		m.msg_iovlen = k;
 		ssize_t n = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
@@ -843,18 +855,21 @@ bool flush_tx(tcp_ep *ep, conn *c)
 			conn_fail(ep, c, FI_EIO, strerror(errno));
 			return false;
 		}
-		if (size_t(n) < t->left) {
-			advance(t, size_t(n));
-			want_out(ep, c, true);
-			return true;
+		size_t left = size_t(n);
+		for (; items; items--) {
+			txitem *t = c->txq.front();
+			if (left < t->left) {
+				if (left)
+					advance(t, left);
+				want_out(ep, c, true);
+				return true;
+			}
+			left -= t->left;
+			c->txq.pop_front();
+			tx_done(ep, c, t);
+			if (c->state == C_CLOSED)
+				return false;
 		}
-		c->txq.pop_front();
-		conn_state before = c->state;
-		tx_done(ep, c, t);
-		if (before != C_READY && c->state == C_CLOSED)
-			return false;
-		if (c->state == C_CLOSED)
-			return false;
 	}
 	want_out(ep, c, false);
 	return true;
@@ -917,25 +932,36 @@ bool enqueue(tcp_ep *ep, conn *c, txitem *t)
 
 /* ---- eager window (frame.h) ---- */
 
-/* This side no longer holds n window bytes that came over c: CREDIT gives
- * them back.  now = false only queues it (written on the next progress
- * pass), for callers walking the unexpected queues that a failing write
- * would change under them. */
+/* Queues a CREDIT frame with every owed window byte. */
+void queue_credit(conn *c)
+{
+	frame::header h;
+	h.type = frame::CREDIT;
+	h.data = c->credit_owed;
+	c->rx_out -= c->credit_owed;
+	c->credit_owed = 0;
+	c->txq.push_back(control_item(h));
+}
+
+/* This side no longer holds n window bytes that came over c.  They go back
+ * with the next frame sent to that peer (do_send), or at once when half the
+ * window is owed, so that a peer we never answer is not left without one.
+ * now = false only queues that CREDIT (written on the next progress pass),
+ * for callers walking the unexpected queues that a failing write would
+ * change under them. */
 void give_credit(tcp_ep *ep, conn *c, uint64_t n, bool now)
 {
 	if (!n || c->state != C_READY)
 		return;
-	c->rx_held -= std::min(n, c->rx_held);
-	frame::header h;
-	h.type = frame::CREDIT;
-	h.data = n;
-	txitem *t = control_item(h);
-	if (now) {
-		enqueue(ep, c, t);
+	c->credit_owed += n;
+	if (c->credit_owed < ep->eager_window / 2)
 		return;
-	}
-	c->txq.push_back(t);
-	want_out(ep, c, true);
+	bool idle = c->txq.empty();
+	queue_credit(c);
+	if (!now)
+		want_out(ep, c, true);
+	else if (idle && c->fd >= 0)
+		flush_tx(ep, c);
 }
 
 /* Frees an unexpected message; window bytes it held go back to the
@@ -1468,10 +1494,10 @@ void on_msg(tcp_ep *ep, conn *c)
 	bool tagged = h.flags & frame::F_TAGGED;
 	uint64_t credit = 0;
 	if (h.flags & frame::F_CREDIT) {
-		if (h.len > ep->eager_window - std::min(c->rx_held, ep->eager_window))
+		if (h.len > ep->eager_window - std::min(c->rx_out, ep->eager_window))
 			return (void)protocol_error(ep, c, "eager message beyond the window this side announced");
 		credit = h.len;
-		c->rx_held += credit;
+		c->rx_out += credit;
 	}
 	fi_addr_t src = (directed(ep) || (ep->info->caps & FI_SOURCE)) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
 	if (directed(ep) && src == FI_ADDR_NOTAVAIL)
@@ -2428,6 +2454,15 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 		conn *c = conn_for(ep, dest, &err);
 		if (!c)
 			return -err;
+		/* Owed window bytes ride in the same write as this frame. */
+		bool idle = c->txq.empty();
+		if (c->credit_owed && c->state == C_READY)
+			queue_credit(c);
+		auto send_item = [&](txitem *t) {
+			c->txq.push_back(t);
+			if (idle && c->fd >= 0)
+				flush_tx(ep, c);
+		};
 		frame::header h;
 		h.type = frame::MSG;
 		h.flags = (tagged ? frame::F_TAGGED : 0) | ((flags & FI_REMOTE_CQ_DATA) ? frame::F_CQ_DATA : 0);
@@ -2459,7 +2494,7 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 			t->after = AFTER_PENDING;
 			ep->tx_inflight++;
 			st_rndv.fetch_add(1, std::memory_order_relaxed);
-			enqueue(ep, c, t);
+			send_item(t);
 			reap(ep);
 			post = !ep->comps.empty();
 			goto sent;
@@ -2525,7 +2560,7 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 			c->txq.push_back(t);
 			want_out(ep, c, true);
 		} else {
-			enqueue(ep, c, t);
+			send_item(t);
 		}
 		reap(ep);
 		post = !ep->comps.empty();

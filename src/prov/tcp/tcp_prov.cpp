@@ -336,7 +336,7 @@ constexpr param::def tcp_knobs[] = {
 	 "Shared secret every process of one job sets alike; an RDM connection whose handshake carries another key is refused and logged (default: a per-user constant)"},
 	{FI_PARAM_SIZE_T, "rndv_size", "65536",
 	 "Messages larger than this many bytes go by rendezvous: the payload moves only once a receive is posted, straight from the send buffer into the receive buffer (0: always eager)"},
-	{FI_PARAM_SIZE_T, "eager_window", "2097152",
+	{FI_PARAM_SIZE_T, "eager_window", "4194304",
 	 "Bytes of larger-than-rndv_size messages a peer may send to this endpoint without rendezvous, held here until a receive takes them; the bound on what one peer's unexpected large messages cost (0: always rendezvous)"},
 	{FI_PARAM_SIZE_T, "sockbuf", "0",
 	 "SO_SNDBUF and SO_RCVBUF of data connections in bytes (0: leave them to the kernel's autotuning)"},
