@@ -8,7 +8,9 @@
 #   raw       contrib/bench/raw_tcp: socket ping-pong and stream (the floor),
 #             with the socket options the provider uses (TCP_NODELAY,
 #             FI_TCP_SOCKBUF, FI_TCP_LOCAL_CC: reno on loopback); rawst_sys
-#             is the stream with the system's congestion control instead
+#             is the stream with the system's congestion control instead,
+#             rawpp2 the ping-pong with separate send and receive buffers
+#             (as fi_pingpong has: the floor for what fi_pingpong measures)
 # at 8 B, 4 KiB, 64 KiB and 1 MiB; latency is fi_pingpong's usec/xfer
 # (one way), bandwidth MB/s.  Prints the table and the issue's ratios.
 #   contrib/bench/tcp_bench.sh [RUNS]      (env: BUILD=build dir)
@@ -71,19 +73,21 @@ col net pp "" net rdm
 col dmsg pp "" tcp msg
 col ucx ucx
 rawpp() { "$raw" pingpong "$1" "$( [ "$1" -ge 1048576 ] && echo 500 || echo 5000 )" | awk '{print $4, $5}'; }
+rawpp2() { "$raw" pingpong2 "$1" "$( [ "$1" -ge 1048576 ] && echo 500 || echo 5000 )" | awk '{print $4, $5}'; }
 rawst() { "$raw" stream "$1" "$( [ "$1" -ge 1048576 ] && echo 500 || echo 5000 )" | awk '{print $4, $5}'; }
 col rawpp rawpp
+col rawpp2 rawpp2
 col rawst rawst
 rawsys() { FI_TCP_LOCAL_CC= "$raw" stream "$1" "$( [ "$1" -ge 1048576 ] && echo 500 || echo 5000 )" | awk '{print $4, $5}'; }
 col rawst_sys rawsys
 
 get() { awk -v f="$3" '$f != "" {print $f}' "$tmp/$1.$2" | median; } # get NAME SIZE FIELD(1 lat, 2 bw)
 printf '%-9s %-10s' size metric
-for c in ours_rdm ours_msg rxm net dmsg ucx rawpp rawst rawst_sys; do printf ' %10s' "$c"; done; echo
+for c in ours_rdm ours_msg rxm net dmsg ucx rawpp rawpp2 rawst rawst_sys; do printf ' %10s' "$c"; done; echo
 for sz in $sizes; do
 	for f in 1 2; do
 		printf '%-9s %-10s' "$sz" "$( [ $f = 1 ] && echo usec || echo MB/s )"
-		for c in ours_rdm ours_msg rxm net dmsg ucx rawpp rawst rawst_sys; do printf ' %10s' "$(get $c $sz $f)"; done
+		for c in ours_rdm ours_msg rxm net dmsg ucx rawpp rawpp2 rawst rawst_sys; do printf ' %10s' "$(get $c $sz $f)"; done
 		echo
 	done
 done
@@ -95,3 +99,4 @@ echo "8 B RDM latency, ours / raw socket: $(ratio "$l_ours" "$l_raw") (target <=
 echo "8 B RDM latency, tcp;ofi_rxm / ours: $(ratio "$l_rxm" "$l_ours") (target >= 1.5)"
 echo "1 MiB RDM bandwidth, ours / tcp;ofi_rxm: $(ratio "$b_ours" "$b_rxm") (target >= 1.5)"
 echo "1 MiB RDM bandwidth, ours / raw stream: $(ratio "$b_ours" "$b_raw") (target >= 0.9)"
+echo "1 MiB RDM bandwidth, ours / raw ping-pong with fi_pingpong's buffers: $(ratio "$b_ours" "$(get rawpp2 1048576 2)") (for reference)"
