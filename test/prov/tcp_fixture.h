@@ -26,6 +26,9 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "prov/tcp/frame.h"
+#include "prov/tcp/tcp_ep.h"
+
 namespace wu::test {
 
 inline constexpr auto wait_limit = std::chrono::seconds(10);
@@ -201,6 +204,91 @@ struct silent_listener {
 		::close(lfd);
 	}
 };
+
+/* A raw socket that speaks the protocol to endpoint `to` (it connects to
+ * its listening address and says HELLO with the given window). */
+struct raw_peer {
+	int fd = -1;
+	rdm_ep &to;
+	sockaddr_in fake{};
+
+	/* fake_port: the listening address its HELLO claims (127.0.0.1:port). */
+	raw_peer(rdm_ep &ep, uint64_t window, uint16_t fake_port = 1) : to(ep)
+	{
+		fd = socket(AF_INET, SOCK_STREAM, 0);
+		EXPECT_GE(fd, 0);
+		EXPECT_EQ(connect(fd, reinterpret_cast<const sockaddr *>(to.name.data()), socklen_t(to.name.size())), 0);
+		fake.sin_family = AF_INET;
+		fake.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		fake.sin_port = htons(fake_port);
+		wu::tcp::frame::header h;
+		h.type = wu::tcp::frame::HELLO;
+		h.tag = wu::tcp::job_key();
+		h.aux = window;
+		h.len = sizeof fake;
+		put(h, &fake, sizeof fake);
+	}
+	~raw_peer() { close(); }
+	/* The peer goes away (its socket closes). */
+	void close()
+	{
+		if (fd >= 0)
+			::close(fd);
+		fd = -1;
+	}
+	void put(const wu::tcp::frame::header &h, const void *body, size_t n)
+	{
+		std::vector<unsigned char> buf(wu::tcp::frame::hdr_size + n);
+		wu::tcp::frame::encode(h, buf.data());
+		if (n)
+			memcpy(buf.data() + wu::tcp::frame::hdr_size, body, n);
+		ASSERT_EQ(write(fd, buf.data(), buf.size()), ssize_t(buf.size()));
+	}
+	/* Reads n bytes, driving the endpoint meanwhile; false on EOF. */
+	bool read_exact(void *p, size_t n)
+	{
+		size_t have = 0;
+		auto until = std::chrono::steady_clock::now() + wait_limit;
+		while (have < n && std::chrono::steady_clock::now() < until) {
+			spin({to.tx, to.rx}, 1);
+			ssize_t r = recv(fd, static_cast<char *>(p) + have, n - have, MSG_DONTWAIT);
+			if (r == 0)
+				return false;
+			if (r > 0)
+				have += size_t(r);
+		}
+		EXPECT_EQ(have, n);
+		return have == n;
+	}
+	bool get(wu::tcp::frame::header &h)
+	{
+		unsigned char buf[wu::tcp::frame::hdr_size];
+		if (!read_exact(buf, sizeof buf))
+			return false;
+		EXPECT_EQ(wu::tcp::frame::decode(buf, sizeof buf, h), wu::tcp::frame::error::ok);
+		return true;
+	}
+	/* True once the endpoint closed the connection. */
+	bool closed_by_peer()
+	{
+		auto until = std::chrono::steady_clock::now() + wait_limit;
+		char c;
+		while (std::chrono::steady_clock::now() < until) {
+			spin({to.tx, to.rx}, 1);
+			ssize_t r = recv(fd, &c, 1, MSG_DONTWAIT);
+			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
+				return true;
+		}
+		return false;
+	}
+	fi_addr_t insert()
+	{
+		fi_addr_t a = FI_ADDR_NOTAVAIL;
+		EXPECT_EQ(fi_av_insert(to.av, &fake, 1, &a, 0, nullptr), 1);
+		return a;
+	}
+};
+
 
 } // namespace wu::test
 

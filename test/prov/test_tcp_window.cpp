@@ -4,8 +4,6 @@
  * by CREDIT once the receiver lets go of them; past the window, rendezvous.
  * A peer that overruns the window it was given, or gives back more than it
  * got, loses its connection. */
-#include "prov/tcp/frame.h"
-#include "prov/tcp/tcp_ep.h"
 #include "tcp_fixture.h"
 
 #include <cstdlib>
@@ -244,6 +242,54 @@ TEST(tcp_window, truncated_held_message_returns_its_window)
 	EXPECT_EQ(get_stats().rndv_sends, before.rndv_sends);
 }
 
+/* Held messages dropped by FI_PEEK | FI_DISCARD, or claimed and then
+ * discarded, give their window back as well. */
+TEST(tcp_window, discarded_held_messages_return_their_window)
+{
+	pair p("2097152");
+	p.warm_up();
+	auto src = pattern(mib, 6);
+	stats before = get_stats();
+	for (uint64_t tag : {1, 2})
+		ASSERT_EQ(fi_tsend(p.a.ep, src.data(), mib, nullptr, p.a_to_b, tag, nullptr), 0);
+	fi_cq_tagged_entry e;
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(p.wait_tx(p.a, e), 1); /* eager: complete once written */
+	spin({p.b.rx}, 2000);
+	EXPECT_EQ(get_stats().staged_bytes, before.staged_bytes + 2 * mib);
+	auto peek = [&](uint64_t flags, fi_context *ctx, uint64_t tag) {
+		fi_msg_tagged m{};
+		m.addr = FI_ADDR_UNSPEC;
+		m.tag = tag;
+		m.context = ctx;
+		return fi_trecvmsg(p.b.ep, &m, flags);
+	};
+	fi_context c1{}, c2{};
+	ASSERT_EQ(peek(FI_PEEK | FI_DISCARD, &c1, 1), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	EXPECT_EQ(e.op_context, &c1);
+	ASSERT_EQ(peek(FI_PEEK | FI_CLAIM, &c2, 2), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	EXPECT_EQ(e.len, mib);
+	ASSERT_EQ(peek(FI_CLAIM | FI_DISCARD, &c2, 2), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	EXPECT_EQ(e.op_context, &c2);
+	EXPECT_EQ(e.len, 0u);
+	spin({p.a.tx, p.a.rx, p.b.rx}, 500); /* the CREDIT goes out and lands */
+	for (uint64_t tag : {3, 4})
+		ASSERT_EQ(fi_tsend(p.a.ep, src.data(), mib, nullptr, p.a_to_b, tag, nullptr), 0);
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	EXPECT_EQ(get_stats().rndv_sends, before.rndv_sends);
+	std::vector<char> dst(mib);
+	for (uint64_t tag : {3, 4}) {
+		ASSERT_EQ(fi_trecv(p.b.ep, dst.data(), mib, nullptr, FI_ADDR_UNSPEC, tag, 0, nullptr), 0);
+		ASSERT_EQ(p.wait_rx(p.b, e), 1);
+		EXPECT_EQ(e.tag, tag);
+		EXPECT_EQ(dst, src);
+	}
+}
+
 /* FI_TCP_EAGER_WINDOW=0: every message above the rendezvous size waits for
  * its receive, as before the window existed. */
 TEST(tcp_window, zero_window_always_uses_the_rendezvous)
@@ -266,89 +312,6 @@ TEST(tcp_window, zero_window_always_uses_the_rendezvous)
 	EXPECT_EQ(after.staged_bytes, before.staged_bytes);
 }
 
-namespace {
-
-/* A raw socket that speaks the protocol to endpoint `to` (it connects to
- * its listening address and says HELLO with the given window). */
-struct raw_peer {
-	int fd = -1;
-	rdm_ep &to;
-	sockaddr_in fake{};
-
-	raw_peer(rdm_ep &ep, uint64_t window) : to(ep)
-	{
-		fd = socket(AF_INET, SOCK_STREAM, 0);
-		EXPECT_GE(fd, 0);
-		EXPECT_EQ(connect(fd, reinterpret_cast<const sockaddr *>(to.name.data()), socklen_t(to.name.size())), 0);
-		fake.sin_family = AF_INET;
-		fake.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		fake.sin_port = htons(1);
-		frame::header h;
-		h.type = frame::HELLO;
-		h.tag = wu::tcp::job_key();
-		h.aux = window;
-		h.len = sizeof fake;
-		put(h, &fake, sizeof fake);
-	}
-	~raw_peer()
-	{
-		if (fd >= 0)
-			::close(fd);
-	}
-	void put(const frame::header &h, const void *body, size_t n)
-	{
-		std::vector<unsigned char> buf(frame::hdr_size + n);
-		frame::encode(h, buf.data());
-		if (n)
-			memcpy(buf.data() + frame::hdr_size, body, n);
-		ASSERT_EQ(write(fd, buf.data(), buf.size()), ssize_t(buf.size()));
-	}
-	/* Reads n bytes, driving the endpoint meanwhile; false on EOF. */
-	bool read_exact(void *p, size_t n)
-	{
-		size_t have = 0;
-		auto until = std::chrono::steady_clock::now() + wait_limit;
-		while (have < n && std::chrono::steady_clock::now() < until) {
-			spin({to.tx, to.rx}, 1);
-			ssize_t r = recv(fd, static_cast<char *>(p) + have, n - have, MSG_DONTWAIT);
-			if (r == 0)
-				return false;
-			if (r > 0)
-				have += size_t(r);
-		}
-		EXPECT_EQ(have, n);
-		return have == n;
-	}
-	bool get(frame::header &h)
-	{
-		unsigned char buf[frame::hdr_size];
-		if (!read_exact(buf, sizeof buf))
-			return false;
-		EXPECT_EQ(frame::decode(buf, sizeof buf, h), frame::error::ok);
-		return true;
-	}
-	/* True once the endpoint closed the connection. */
-	bool closed_by_peer()
-	{
-		auto until = std::chrono::steady_clock::now() + wait_limit;
-		char c;
-		while (std::chrono::steady_clock::now() < until) {
-			spin({to.tx, to.rx}, 1);
-			ssize_t r = recv(fd, &c, 1, MSG_DONTWAIT);
-			if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK))
-				return true;
-		}
-		return false;
-	}
-	fi_addr_t insert()
-	{
-		fi_addr_t a = FI_ADDR_NOTAVAIL;
-		EXPECT_EQ(fi_av_insert(to.av, &fake, 1, &a, 0, nullptr), 1);
-		return a;
-	}
-};
-
-} // namespace
 
 /* On the wire: the endpoint's HELLO_ACK announces its window; sends to a
  * peer go eager (F_CREDIT) while the window it announced has room, by RTS
