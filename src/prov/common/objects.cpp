@@ -113,9 +113,13 @@ int fabric_trywait(fid_fabric *f, fid **fids, int count)
 		return trywait(f, fids, count); /* logs and refuses */
 	for (int i = 0; i < count; i++) {
 		fid *one = fids[i];
-		int r = cq::is_cq(one)	   ? cq::trywait(one)
-			: cntr::is_cntr(one) ? cntr::trywait(one)
-					     : trywait(f, &one, 1);
+		bool cq = cq::is_cq(one), counter = !cq && cntr::is_cntr(one);
+		if (!cq && !counter && (!one || (one->fclass != FI_CLASS_EQ && one->fclass != FI_CLASS_WAIT))) {
+			WU_WARN(&core_prov, FI_LOG_FABRIC,
+				"fi_trywait: fids[%d] is not an open EQ, wait set, CQ or counter\n", i);
+			return -FI_EINVAL;
+		}
+		int r = cq ? cq::trywait(one) : counter ? cntr::trywait(one) : trywait(f, &one, 1);
 		if (r)
 			return r;
 	}
