@@ -10,7 +10,8 @@ tcp_gtests = \
 	test/prov/test_tcp_auto \
 	test/prov/test_tcp_peek \
 	test/prov/test_tcp_conn \
-	test/prov/test_tcp_window
+	test/prov/test_tcp_window \
+	test/prov/test_tcp_wire
 check_PROGRAMS += $(tcp_gtests)
 TESTS += $(tcp_gtests)
 UNIT_TESTS += $(tcp_gtests)
@@ -21,6 +22,7 @@ test_prov_test_tcp_auto_SOURCES = test/prov/test_tcp_auto.cpp test/prov/tcp_fixt
 test_prov_test_tcp_peek_SOURCES = test/prov/test_tcp_peek.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_conn_SOURCES = test/prov/test_tcp_conn.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_window_SOURCES = test/prov/test_tcp_window.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_wire_SOURCES = test/prov/test_tcp_wire.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_msg_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_threads_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
@@ -28,6 +30,7 @@ test_prov_test_tcp_auto_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_peek_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_conn_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_window_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_wire_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_threads_LDADD = $(GTEST_LDADD_ALL) -lpthread
@@ -35,10 +38,11 @@ test_prov_test_tcp_auto_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_peek_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_conn_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_window_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_wire_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/fi_pingpong.sh
 
 # Concurrency suite for the ThreadSanitizer run (make check-tsan).
 if WU_HAVE_GTEST
-TSAN_TESTS += test/prov/test_tcp_threads test/prov/test_tcp_auto
+TSAN_TESTS += test/prov/test_tcp_threads test/prov/test_tcp_auto test/prov/test_tcp_wire
 endif

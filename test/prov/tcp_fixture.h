@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <initializer_list>
@@ -242,7 +243,26 @@ struct raw_peer {
 		wu::tcp::frame::encode(h, buf.data());
 		if (n)
 			memcpy(buf.data() + wu::tcp::frame::hdr_size, body, n);
-		ASSERT_EQ(write(fd, buf.data(), buf.size()), ssize_t(buf.size()));
+		ASSERT_EQ(send(fd, buf.data(), buf.size(), MSG_NOSIGNAL), ssize_t(buf.size()));
+	}
+	/* Writes bytes as they are, driving the endpoint while the socket is
+	 * full; false once the endpoint closed it (or after wait_limit). */
+	bool put_raw(const void *p, size_t n)
+	{
+		auto until = std::chrono::steady_clock::now() + wait_limit;
+		while (n) {
+			ssize_t r = send(fd, p, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) &&
+			    std::chrono::steady_clock::now() < until) {
+				spin({to.tx, to.rx}, 1);
+				continue;
+			}
+			if (r <= 0)
+				return false;
+			p = static_cast<const char *>(p) + r;
+			n -= size_t(r);
+		}
+		return true;
 	}
 	/* Reads n bytes, driving the endpoint meanwhile; false on EOF. */
 	bool read_exact(void *p, size_t n)
