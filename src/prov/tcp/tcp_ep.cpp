@@ -1517,11 +1517,11 @@ void on_msg(tcp_ep *ep, conn *c)
 			if (multi_spent(ep, o))
 				remove_recv(ep, o);
 		}
-		/* Straight into the user's buffer: nothing held here. */
-		give_credit(ep, c, credit, true);
-		if (c->state != C_READY)
-			return;
 		start_body(c, B_RECV, into, h.len - into);
+		/* Straight into the user's buffer: nothing held here.  (After
+		 * start_body: should the CREDIT write fail, the connection's
+		 * failure completes this receive.) */
+		give_credit(ep, c, credit, true);
 		return;
 	}
 	auto *u = new unexp();
