@@ -277,6 +277,12 @@ struct atomic_pair : ::testing::Test {
 		EXPECT_EQ(e.flags, flags);
 		EXPECT_EQ(e.op_context, ctx);
 	}
+	/* An fi_msg_atomic to b of one local and one remote ioc. */
+	fi_msg_atomic one_msg(const fi_ioc *io, const fi_rma_ioc *rio, fi_datatype dt, fi_op op, void *ctx)
+	{
+		return {.msg_iov = io, .desc = nullptr, .iov_count = 1, .addr = a_to_b, .rma_iov = rio,
+			.rma_iov_count = 1, .datatype = dt, .op = op, .context = ctx, .data = 0};
+	}
 	int failed(void *ctx)
 	{
 		fi_cq_tagged_entry e{};
@@ -401,14 +407,7 @@ TEST_F(atomic_pair, argument_checks)
 	/* A remote ioc that does not match the operands, FI_TAGGED targets, remote CQ data. */
 	fi_ioc io{&v, 1};
 	fi_rma_ioc rio{base, 2, key};
-	fi_msg_atomic m{};
-	m.msg_iov = &io;
-	m.iov_count = 1;
-	m.addr = a_to_b;
-	m.rma_iov = &rio;
-	m.rma_iov_count = 1;
-	m.datatype = u64;
-	m.op = FI_SUM;
+	fi_msg_atomic m = one_msg(&io, &rio, u64, FI_SUM, nullptr);
 	EXPECT_EQ(fi_atomicmsg(a.ep, &m, 0), -FI_EINVAL);
 	rio.count = 1;
 	EXPECT_EQ(fi_atomicmsg(a.ep, &m, FI_TAGGED), -FI_EOPNOTSUPP);
@@ -465,15 +464,7 @@ TEST_F(atomic_pair, iov_msg_and_inject_forms)
 	uint32_t once = 100;
 	fi_ioc io{&once, 1};
 	fi_rma_ioc rio{base, 1, key};
-	fi_msg_atomic m{};
-	m.msg_iov = &io;
-	m.iov_count = 1;
-	m.addr = a_to_b;
-	m.rma_iov = &rio;
-	m.rma_iov_count = 1;
-	m.datatype = FI_UINT32;
-	m.op = FI_SUM;
-	m.context = &ctx;
+	fi_msg_atomic m = one_msg(&io, &rio, FI_UINT32, FI_SUM, &ctx);
 	ASSERT_EQ(fi_atomicmsg(a.ep, &m, FI_INJECT | FI_COMPLETION), 0);
 	once = 0xdead;
 	done(FI_ATOMIC | FI_WRITE, &ctx);
@@ -682,18 +673,15 @@ TEST_F(atomic_pair, wire_frames_and_a_peer_dying_mid_operation)
 	EXPECT_EQ(d.family, uint8_t(kind::compare));
 	EXPECT_EQ(d.count, 2u);
 	ASSERT_EQ(h.len, 16u);
-	uint32_t body[4];
-	ASSERT_TRUE(peer.read_exact(body, sizeof body));
-	EXPECT_EQ(body[0], 4u);
-	EXPECT_EQ(body[1], 5u);
-	EXPECT_EQ(body[2], 6u);
-	EXPECT_EQ(body[3], 7u);
+	std::vector<uint32_t> body(4);
+	ASSERT_TRUE(peer.read_exact(body.data(), 16));
+	EXPECT_EQ(body, (std::vector<uint32_t>{4, 5, 6, 7})) << "operands, then compare values";
 	/* A response with too few old values: protocol error, error completion. */
 	frame::header resp;
 	resp.type = frame::ATOMIC_RESP;
 	resp.id = h.id;
 	resp.len = 4;
-	peer.put(resp, body, 4);
+	peer.put(resp, body.data(), 4);
 	EXPECT_NE(failed(&ctx), 0);
 	EXPECT_TRUE(peer.closed_by_peer());
 
@@ -723,12 +711,10 @@ TEST_F(atomic_pair, wire_frames_and_a_peer_dying_mid_operation)
 	EXPECT_EQ(h.id, 9u);
 	EXPECT_EQ(h.data, 0u);
 	ASSERT_EQ(h.len, 16u);
-	uint64_t olds[2];
-	ASSERT_TRUE(p2.read_exact(olds, sizeof olds));
-	EXPECT_EQ(olds[0], 10u);
-	EXPECT_EQ(olds[1], 20u);
-	EXPECT_EQ(mem[0], 11u);
-	EXPECT_EQ(mem[1], 22u);
+	std::vector<uint64_t> olds(2);
+	ASSERT_TRUE(p2.read_exact(olds.data(), 16));
+	EXPECT_EQ(olds, (std::vector<uint64_t>{10, 20}));
+	EXPECT_EQ(std::vector<uint64_t>(mem, mem + 2), (std::vector<uint64_t>{11, 22}));
 
 	/* An operation in flight when the peer goes: an error completion. */
 	fi_addr_t to2 = p2.insert();

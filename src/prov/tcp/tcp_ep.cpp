@@ -2495,6 +2495,39 @@ void own_payload(txitem *t, const iovec *iov, size_t cnt, size_t total)
 		t->iov[t->cnt++] = {t->owned.get(), total};
 }
 
+/* Under ep->mtx: the connection a new transmit to dest goes on, or nullptr
+ * with *err (-FI_EOPBADSTATE before fi_enable, -FI_EAGAIN while tx_attr->size
+ * operations are in flight even after a progress pass, or conn_for's error). */
+conn *tx_conn(tcp_ep *ep, fi_addr_t dest, ssize_t *err)
+{
+	if (!ep->enabled) {
+		*err = -FI_EOPBADSTATE;
+		return nullptr;
+	}
+	if (ep->tx_inflight >= ep->info->tx_attr->size) {
+		progress_locked(ep);
+		if (ep->tx_inflight >= ep->info->tx_attr->size) {
+			*err = -FI_EAGAIN;
+			return nullptr;
+		}
+	}
+	int e = 0;
+	conn *c = conn_for(ep, dest, &e);
+	if (!c)
+		*err = -e;
+	return c;
+}
+
+/* Under ep->mtx: queues a request whose op completes on the target's reply. */
+void queue_pending(tcp_ep *ep, conn *c, txitem *t, op *o)
+{
+	t->o = o;
+	t->after = AFTER_PENDING;
+	ep->tx_inflight++;
+	enqueue(ep, c, t);
+	reap(ep);
+}
+
 ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64_t tag, uint64_t data,
 		uint64_t flags, void *ctx, bool tagged, bool inject_api)
 {
@@ -2506,17 +2539,10 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 	bool post = false; /* completions to post once unlocked */
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
-		if (!ep->enabled)
-			return -FI_EOPBADSTATE;
-		if (ep->tx_inflight >= ep->info->tx_attr->size) {
-			progress_locked(ep);
-			if (ep->tx_inflight >= ep->info->tx_attr->size)
-				return -FI_EAGAIN;
-		}
-		int err = 0;
-		conn *c = conn_for(ep, dest, &err);
+		ssize_t err = 0;
+		conn *c = tx_conn(ep, dest, &err);
 		if (!c)
-			return -err;
+			return err;
 		/* Owed window bytes ride in the same write as this frame. */
 		bool idle = c->txq.empty();
 		if (c->credit_owed && c->state == C_READY)
@@ -2903,17 +2929,10 @@ ssize_t do_rma(tcp_ep *ep, bool write, const iovec *iov, size_t cnt, fi_addr_t p
 		return -FI_EINVAL;
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
-		if (!ep->enabled)
-			return -FI_EOPBADSTATE;
-		if (ep->tx_inflight >= ep->info->tx_attr->size) {
-			progress_locked(ep);
-			if (ep->tx_inflight >= ep->info->tx_attr->size)
-				return -FI_EAGAIN;
-		}
-		int err = 0;
-		conn *c = conn_for(ep, peer, &err);
+		ssize_t err = 0;
+		conn *c = tx_conn(ep, peer, &err);
 		if (!c)
-			return -err;
+			return err;
 		auto *o = new op();
 		o->kind = write ? OP_WRITE : OP_READ;
 		o->context = ctx;
@@ -2944,11 +2963,7 @@ ssize_t do_rma(tcp_ep *ep, bool write, const iovec *iov, size_t cnt, fi_addr_t p
 			h.data = total;
 			t = make_item(h, nullptr, 0);
 		}
-		t->o = o;
-		t->after = AFTER_PENDING;
-		ep->tx_inflight++;
-		enqueue(ep, c, t);
-		reap(ep);
+		queue_pending(ep, c, t, o);
 	}
 	flush(ep);
 	return 0;
@@ -3048,17 +3063,10 @@ ssize_t do_atomic(tcp_ep *ep, const atomic_call &a)
 		return refuse(a.where, -FI_EINVAL, "FI_INJECT operands above inject_size");
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
-		if (!ep->enabled)
-			return -FI_EOPBADSTATE;
-		if (ep->tx_inflight >= ep->info->tx_attr->size) {
-			progress_locked(ep);
-			if (ep->tx_inflight >= ep->info->tx_attr->size)
-				return -FI_EAGAIN;
-		}
-		int err = 0;
-		conn *c = conn_for(ep, m->addr, &err);
+		ssize_t err = 0;
+		conn *c = tx_conn(ep, m->addr, &err);
 		if (!c)
-			return -err;
+			return err;
 		auto *o = new op();
 		o->kind = fetch ? OP_FETCH : OP_ATOMIC;
 		o->context = m->context;
@@ -3088,11 +3096,7 @@ ssize_t do_atomic(tcp_ep *ep, const atomic_call &a)
 		txitem *t = make_item(h, nullptr, 0);
 		own_payload(t, v, k, h.len);
 		t->left += h.len;
-		t->o = o;
-		t->after = AFTER_PENDING;
-		ep->tx_inflight++;
-		enqueue(ep, c, t);
-		reap(ep);
+		queue_pending(ep, c, t, o);
 	}
 	flush(ep);
 	return 0;
@@ -3353,17 +3357,8 @@ using atomic::kind;
 fi_msg_atomic atomic_msg(const fi_ioc *iov, void **desc, size_t cnt, fi_addr_t dest, const fi_rma_ioc *rma,
 			 fi_datatype dt, fi_op op, void *ctx)
 {
-	fi_msg_atomic m{};
-	m.msg_iov = iov;
-	m.desc = desc;
-	m.iov_count = cnt;
-	m.addr = dest;
-	m.rma_iov = rma;
-	m.rma_iov_count = 1;
-	m.datatype = dt;
-	m.op = op;
-	m.context = ctx;
-	return m;
+	return {.msg_iov = iov, .desc = desc, .iov_count = cnt, .addr = dest, .rma_iov = rma, .rma_iov_count = 1,
+		.datatype = dt, .op = op, .context = ctx, .data = 0};
 }
 
 ssize_t a_write(fid_ep *e, const void *buf, size_t count, void *desc, fi_addr_t dest, uint64_t addr, uint64_t key,
