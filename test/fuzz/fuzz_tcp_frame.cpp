@@ -2,7 +2,9 @@
  * wire-frame decoder, read as a stream of frames the way a connection reads
  * them.  Invariants besides the sanitizers: a header that decodes encodes
  * back to the same 48 bytes; a decoded payload length, CREDIT amount and
- * announced eager window respect their limits; decode never writes its
+ * announced eager window respect their limits; an ATOMIC names an operation
+ * the atomic engine takes and carries exactly its operands; an ATOMIC_RESP
+ * carries a status or old values, never both; decode never writes its
  * output on failure. */
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "prov/common/atomic.h"
 #include "prov/tcp/frame.h"
 
 using namespace wu::tcp;
@@ -56,6 +59,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((h.type == frame::HELLO || h.type == frame::HELLO_ACK || h.type == frame::CONNREQ ||
 		     h.type == frame::ACCEPT) && h.aux > frame::max_payload)
 			fail("eager window above max_payload accepted");
+		if (h.type == frame::ATOMIC) {
+			frame::atomic_desc d = frame::unpack_atomic(h.data);
+			size_t n = size_t(d.count) * wu::atomic::size_of(d.datatype);
+			if (h.flags || d.family > 2 || !wu::atomic::valid(d.datatype, d.op, wu::atomic::kind(d.family)))
+				fail("ATOMIC with flags or an operation the engine does not take accepted");
+			if (!n || n > wu::atomic::max_bytes || h.len != n * wu::atomic::operands(d.op) ||
+			    h.aux + n < h.aux)
+				fail("ATOMIC with a count, length or range out of bounds accepted");
+		}
+		if (h.type == frame::ATOMIC_RESP &&
+		    (h.len > wu::atomic::max_bytes || (h.data && h.len) || h.data > 0xffff || h.tag || h.aux))
+			fail("ATOMIC_RESP with a bad length, status or field accepted");
 		off += frame::hdr_size;
 		if (h.len > size - off)
 			break; /* the stream would wait for more bytes */

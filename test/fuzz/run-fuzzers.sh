@@ -23,7 +23,7 @@ artifacts=${WU_FUZZ_ARTIFACTS:-$PWD/fuzz-artifacts}
 # target name, then its sources relative to the top of the tree.
 targets='addr tcp_frame'
 sources_addr='test/fuzz/fuzz_addr.cpp src/core/addr.cpp test/fuzz/log_stub.cpp'
-sources_tcp_frame='test/fuzz/fuzz_tcp_frame.cpp src/prov/tcp/frame.cpp'
+sources_tcp_frame='test/fuzz/fuzz_tcp_frame.cpp src/prov/tcp/frame.cpp src/prov/common/atomic.cpp'
 
 cxx=${FUZZ_CXX:-}
 if [ -z "$cxx" ]; then

@@ -103,7 +103,7 @@ TEST(fi_getinfo_tcp, primary_caps_only_when_asked_secondary_when_free)
 TEST(fi_getinfo_tcp, unmet_caps_are_enodata)
 {
 	info_ptr res;
-	auto h = hints_for(FI_EP_RDM, FI_ATOMIC);
+	auto h = hints_for(FI_EP_RDM, FI_COLLECTIVE);
 	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
 	EXPECT_FALSE(res);
 }
@@ -318,14 +318,14 @@ TEST(fi_getinfo_explain, enodata_names_the_unmet_hint_per_provider)
 {
 	setenv("FI_LOG_LEVEL", "warn", 1);
 	wu::log_reset_for_tests();
-	auto h = hints_for(FI_EP_RDM, FI_ATOMIC);
+	auto h = hints_for(FI_EP_RDM, FI_COLLECTIVE);
 	info_ptr res;
 	testing::internal::CaptureStderr();
 	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
 	std::string err = testing::internal::GetCapturedStderr();
 	unsetenv("FI_LOG_LEVEL");
 	wu::log_reset_for_tests();
-	EXPECT_NE(err.find("tcp: caps: asked FI_ATOMIC not offered"), std::string::npos) << err;
+	EXPECT_NE(err.find("tcp: caps: asked FI_COLLECTIVE not offered"), std::string::npos) << err;
 }
 
 class fi_domain_tcp : public ::testing::Test {

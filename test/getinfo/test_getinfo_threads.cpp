@@ -65,8 +65,8 @@ call make_call(variant v)
 		c.flags = FI_SOURCE;
 		break;
 	case variant::none_match:
-		/* tcp offers no atomics: -FI_ENODATA with its explanation. */
-		c.hints->caps = FI_ATOMIC;
+		/* tcp offers no collectives: -FI_ENODATA with its explanation. */
+		c.hints->caps = FI_COLLECTIVE;
 		c.may_fail = true;
 		break;
 	default:

@@ -1,5 +1,6 @@
 # tcp provider suites (GoogleTest): endpoints, messaging, tagged, RMA,
-# connection management, faults with killed peer processes, concurrency;
+# connection management, faults with killed peer processes, concurrency,
+# atomics (and the shared atomic engine);
 # plus Debian's fi_pingpong on our library.
 EXTRA_DIST += test/fuzz/fuzz_tcp_frame.cpp test/prov/tcp_fixture.h test/prov/fi_pingpong.sh
 if WU_HAVE_GTEST
@@ -11,7 +12,8 @@ tcp_gtests = \
 	test/prov/test_tcp_peek \
 	test/prov/test_tcp_conn \
 	test/prov/test_tcp_window \
-	test/prov/test_tcp_wire
+	test/prov/test_tcp_wire \
+	test/prov/test_tcp_atomic
 check_PROGRAMS += $(tcp_gtests)
 TESTS += $(tcp_gtests)
 UNIT_TESTS += $(tcp_gtests)
@@ -23,6 +25,7 @@ test_prov_test_tcp_peek_SOURCES = test/prov/test_tcp_peek.cpp test/prov/tcp_fixt
 test_prov_test_tcp_conn_SOURCES = test/prov/test_tcp_conn.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_window_SOURCES = test/prov/test_tcp_window.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_wire_SOURCES = test/prov/test_tcp_wire.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_atomic_SOURCES = test/prov/test_tcp_atomic.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_msg_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_threads_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
@@ -31,6 +34,7 @@ test_prov_test_tcp_peek_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_conn_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_window_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_wire_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_atomic_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_threads_LDADD = $(GTEST_LDADD_ALL) -lpthread
@@ -39,10 +43,11 @@ test_prov_test_tcp_peek_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_conn_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_window_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_wire_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_atomic_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/fi_pingpong.sh
 
 # Concurrency suite for the ThreadSanitizer run (make check-tsan).
 if WU_HAVE_GTEST
-TSAN_TESTS += test/prov/test_tcp_threads test/prov/test_tcp_auto test/prov/test_tcp_wire
+TSAN_TESTS += test/prov/test_tcp_threads test/prov/test_tcp_auto test/prov/test_tcp_wire test/prov/test_tcp_atomic
 endif

@@ -78,6 +78,98 @@ TEST(tcp_frame, round_trip_and_rejects)
 	EXPECT_EQ(frame::decode(bad, sizeof bad, d), frame::error::bad_len);
 }
 
+/* ATOMIC: data names an operation the engine takes, len is exactly its
+ * operands; ATOMIC_RESP: a status or old values, never both. */
+TEST(tcp_frame, atomic_frames_round_trip_and_rejects)
+{
+	using namespace wu::tcp;
+	frame::atomic_desc d;
+	d.op = FI_CSWAP;
+	d.datatype = FI_UINT32;
+	d.family = 2;
+	d.count = 3;
+	frame::header h;
+	h.type = frame::ATOMIC;
+	h.tag = 5;
+	h.aux = 0x1000;
+	h.id = 8;
+	h.data = frame::pack(d);
+	h.len = frame::atomic_len(d);
+	EXPECT_EQ(h.len, 24u);
+	EXPECT_EQ(frame::atomic_resp_len(d), 12u);
+	unsigned char buf[frame::hdr_size];
+	frame::header out;
+	auto dec = [&](const frame::header &x) {
+		frame::encode(x, buf);
+		return frame::decode(buf, sizeof buf, out);
+	};
+	ASSERT_EQ(dec(h), frame::error::ok);
+	frame::atomic_desc back = frame::unpack_atomic(out.data);
+	EXPECT_EQ(back.op, FI_CSWAP);
+	EXPECT_EQ(back.datatype, FI_UINT32);
+	EXPECT_EQ(back.family, 2);
+	EXPECT_EQ(back.count, 3u);
+	frame::header x = h;
+	x.len = 12; /* the compare values are missing */
+	EXPECT_EQ(dec(x), frame::error::bad_len);
+	x = h;
+	x.flags = frame::F_CQ_DATA;
+	EXPECT_EQ(dec(x), frame::error::bad_flags);
+	x = h;
+	x.data |= uint64_t(1) << 20; /* reserved bits */
+	EXPECT_EQ(dec(x), frame::error::bad_field);
+	x = h;
+	x.aux = ~0ull - 4; /* the range wraps */
+	EXPECT_EQ(dec(x), frame::error::bad_field);
+	auto with = [&](frame::atomic_desc e) {
+		frame::header y = h;
+		y.data = frame::pack(e);
+		y.len = 0;
+		return dec(y);
+	};
+	frame::atomic_desc e = d;
+	e.family = 0; /* FI_CSWAP is no plain atomic */
+	EXPECT_EQ(with(e), frame::error::bad_field);
+	e = d;
+	e.datatype = FI_FLOAT_COMPLEX;
+	e.op = FI_CSWAP_LT; /* no ordering on complex */
+	EXPECT_EQ(with(e), frame::error::bad_field);
+	e = d;
+	e.count = 0;
+	EXPECT_EQ(with(e), frame::error::bad_field);
+	e.count = 65536 / 4 + 1; /* above max_bytes */
+	EXPECT_EQ(with(e), frame::error::bad_field);
+	e = d;
+	e.datatype = 16;
+	EXPECT_EQ(with(e), frame::error::bad_field);
+	e = d;
+	e.op = FI_ATOMIC_OP_LAST;
+	EXPECT_EQ(with(e), frame::error::bad_field);
+	/* ATOMIC_READ carries no operands. */
+	e = {};
+	e.op = FI_ATOMIC_READ;
+	e.datatype = FI_DOUBLE;
+	e.family = 1;
+	e.count = 2;
+	EXPECT_EQ(frame::atomic_len(e), 0u);
+	EXPECT_EQ(with(e), frame::error::ok);
+	frame::header r;
+	r.type = frame::ATOMIC_RESP;
+	r.id = 8;
+	r.len = 12;
+	EXPECT_EQ(dec(r), frame::error::ok);
+	r.data = FI_EACCES;
+	EXPECT_EQ(dec(r), frame::error::bad_field);
+	r.len = 0;
+	EXPECT_EQ(dec(r), frame::error::ok);
+	r.tag = 1;
+	EXPECT_EQ(dec(r), frame::error::bad_field);
+	r.tag = 0;
+	r.len = 65536 + 1;
+	r.data = 0;
+	EXPECT_EQ(dec(r), frame::error::bad_len);
+}
+
 TEST_F(pair_fixture, getname_is_a_loopback_sockaddr_and_setname_rebinds_before_enable)
 {
 	ASSERT_EQ(a.name.size(), sizeof(sockaddr_in));

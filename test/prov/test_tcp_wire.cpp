@@ -1,16 +1,19 @@
 /* tcp provider against a hostile wire: raw peers send seeded random frame
  * sequences (every frame type, wrong and right flags, edge-case fields,
  * real and bogus RMA keys, bodies cut short, plain garbage) to an RDM
- * endpoint that has receives posted and memory registered, while a normal
- * peer keeps exchanging messages with it.  Nothing may crash (this suite
- * runs under ASan too), the normal peer's messages all arrive intact, and
- * the endpoint closes cleanly afterwards.  The decoder alone is fuzzed by
+ * endpoint that has receives posted and memory registered (RMA and atomics
+ * aim at it), while a normal peer keeps exchanging messages with it.
+ * Nothing may crash (this suite runs under ASan too), the normal peer's
+ * messages all arrive intact, and the endpoint closes cleanly afterwards.  The decoder alone is fuzzed by
  * test/fuzz/fuzz_tcp_frame.cpp; this drives the whole receive path. */
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <vector>
+
+#include <rdma/fi_atomic.h>
 
 #include "tcp_fixture.h"
 
@@ -88,6 +91,26 @@ std::vector<unsigned char> random_frame(std::mt19937_64 &rng, uint64_t key, uint
 	case frame::CREDIT:
 		h.data = 1 + rng() % (2u << 20);
 		body = 0;
+		break;
+	case frame::ATOMIC: {
+		/* Mostly operations the engine takes, on the real key, whole. */
+		frame::atomic_desc d;
+		d.op = uint8_t(rng() % (FI_ATOMIC_OP_LAST + 1));
+		d.datatype = uint8_t(rng() % (FI_UINT128 + 2));
+		d.family = uint8_t(rng() % 3);
+		d.count = uint32_t(1 + rng() % 8);
+		h.data = frame::pack(d);
+		h.tag = rng() % 3 ? key : rng();
+		h.aux = base + rng() % 5000;
+		h.id = rng() % 8;
+		body = std::min<size_t>(frame::atomic_len(d), room - 1);
+		break;
+	}
+	case frame::ATOMIC_RESP:
+		h.id = rng() % 8;
+		h.data = rng() % 4 ? 0 : rng() % 3;
+		if (h.data)
+			body = 0;
 		break;
 	default: /* handshake and cm frames: out of place on a live connection */
 		body = rng() % 64;

@@ -3,6 +3,8 @@
 
 #include <cstring>
 
+#include "prov/common/atomic.h"
+
 namespace wu::tcp::frame {
 namespace {
 
@@ -46,6 +48,45 @@ uint16_t allowed_flags(uint8_t t) noexcept
 }
 
 } // namespace
+
+uint64_t pack(const atomic_desc &d) noexcept
+{
+	return uint64_t(d.op) | uint64_t(d.datatype) << 8 | uint64_t(d.family) << 16 | uint64_t(d.count) << 32;
+}
+
+atomic_desc unpack_atomic(uint64_t data) noexcept
+{
+	atomic_desc d;
+	d.op = uint8_t(data);
+	d.datatype = uint8_t(data >> 8);
+	d.family = uint8_t((data >> 16) & 3);
+	d.count = uint32_t(data >> 32);
+	return d;
+}
+
+namespace {
+
+/* Bytes of one buffer of d's elements; 0 when d is not a request we take. */
+uint64_t atomic_bytes(const atomic_desc &d) noexcept
+{
+	if (d.family > uint8_t(atomic::kind::compare) ||
+	    !atomic::valid(d.datatype, d.op, atomic::kind(d.family)) || !d.count)
+		return 0;
+	uint64_t n = uint64_t(d.count) * atomic::size_of(d.datatype);
+	return n <= atomic::max_bytes ? n : 0;
+}
+
+} // namespace
+
+uint64_t atomic_len(const atomic_desc &d) noexcept
+{
+	return atomic_bytes(d) * atomic::operands(d.op);
+}
+
+uint64_t atomic_resp_len(const atomic_desc &d) noexcept
+{
+	return d.family == uint8_t(atomic::kind::write) ? 0 : atomic_bytes(d);
+}
 
 const char *to_string(error e) noexcept
 {
@@ -178,6 +219,23 @@ error decode(const void *in, size_t n, header &out) noexcept
 		if (h.len)
 			return error::bad_len;
 		if (h.tag || h.id || h.aux || !h.data || h.data > max_payload)
+			return error::bad_field;
+		break;
+	case ATOMIC: {
+		/* Bits 18-31 are reserved; op, datatype, family and count must
+		 * name an operation the engine takes (atomic_bytes). */
+		atomic_desc d = unpack_atomic(h.data);
+		uint64_t n = atomic_bytes(d);
+		if ((h.data & 0xfffc0000u) || !n || h.aux + n < h.aux)
+			return error::bad_field;
+		if (h.len != atomic_len(d))
+			return error::bad_len;
+		break;
+	}
+	case ATOMIC_RESP:
+		if (h.len > atomic::max_bytes)
+			return error::bad_len;
+		if (h.tag || h.aux || h.data > 0xffff || (h.data && h.len))
 			return error::bad_field;
 		break;
 	}

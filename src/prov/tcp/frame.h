@@ -10,12 +10,14 @@
  *     4    2 flags    frame_flags (only those the type allows)
  *     6    2 hdr_len  48
  *     8    8 len      payload bytes after the header
- *    16    8 tag      message tag; RMA key for WRITE/READ_REQ; job key for HELLO
- *    24    8 data     remote CQ data (MSG, RTS, WRITE); status for acks; length for READ_REQ;
- *                     bytes returned for CREDIT
- *    32    8 id       sender's operation id (acks, read responses and CTS echo it)
- *    40    8 aux      RMA target address; message length for RTS; receiver token for CTS/RDATA;
- *                     the sender's eager window for HELLO, HELLO_ACK, CONNREQ and ACCEPT
+ *    16    8 tag      message tag; RMA key for WRITE/READ_REQ/ATOMIC; job key for HELLO
+ *    24    8 data     remote CQ data (MSG, RTS, WRITE); status for acks and responses;
+ *                     length for READ_REQ; bytes returned for CREDIT; the operation
+ *                     for ATOMIC (atomic_desc)
+ *    32    8 id       sender's operation id (acks, responses and CTS echo it)
+ *    40    8 aux      RMA target address (WRITE, READ_REQ, ATOMIC); message length for RTS;
+ *                     receiver token for CTS/RDATA; the sender's eager window for HELLO,
+ *                     HELLO_ACK, CONNREQ and ACCEPT
  *
  * Rendezvous (messages above FI_TCP_RNDV_SIZE): the sender writes RTS (no
  * payload); once a receive matches, the receiver answers CTS with a token;
@@ -27,6 +29,13 @@
  * that window a message above the rendezvous size may go as one MSG frame
  * with F_CREDIT, saving the RTS/CTS round trip; the receiver gives the
  * bytes back with CREDIT once it no longer holds them.
+ *
+ * Atomics (fi_atomic(3)): ATOMIC carries count elements of one datatype:
+ * data packs op (bits 0-7), datatype (8-15), family (16-17: 0 write,
+ * 1 fetch, 2 compare) and count (32-63); the payload is the operands, then
+ * (compare family) the compare values, count * size bytes each.  The
+ * target answers ATOMIC_RESP with a status and, for fetch and compare on
+ * success, the count old values.
  */
 #ifndef WU_PROV_TCP_FRAME_H
 #define WU_PROV_TCP_FRAME_H
@@ -61,6 +70,8 @@ enum type : uint8_t {
 	ACCEPT,        /* MSG: payload = private data */
 	REJECT,        /* MSG: payload = private data */
 	CREDIT,        /* data = eager-window bytes the receiver gives back */
+	ATOMIC,        /* tag = key, aux = address, id = op, data = atomic_desc, payload = operands */
+	ATOMIC_RESP,   /* id = op, data = status, payload = old values (fetch / compare, status 0) */
 	type_end_
 };
 
@@ -80,6 +91,20 @@ struct header {
 	uint64_t id = 0;
 	uint64_t aux = 0;
 };
+
+/* What ATOMIC's data field says. */
+struct atomic_desc {
+	uint8_t op = 0;
+	uint8_t datatype = 0;
+	uint8_t family = 0; /* wu::atomic::kind */
+	uint32_t count = 0;
+};
+uint64_t pack(const atomic_desc &d) noexcept;
+atomic_desc unpack_atomic(uint64_t data) noexcept;
+/* Payload bytes of an ATOMIC with d (operands and compare values) and of
+ * its successful ATOMIC_RESP (old values); 0 for a d decode() refuses. */
+uint64_t atomic_len(const atomic_desc &d) noexcept;
+uint64_t atomic_resp_len(const atomic_desc &d) noexcept;
 
 /* Outcome of decode(); ok is 0. */
 enum class error : int {

@@ -57,6 +57,7 @@
 #include "core/param.h"
 #include "core/shim.h"
 #include "eq/eq.h"
+#include "prov/common/atomic.h"
 #include "prov/tcp/frame.h"
 
 namespace wu::tcp {
@@ -293,7 +294,8 @@ private:
 /* ---------------------------------------------------------------- */
 /* Operations, connections, endpoint.                                */
 
-enum op_kind : uint8_t { OP_SEND, OP_RECV, OP_WRITE, OP_READ };
+/* OP_ATOMIC: fi_atomic family; OP_FETCH: fetch and compare families (old values come back). */
+enum op_kind : uint8_t { OP_SEND, OP_RECV, OP_WRITE, OP_READ, OP_ATOMIC, OP_FETCH };
 
 struct op {
 	op_kind kind;
@@ -372,7 +374,8 @@ enum conn_state : uint8_t {
 	C_CLOSED,
 };
 
-enum body_kind : uint8_t { B_NONE, B_RECV, B_UNEXP, B_WRITE, B_READRESP, B_SMALL, B_DISCARD, B_RNDV };
+/* B_READRESP also takes ATOMIC_RESP's old values; B_ATOMIC stages ATOMIC operands in small. */
+enum body_kind : uint8_t { B_NONE, B_RECV, B_UNEXP, B_WRITE, B_READRESP, B_SMALL, B_DISCARD, B_RNDV, B_ATOMIC };
 
 struct tcp_ep;
 
@@ -630,8 +633,10 @@ fid_cntr *tx_cntr(tcp_ep *ep, const op *o)
 {
 	switch (o->kind) {
 	case OP_SEND: return ep->c_send;
-	case OP_WRITE: return ep->c_write;
-	case OP_READ: return ep->c_read;
+	case OP_WRITE:
+	case OP_ATOMIC: return ep->c_write;
+	case OP_READ:
+	case OP_FETCH: return ep->c_read;
 	default: return ep->c_recv;
 	}
 }
@@ -643,6 +648,8 @@ uint64_t op_comp_flags(const op *o)
 	case OP_RECV: return FI_RECV | (o->tagged ? FI_TAGGED : FI_MSG);
 	case OP_WRITE: return FI_RMA | FI_WRITE;
 	case OP_READ: return FI_RMA | FI_READ;
+	case OP_ATOMIC: return FI_ATOMIC | FI_WRITE;
+	case OP_FETCH: return FI_ATOMIC | FI_READ;
 	}
 	return 0;
 }
@@ -891,6 +898,7 @@ txitem *make_item(const frame::header &h, const iovec *iov, size_t cnt)
 	return t;
 }
 
+/* payload null with plen > 0: the caller fills t->owned. */
 txitem *control_item(frame::header h, const void *payload = nullptr, size_t plen = 0)
 {
 	h.len = plen;
@@ -901,7 +909,8 @@ txitem *control_item(frame::header h, const void *payload = nullptr, size_t plen
 	t->left = frame::hdr_size;
 	if (plen) {
 		t->owned.reset(new char[plen]);
-		memcpy(t->owned.get(), payload, plen);
+		if (payload)
+			memcpy(t->owned.get(), payload, plen);
 		t->iov[1] = {t->owned.get(), plen};
 		t->cnt = 2;
 		t->left += plen;
@@ -1752,6 +1761,44 @@ void on_hello_ack(tcp_ep *ep, conn *c)
 		flush_tx(ep, it->second);
 }
 
+/* ATOMIC with its operands staged in c->small (decode checked the
+ * operation and the length): check the region, apply, answer. */
+void on_atomic(tcp_ep *ep, conn *c)
+{
+	const frame::header &h = c->h;
+	frame::atomic_desc d = frame::unpack_atomic(h.data);
+	size_t n = size_t(d.count) * atomic::size_of(d.datatype);
+	/* fi_mr(3): fetching needs FI_REMOTE_READ, updating FI_REMOTE_WRITE. */
+	bool reads = d.family != uint8_t(atomic::kind::write), writes = d.op != FI_ATOMIC_READ;
+	uint64_t access = (reads ? FI_REMOTE_READ : 0) | (writes ? FI_REMOTE_WRITE : 0);
+	frame::header r;
+	r.type = frame::ATOMIC_RESP;
+	r.id = h.id;
+	void *p = mr::check(ep->dom, h.tag, h.aux, n, access);
+	if (!p) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
+			       "atomic on key 0x%llx, address 0x%llx, %zu bytes: no registered region allows %s\n",
+			       (unsigned long long)h.tag, (unsigned long long)h.aux, n,
+			       reads && writes ? "FI_REMOTE_READ | FI_REMOTE_WRITE"
+			       : reads	       ? "FI_REMOTE_READ"
+					       : "FI_REMOTE_WRITE");
+		r.data = FI_EACCES;
+		enqueue(ep, c, control_item(r));
+		return;
+	}
+	size_t rlen = frame::atomic_resp_len(d);
+	txitem *t = control_item(r, nullptr, rlen);
+	const char *operand = c->small.data();
+	atomic::apply(d.op, d.datatype, p, writes ? operand : nullptr,
+		      atomic::operands(d.op) == 2 ? operand + n : nullptr, rlen ? t->owned.get() : nullptr, d.count);
+	enqueue(ep, c, t);
+	mr::remote_access(ep->dom, h.tag, access);
+	if (writes)
+		push_comp(ep, nullptr, ep->c_rwrite, cq::completion{});
+	if (reads)
+		push_comp(ep, nullptr, ep->c_rread, cq::completion{});
+}
+
 void finish_body(tcp_ep *ep, conn *c)
 {
 	c->in_body = false;
@@ -1832,6 +1879,9 @@ void finish_body(tcp_ep *ep, conn *c)
 			conn_fail(ep, c, FI_ECONNREFUSED, nullptr, true);
 			break;
 		}
+		break;
+	case B_ATOMIC:
+		on_atomic(ep, c);
 		break;
 	case B_DISCARD:
 	case B_NONE:
@@ -1916,14 +1966,27 @@ void on_header(tcp_ep *ep, conn *c)
 		push_comp(ep, nullptr, ep->c_rread, cq::completion{});
 		return;
 	}
+	case frame::ATOMIC:
+		/* Staged whole: the operation runs once its operands are here. */
+		c->small.resize(h.len);
+		c->tgt[0] = {c->small.data(), size_t(h.len)};
+		c->tgt_cnt = h.len ? 1 : 0;
+		return start_body(c, B_ATOMIC, h.len, 0);
 	case frame::WRITE_ACK:
-	case frame::READ_RESP: {
+	case frame::READ_RESP:
+	case frame::ATOMIC_RESP: {
 		auto it = c->pending.find(h.id);
 		if (it == c->pending.end())
 			return (void)protocol_error(ep, c, "reply for an unknown operation");
 		op *o = it->second;
-		if (o->kind != (h.type == frame::WRITE_ACK ? OP_WRITE : OP_READ))
+		bool fits = h.type == frame::WRITE_ACK	? o->kind == OP_WRITE
+			    : h.type == frame::READ_RESP ? o->kind == OP_READ
+							 : o->kind == OP_ATOMIC || o->kind == OP_FETCH;
+		if (!fits)
 			return (void)protocol_error(ep, c, "reply of the wrong kind");
+		/* An atomic's old values fill its result buffers exactly. */
+		if (h.type == frame::ATOMIC_RESP && !h.data && h.len != o->len)
+			return (void)protocol_error(ep, c, "atomic response of the wrong length");
 		c->pending.erase(it);
 		if (h.type == frame::WRITE_ACK || h.data) {
 			complete_tx(ep, o, int(h.data));
@@ -2432,6 +2495,39 @@ void own_payload(txitem *t, const iovec *iov, size_t cnt, size_t total)
 		t->iov[t->cnt++] = {t->owned.get(), total};
 }
 
+/* Under ep->mtx: the connection a new transmit to dest goes on, or nullptr
+ * with *err (-FI_EOPBADSTATE before fi_enable, -FI_EAGAIN while tx_attr->size
+ * operations are in flight even after a progress pass, or conn_for's error). */
+conn *tx_conn(tcp_ep *ep, fi_addr_t dest, ssize_t *err)
+{
+	if (!ep->enabled) {
+		*err = -FI_EOPBADSTATE;
+		return nullptr;
+	}
+	if (ep->tx_inflight >= ep->info->tx_attr->size) {
+		progress_locked(ep);
+		if (ep->tx_inflight >= ep->info->tx_attr->size) {
+			*err = -FI_EAGAIN;
+			return nullptr;
+		}
+	}
+	int e = 0;
+	conn *c = conn_for(ep, dest, &e);
+	if (!c)
+		*err = -e;
+	return c;
+}
+
+/* Under ep->mtx: queues a request whose op completes on the target's reply. */
+void queue_pending(tcp_ep *ep, conn *c, txitem *t, op *o)
+{
+	t->o = o;
+	t->after = AFTER_PENDING;
+	ep->tx_inflight++;
+	enqueue(ep, c, t);
+	reap(ep);
+}
+
 ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64_t tag, uint64_t data,
 		uint64_t flags, void *ctx, bool tagged, bool inject_api)
 {
@@ -2443,17 +2539,10 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 	bool post = false; /* completions to post once unlocked */
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
-		if (!ep->enabled)
-			return -FI_EOPBADSTATE;
-		if (ep->tx_inflight >= ep->info->tx_attr->size) {
-			progress_locked(ep);
-			if (ep->tx_inflight >= ep->info->tx_attr->size)
-				return -FI_EAGAIN;
-		}
-		int err = 0;
-		conn *c = conn_for(ep, dest, &err);
+		ssize_t err = 0;
+		conn *c = tx_conn(ep, dest, &err);
 		if (!c)
-			return -err;
+			return err;
 		/* Owed window bytes ride in the same write as this frame. */
 		bool idle = c->txq.empty();
 		if (c->credit_owed && c->state == C_READY)
@@ -2840,17 +2929,10 @@ ssize_t do_rma(tcp_ep *ep, bool write, const iovec *iov, size_t cnt, fi_addr_t p
 		return -FI_EINVAL;
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
-		if (!ep->enabled)
-			return -FI_EOPBADSTATE;
-		if (ep->tx_inflight >= ep->info->tx_attr->size) {
-			progress_locked(ep);
-			if (ep->tx_inflight >= ep->info->tx_attr->size)
-				return -FI_EAGAIN;
-		}
-		int err = 0;
-		conn *c = conn_for(ep, peer, &err);
+		ssize_t err = 0;
+		conn *c = tx_conn(ep, peer, &err);
 		if (!c)
-			return -err;
+			return err;
 		auto *o = new op();
 		o->kind = write ? OP_WRITE : OP_READ;
 		o->context = ctx;
@@ -2881,11 +2963,140 @@ ssize_t do_rma(tcp_ep *ep, bool write, const iovec *iov, size_t cnt, fi_addr_t p
 			h.data = total;
 			t = make_item(h, nullptr, 0);
 		}
-		t->o = o;
-		t->after = AFTER_PENDING;
-		ep->tx_inflight++;
-		enqueue(ep, c, t);
-		reap(ep);
+		queue_pending(ep, c, t, o);
+	}
+	flush(ep);
+	return 0;
+}
+
+/* ---- atomics (fi_atomic(3)) ---- */
+
+/* An atomic call refused before anything was queued: says why, once in a while. */
+ssize_t refuse(const char *where, ssize_t err, const char *why)
+{
+	WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "%s: %s (%s)\n", where, why, fi_strerror(int(-err)));
+	return err;
+}
+
+/* Elements over an ioc list as byte iovecs of elements of size bytes;
+ * false for a malformed list (no entries, too many, NULL addresses). */
+bool ioc_bytes(const fi_ioc *v, size_t cnt, size_t size, iovec *out, size_t &elems)
+{
+	if (!v || !cnt || cnt > max_iov)
+		return false;
+	elems = 0;
+	for (size_t i = 0; i < cnt; i++) {
+		if ((!v[i].addr && v[i].count) || v[i].count > atomic::max_bytes)
+			return false;
+		out[i] = {v[i].addr, v[i].count * size};
+		elems += v[i].count;
+	}
+	return true;
+}
+
+size_t ioc_count(const fi_ioc *v, size_t cnt)
+{
+	size_t n = 0;
+	for (size_t i = 0; v && i < cnt; i++)
+		n += v[i].count;
+	return n;
+}
+
+/* One call of the fi_atomic(3) families: m as given (ATOMIC_READ ignores
+ * its operands), with the compare buffers of the compare family and the
+ * result buffers of fetch and compare. */
+struct atomic_call {
+	const char *where;
+	atomic::kind k;
+	const fi_msg_atomic *m;
+	uint64_t flags;
+	const fi_ioc *cmp = nullptr;
+	size_t cmp_cnt = 0;
+	fi_ioc *res = nullptr;
+	size_t res_cnt = 0;
+	bool inject_api = false;
+};
+
+ssize_t do_atomic(tcp_ep *ep, const atomic_call &a)
+{
+	const fi_msg_atomic *m = a.m;
+	if (!m)
+		return refuse(a.where, -FI_EINVAL, "msg is NULL");
+	const char *why = nullptr;
+	size_t max = 0;
+	if (int r = atomic::check(m->datatype, m->op, a.k, &max, &why))
+		return refuse(a.where, r, why);
+	if (a.flags & FI_TAGGED)
+		return refuse(a.where, -FI_EOPNOTSUPP, "atomics on tagged receive buffers (FI_TAGGED) are not supported");
+	if (a.flags & FI_REMOTE_CQ_DATA)
+		return refuse(a.where, -FI_EOPNOTSUPP, "remote CQ data is not carried by atomics");
+	size_t size = atomic::size_of(m->datatype);
+	bool fetch = a.k != atomic::kind::write;
+	unsigned nops = atomic::operands(m->op);
+	/* Operands (and compare values) go out as one payload. */
+	iovec v[2 * max_iov];
+	size_t k = 0, count = 0, n = 0;
+	if (nops) {
+		if (!ioc_bytes(m->msg_iov, m->iov_count, size, v, count))
+			return refuse(a.where, -FI_EINVAL, "operand iocs missing, NULL or more than iov_limit");
+		k = m->iov_count;
+	}
+	if (nops == 2) {
+		if (!ioc_bytes(a.cmp, a.cmp_cnt, size, v + k, n) || n != count)
+			return refuse(a.where, -FI_EINVAL, "compare iocs missing, NULL, too many or not matching the operands");
+		k += a.cmp_cnt;
+	}
+	iovec rv[max_iov];
+	if (fetch) {
+		if (!ioc_bytes(a.res, a.res_cnt, size, rv, n) || (nops && n != count))
+			return refuse(a.where, -FI_EINVAL, "result iocs missing, NULL, too many or not matching the operands");
+		count = n; /* ATOMIC_READ: the results say how many */
+	}
+	if (!count)
+		return refuse(a.where, -FI_EINVAL, "count is 0");
+	if (count > max)
+		return refuse(a.where, -FI_EMSGSIZE, "more elements than fi_atomicvalid's count");
+	if (!m->rma_iov || m->rma_iov_count != 1 || m->rma_iov->count != count)
+		return refuse(a.where, -FI_EINVAL, "needs one remote ioc of as many elements as the operands");
+	size_t bytes = count * size;
+	if ((a.inject_api || (a.flags & FI_INJECT)) && bytes > ep->info->tx_attr->inject_size)
+		return refuse(a.where, -FI_EINVAL, "FI_INJECT operands above inject_size");
+	{
+		std::lock_guard<std::mutex> g(ep->mtx);
+		ssize_t err = 0;
+		conn *c = tx_conn(ep, m->addr, &err);
+		if (!c)
+			return err;
+		auto *o = new op();
+		o->kind = fetch ? OP_FETCH : OP_ATOMIC;
+		o->context = m->context;
+		o->flags = a.flags;
+		if (fetch) {
+			for (size_t i = 0; i < a.res_cnt; i++)
+				o->iov[i] = rv[i];
+			o->iov_cnt = a.res_cnt;
+			o->len = bytes;
+		}
+		o->id = ep->next_id++;
+		o->want_comp = !a.inject_api && (!ep->tx_sel || (a.flags & FI_COMPLETION));
+		frame::header h;
+		h.type = frame::ATOMIC;
+		h.id = o->id;
+		h.tag = m->rma_iov->key;
+		h.aux = m->rma_iov->addr;
+		frame::atomic_desc d;
+		d.op = uint8_t(m->op);
+		d.datatype = uint8_t(m->datatype);
+		d.family = uint8_t(a.k);
+		d.count = uint32_t(count);
+		h.data = frame::pack(d);
+		h.len = bytes * nops;
+		/* Always a copy: the caller's buffers are free at once (FI_INJECT
+		 * costs nothing more) and compare values need no second iovec run. */
+		txitem *t = make_item(h, nullptr, 0);
+		own_payload(t, v, k, h.len);
+		t->left += h.len;
+		queue_pending(ep, c, t, o);
 	}
 	flush(ep);
 	return 0;
@@ -3139,6 +3350,147 @@ ssize_t r_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_a
 	});
 }
 
+/* fi_ops_atomic */
+using atomic::kind;
+
+/* The fi_msg_atomic of the non-msg calls: one remote ioc over all operands. */
+fi_msg_atomic atomic_msg(const fi_ioc *iov, void **desc, size_t cnt, fi_addr_t dest, const fi_rma_ioc *rma,
+			 fi_datatype dt, fi_op op, void *ctx)
+{
+	return {.msg_iov = iov, .desc = desc, .iov_count = cnt, .addr = dest, .rma_iov = rma, .rma_iov_count = 1,
+		.datatype = dt, .op = op, .context = ctx, .data = 0};
+}
+
+ssize_t a_write(fid_ep *e, const void *buf, size_t count, void *desc, fi_addr_t dest, uint64_t addr, uint64_t key,
+		fi_datatype dt, fi_op op, void *ctx) noexcept
+{
+	return ep_call(e, "fi_atomic", [&](tcp_ep *ep) {
+		fi_ioc v{const_cast<void *>(buf), count};
+		fi_rma_ioc r{addr, count, key};
+		fi_msg_atomic m = atomic_msg(&v, &desc, 1, dest, &r, dt, op, ctx);
+		return do_atomic(ep, {"fi_atomic", kind::write, &m, tx_flags(ep)});
+	});
+}
+ssize_t a_writev(fid_ep *e, const fi_ioc *iov, void **desc, size_t cnt, fi_addr_t dest, uint64_t addr,
+		 uint64_t key, fi_datatype dt, fi_op op, void *ctx) noexcept
+{
+	return ep_call(e, "fi_atomicv", [&](tcp_ep *ep) {
+		fi_rma_ioc r{addr, ioc_count(iov, cnt), key};
+		fi_msg_atomic m = atomic_msg(iov, desc, cnt, dest, &r, dt, op, ctx);
+		return do_atomic(ep, {"fi_atomicv", kind::write, &m, tx_flags(ep)});
+	});
+}
+ssize_t a_writemsg(fid_ep *e, const fi_msg_atomic *m, uint64_t flags) noexcept
+{
+	return ep_call(e, "fi_atomicmsg",
+		       [&](tcp_ep *ep) { return do_atomic(ep, {"fi_atomicmsg", kind::write, m, flags}); });
+}
+ssize_t a_inject(fid_ep *e, const void *buf, size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
+		 fi_datatype dt, fi_op op) noexcept
+{
+	return ep_call(e, "fi_inject_atomic", [&](tcp_ep *ep) {
+		fi_ioc v{const_cast<void *>(buf), count};
+		fi_rma_ioc r{addr, count, key};
+		fi_msg_atomic m = atomic_msg(&v, nullptr, 1, dest, &r, dt, op, nullptr);
+		atomic_call a{"fi_inject_atomic", kind::write, &m, FI_INJECT};
+		a.inject_api = true;
+		return do_atomic(ep, a);
+	});
+}
+ssize_t a_readwrite(fid_ep *e, const void *buf, size_t count, void *desc, void *result, void *result_desc,
+		    fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype dt, fi_op op, void *ctx) noexcept
+{
+	return ep_call(e, "fi_fetch_atomic", [&](tcp_ep *ep) {
+		fi_ioc v{const_cast<void *>(buf), count}, res{result, count};
+		fi_rma_ioc r{addr, count, key};
+		fi_msg_atomic m = atomic_msg(&v, &desc, 1, dest, &r, dt, op, ctx);
+		atomic_call a{"fi_fetch_atomic", kind::fetch, &m, tx_flags(ep)};
+		a.res = &res;
+		a.res_cnt = 1;
+		(void)result_desc;
+		return do_atomic(ep, a);
+	});
+}
+ssize_t a_readwritev(fid_ep *e, const fi_ioc *iov, void **desc, size_t cnt, fi_ioc *resultv, void **,
+		     size_t result_cnt, fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype dt, fi_op op,
+		     void *ctx) noexcept
+{
+	return ep_call(e, "fi_fetch_atomicv", [&](tcp_ep *ep) {
+		fi_rma_ioc r{addr, ioc_count(resultv, result_cnt), key};
+		fi_msg_atomic m = atomic_msg(iov, desc, cnt, dest, &r, dt, op, ctx);
+		atomic_call a{"fi_fetch_atomicv", kind::fetch, &m, tx_flags(ep)};
+		a.res = resultv;
+		a.res_cnt = result_cnt;
+		return do_atomic(ep, a);
+	});
+}
+ssize_t a_readwritemsg(fid_ep *e, const fi_msg_atomic *m, fi_ioc *resultv, void **, size_t result_cnt,
+		       uint64_t flags) noexcept
+{
+	return ep_call(e, "fi_fetch_atomicmsg", [&](tcp_ep *ep) {
+		atomic_call a{"fi_fetch_atomicmsg", kind::fetch, m, flags};
+		a.res = resultv;
+		a.res_cnt = result_cnt;
+		return do_atomic(ep, a);
+	});
+}
+ssize_t a_compwrite(fid_ep *e, const void *buf, size_t count, void *desc, const void *compare, void *,
+		    void *result, void *, fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype dt, fi_op op,
+		    void *ctx) noexcept
+{
+	return ep_call(e, "fi_compare_atomic", [&](tcp_ep *ep) {
+		fi_ioc v{const_cast<void *>(buf), count}, cmp{const_cast<void *>(compare), count}, res{result, count};
+		fi_rma_ioc r{addr, count, key};
+		fi_msg_atomic m = atomic_msg(&v, &desc, 1, dest, &r, dt, op, ctx);
+		atomic_call a{"fi_compare_atomic", kind::compare, &m, tx_flags(ep), &cmp, 1, &res, 1};
+		return do_atomic(ep, a);
+	});
+}
+ssize_t a_compwritev(fid_ep *e, const fi_ioc *iov, void **desc, size_t cnt, const fi_ioc *comparev, void **,
+		     size_t compare_cnt, fi_ioc *resultv, void **, size_t result_cnt, fi_addr_t dest, uint64_t addr,
+		     uint64_t key, fi_datatype dt, fi_op op, void *ctx) noexcept
+{
+	return ep_call(e, "fi_compare_atomicv", [&](tcp_ep *ep) {
+		fi_rma_ioc r{addr, ioc_count(iov, cnt), key};
+		fi_msg_atomic m = atomic_msg(iov, desc, cnt, dest, &r, dt, op, ctx);
+		atomic_call a{"fi_compare_atomicv", kind::compare, &m,	   tx_flags(ep),
+			      comparev,		    compare_cnt,   resultv, result_cnt};
+		return do_atomic(ep, a);
+	});
+}
+ssize_t a_compwritemsg(fid_ep *e, const fi_msg_atomic *m, const fi_ioc *comparev, void **, size_t compare_cnt,
+		       fi_ioc *resultv, void **, size_t result_cnt, uint64_t flags) noexcept
+{
+	return ep_call(e, "fi_compare_atomicmsg", [&](tcp_ep *ep) {
+		atomic_call a{"fi_compare_atomicmsg", kind::compare, m, flags, comparev, compare_cnt, resultv, result_cnt};
+		return do_atomic(ep, a);
+	});
+}
+
+/* fi_atomicvalid and friends: what atomic::check says, count included. */
+int atomic_valid(fid_ep *e, const char *where, kind k, fi_datatype dt, fi_op op, size_t *count) noexcept
+{
+	return int(ep_call(e, where, [&](tcp_ep *) -> ssize_t {
+		if (!count)
+			return refuse(where, -FI_EINVAL, "count is NULL");
+		const char *why = nullptr;
+		int r = atomic::check(dt, op, k, count, &why);
+		return r ? refuse(where, r, why) : 0;
+	}));
+}
+int a_writevalid(fid_ep *e, fi_datatype dt, fi_op op, size_t *count) noexcept
+{
+	return atomic_valid(e, "fi_atomicvalid", kind::write, dt, op, count);
+}
+int a_readwritevalid(fid_ep *e, fi_datatype dt, fi_op op, size_t *count) noexcept
+{
+	return atomic_valid(e, "fi_fetch_atomicvalid", kind::fetch, dt, op, count);
+}
+int a_compwritevalid(fid_ep *e, fi_datatype dt, fi_op op, size_t *count) noexcept
+{
+	return atomic_valid(e, "fi_compare_atomicvalid", kind::compare, dt, op, count);
+}
+
 fi_ops_msg msg_ops = {sizeof(fi_ops_msg), m_recv,	m_recvv,     m_recvmsg,   m_send,
 		      m_sendv,		  m_sendmsg, m_inject, m_senddata, m_injectdata};
 fi_ops_tagged tagged_ops = {sizeof(fi_ops_tagged), t_recv,	  t_recvv,   t_recvmsg,	 t_send,
@@ -3146,13 +3498,9 @@ fi_ops_tagged tagged_ops = {sizeof(fi_ops_tagged), t_recv,	  t_recvv,   t_recvms
 fi_ops_rma rma_ops = {sizeof(fi_ops_rma), r_read,	 r_readv,    r_readmsg,	  r_write,
 		      r_writev,		  r_writemsg, r_inject, r_writedata, r_injectdata};
 
-#define NS_ATOMIC(s) WU_NOSYS(fi_ops_atomic, s)
-fi_ops_atomic atomic_ops = {
-	sizeof(fi_ops_atomic), NS_ATOMIC(write),	NS_ATOMIC(writev),	   NS_ATOMIC(writemsg),
-	NS_ATOMIC(inject),     NS_ATOMIC(readwrite),	NS_ATOMIC(readwritev),	   NS_ATOMIC(readwritemsg),
-	NS_ATOMIC(compwrite),  NS_ATOMIC(compwritev),	NS_ATOMIC(compwritemsg),   NS_ATOMIC(writevalid),
-	NS_ATOMIC(readwritevalid), NS_ATOMIC(compwritevalid),
-};
+fi_ops_atomic atomic_ops = {sizeof(fi_ops_atomic), a_write,	      a_writev,	    a_writemsg,	  a_inject,
+			    a_readwrite,	   a_readwritev,    a_readwritemsg, a_compwrite, a_compwritev,
+			    a_compwritemsg,	   a_writevalid,    a_readwritevalid, a_compwritevalid};
 /* ---- endpoint control ---- */
 
 void unbind_all(tcp_ep *ep)

@@ -26,6 +26,7 @@
 #include "pmix_glue/wireup.h"
 #endif
 #include "core/param.h"
+#include "prov/common/atomic.h"
 #include "prov/common/cq.h"
 #include "prov/tcp/tcp_ep.h"
 
@@ -39,21 +40,21 @@ fi_provider tcp_prov_desc;
 /* What one endpoint type offers; the same for every interface. */
 void fill_common(fi_info &i, fi_ep_type type)
 {
-	const uint64_t caps = FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | FI_RECV | FI_SEND |
+	const uint64_t caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_RECV | FI_SEND |
 			      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV |
 			      FI_LOCAL_COMM | FI_REMOTE_COMM | (type == FI_EP_RDM ? FI_SOURCE : 0);
 	const uint64_t order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS |
 			       FI_ORDER_WAR | FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW;
 	i.caps = caps;
 	i.mode = 0;
-	i.tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | FI_SEND);
+	i.tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_SEND);
 	i.tx_attr->msg_order = order;
 	i.tx_attr->comp_order = FI_ORDER_NONE;
 	i.tx_attr->inject_size = 64;
 	i.tx_attr->size = 2048;
 	i.tx_attr->iov_limit = 4;
 	i.tx_attr->rma_iov_limit = 4;
-	i.rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_RECV | FI_REMOTE_READ |
+	i.rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |
 				  FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
 	i.rx_attr->msg_order = order;
 	i.rx_attr->comp_order = FI_ORDER_NONE;
@@ -291,6 +292,20 @@ int tcp_cntr_open(fid_domain *dom, fi_cntr_attr *attr, fid_cntr **cntr, void *co
 	return wu::cntr::open(prov::domain_of(dom), attr, cntr, context);
 }
 
+/* Atomics are the shared engine's too (src/prov/common/atomic.h). */
+int tcp_query_atomic(fid_domain *, fi_datatype dt, fi_op op, fi_atomic_attr *attr, uint64_t flags) noexcept
+{
+	return WU_GUARD({
+		const char *why = nullptr;
+		int r = wu::atomic::query(dt, op, attr, flags, &why);
+		if (r)
+			WU_WARN_SPARSE(&tcp_prov_desc, FI_LOG_DOMAIN,
+				       "fi_query_atomic(datatype %d, op %d, flags 0x%llx): %s\n", int(dt), int(op),
+				       (unsigned long long)flags, why);
+		return r;
+	});
+}
+
 fi_ops_domain tcp_domain_ops = {
 	sizeof(fi_ops_domain),
 	wu::av::ip_av_open,
@@ -301,7 +316,7 @@ fi_ops_domain tcp_domain_ops = {
 	WU_NOSYS(fi_ops_domain, poll_open),
 	WU_NOSYS(fi_ops_domain, stx_ctx),
 	WU_NOSYS(fi_ops_domain, srx_ctx),
-	WU_NOSYS(fi_ops_domain, query_atomic),
+	tcp_query_atomic,
 	WU_NOSYS(fi_ops_domain, query_collective),
 	WU_NOSYS(fi_ops_domain, endpoint2),
 };

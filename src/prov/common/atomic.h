@@ -1,0 +1,62 @@
+/* Provider-independent remote-atomic engine (fi_atomic(3)): which
+ * (datatype, op) pairs each family of calls supports, element sizes, and
+ * the element-wise application of an operation to target memory.  It knows
+ * nothing of any wire; a provider validates requests with check(), moves
+ * operands its own way and calls apply() where the target memory lives.
+ *
+ * Datatypes: FI_INT8..FI_LONG_DOUBLE_COMPLEX and FI_INT128/FI_UINT128.
+ * Ops and the datatypes they take (the rules libfabric's providers follow):
+ *   MIN MAX CSWAP_LE CSWAP_LT CSWAP_GE CSWAP_GT   integers, real floats
+ *   SUM PROD LOR LAND LXOR ATOMIC_READ ATOMIC_WRITE CSWAP CSWAP_NE   all
+ *   BOR BAND BXOR MSWAP                            integers
+ * Families: write (fi_atomic): MIN..BXOR, ATOMIC_WRITE; fetch
+ * (fi_fetch_atomic): the same plus ATOMIC_READ; compare
+ * (fi_compare_atomic): CSWAP..MSWAP. */
+#ifndef WU_PROV_COMMON_ATOMIC_H
+#define WU_PROV_COMMON_ATOMIC_H
+
+#include <cstddef>
+#include <cstdint>
+
+#include <rdma/fi_domain.h>
+
+namespace wu::atomic {
+
+enum class kind : uint8_t { write, fetch, compare };
+
+/* Most operand bytes one operation carries (per buffer: operand, compare
+ * and result each hold count * size bytes). */
+inline constexpr size_t max_bytes = 65536;
+
+/* Bytes of one element; 0 for a value that is no point-to-point datatype. */
+size_t size_of(int datatype) noexcept;
+
+/* Whether op on datatype belongs to family k (false for values out of range). */
+bool valid(int datatype, int op, kind k) noexcept;
+
+/* The atomic-valid contract: 0 and *count = most elements per operation,
+ * or -FI_EINVAL (datatype or op out of range) / -FI_EOPNOTSUPP (not
+ * supported in this family); *why (if given) then says which, for the
+ * caller's log line. */
+int check(int datatype, int op, kind k, size_t *count, const char **why) noexcept;
+
+/* fi_query_atomic: flags 0, FI_FETCH_ATOMIC or FI_COMPARE_ATOMIC (both:
+ * -FI_EINVAL); FI_TAGGED (atomics on tagged receive buffers) is not
+ * supported: -FI_EOPNOTSUPP. */
+int query(int datatype, int op, fi_atomic_attr *attr, uint64_t flags, const char **why) noexcept;
+
+/* Operands each element takes from the initiator: 0 (ATOMIC_READ), 1, or
+ * 2 (compare family: operand then compare). */
+unsigned operands(int op) noexcept;
+
+/* Applies op to count elements at dst (any alignment): result (if not
+ * null) gets the old values, dst the new ones.  operand / compare are read
+ * as the op needs them (either may be null when unused).  Each element is
+ * updated atomically with respect to every other apply() in the process.
+ * False, touching nothing, when valid() holds for no family. */
+bool apply(int op, int datatype, void *dst, const void *operand, const void *compare, void *result,
+	   size_t count) noexcept;
+
+} // namespace wu::atomic
+
+#endif
