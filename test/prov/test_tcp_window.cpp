@@ -69,6 +69,22 @@ std::vector<char> pattern(size_t n, int seed)
 	return v;
 }
 
+/* One endpoint with FI_TCP_EAGER_WINDOW = window and a raw peer that has
+ * said HELLO (announcing peer_window) and read the endpoint's HELLO_ACK. */
+struct raw_pair {
+	window_env w;
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	rdm_ep a{env};
+	raw_peer peer;
+	frame::header ack;
+
+	raw_pair(const char *window, uint64_t peer_window) : w(window), peer(a, peer_window)
+	{
+		EXPECT_TRUE(peer.get(ack));
+		EXPECT_EQ(ack.type, frame::HELLO_ACK);
+	}
+};
+
 } // namespace
 
 TEST(tcp_window_frame, credit_frames_and_window_fields_are_checked)
@@ -318,15 +334,12 @@ TEST(tcp_window, zero_window_always_uses_the_rendezvous)
  * past it, and eager again once CREDIT gives bytes back. */
 TEST(tcp_window, sender_keeps_to_the_window_the_peer_announced)
 {
-	window_env w("3000000");
-	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
-	rdm_ep a{env};
-	raw_peer peer(a, 300000);
+	raw_pair r("3000000", 300000);
+	rdm_ep &a = r.a;
+	raw_peer &peer = r.peer;
+	EXPECT_EQ(r.ack.data, 0u);
+	EXPECT_EQ(r.ack.aux, 3000000u);
 	frame::header h;
-	ASSERT_TRUE(peer.get(h));
-	ASSERT_EQ(h.type, frame::HELLO_ACK);
-	EXPECT_EQ(h.data, 0u);
-	EXPECT_EQ(h.aux, 3000000u);
 	fi_addr_t to = peer.insert();
 	auto src = pattern(200000, 4);
 	std::vector<char> body(200000);
@@ -375,14 +388,12 @@ TEST(tcp_window, sender_keeps_to_the_window_the_peer_announced)
  * loses its connection; what it sent within the window was delivered. */
 TEST(tcp_window, receiver_closes_a_peer_that_overruns_its_window)
 {
-	window_env w("100000");
-	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
-	rdm_ep a{env}, b{env};
-	raw_peer peer(a, 0);
+	raw_pair r("100000", 0);
+	rdm_ep &a = r.a;
+	rdm_ep b{r.env};
+	raw_peer &peer = r.peer;
+	EXPECT_EQ(r.ack.aux, 100000u);
 	frame::header h;
-	ASSERT_TRUE(peer.get(h));
-	ASSERT_EQ(h.type, frame::HELLO_ACK);
-	EXPECT_EQ(h.aux, 100000u);
 	auto src = pattern(80000, 6);
 	h = {};
 	h.type = frame::MSG;
@@ -415,13 +426,10 @@ TEST(tcp_window, receiver_closes_a_peer_that_overruns_its_window)
  * once half its window is owed it gives them back unasked. */
 TEST(tcp_window, credit_rides_on_the_next_frame_or_goes_at_half_the_window)
 {
-	window_env w("3000000");
-	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
-	rdm_ep a{env};
-	raw_peer peer(a, 0);
+	raw_pair r("3000000", 0);
+	rdm_ep &a = r.a;
+	raw_peer &peer = r.peer;
 	frame::header h;
-	ASSERT_TRUE(peer.get(h));
-	ASSERT_EQ(h.type, frame::HELLO_ACK);
 	auto src = pattern(800000, 8);
 	std::vector<char> dst(src.size());
 	fi_cq_tagged_entry e;
