@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include <rdma/fi_atomic.h>
+
 #include "prov/tcp/tcp_ep.h"
 #include "tcp_fixture.h"
 
@@ -143,6 +145,26 @@ TEST(tcp_msg, connect_accept_exchange_and_shutdown_with_private_data)
 		EXPECT_EQ(got, out) << dir;
 	}
 	EXPECT_EQ(wu::tcp::get_stats().rndv_sends, rndv);
+
+	/* A fetching atomic over the connection (no address: the peer). */
+	uint64_t target = 40, add = 2, old = 0;
+	fid_mr *mr = nullptr;
+	ASSERT_EQ(fi_mr_reg(env.domain, &target, sizeof target, FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 9, 0, &mr,
+			    nullptr),
+		  0);
+	uint64_t base = (env.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? uint64_t(uintptr_t(&target)) : 0;
+	int actx;
+	ASSERT_EQ(fi_fetch_atomic(client.ep, &add, 1, nullptr, &old, nullptr, 0, base, fi_mr_key(mr), FI_UINT64,
+				  FI_SUM, &actx),
+		  0);
+	bool fetched = false;
+	for (int i = 0; i < 4 && !fetched; i++)
+		fetched = wait_one(client.cq, e, nullptr, {server.cq}) == 1 && e.op_context == &actx;
+	ASSERT_TRUE(fetched);
+	EXPECT_EQ(e.flags, FI_ATOMIC | FI_READ);
+	EXPECT_EQ(old, 40u);
+	EXPECT_EQ(target, 42u);
+	EXPECT_EQ(fi_close(&mr->fid), 0);
 
 	/* The client goes away: the server sees FI_SHUTDOWN without reading its CQ. */
 	ASSERT_EQ(fi_close(&client.ep->fid), 0);
