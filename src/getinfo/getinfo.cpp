@@ -160,17 +160,23 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 			tail = &(*tail)->next;
 	}
 	if (!head) {
-		std::vector<std::string> reasons;
-		for (const miss &m : misses)
-			reasons.push_back(std::string(m.p->name) + ": " +
-					  (m.kind == skip::env	     ? std::string("excluded by FI_PROVIDER=") + env
-					   : m.kind == skip::prov_name ? std::string("fabric_attr->prov_name: asked ") + want
-								       : m.why));
-		/* One line per provider, visible in release builds at warn level. */
-		if (reasons.empty())
+		/* One line per provider.  A provider the caller ruled out by name
+		 * (prov_name, FI_PROVIDER) is the caller's choice, not a problem:
+		 * info level, since MPI stacks probe for providers they may lack
+		 * on every start.  A hint a provider cannot meet: warn level,
+		 * visible in release builds. */
+		if (misses.empty())
 			WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no providers are available\n");
-		for (const std::string &r : reasons)
-			WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no match: %s\n", r.c_str());
+		for (const miss &m : misses) {
+			std::string r = std::string(m.p->name) + ": " +
+					(m.kind == skip::env	     ? std::string("excluded by FI_PROVIDER=") + env
+					 : m.kind == skip::prov_name ? std::string("fabric_attr->prov_name: asked ") + want
+								     : m.why);
+			if (m.kind == skip::env || m.kind == skip::prov_name)
+				WU_INFO(&core_prov, FI_LOG_CORE, "fi_getinfo: no match: %s\n", r.c_str());
+			else
+				WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no match: %s\n", r.c_str());
+		}
 		return hard_err ? hard_err : -FI_ENODATA;
 	}
 	*info = head;

@@ -40,6 +40,10 @@ public:
 	/* PMIx_Init: own namespace and rank. */
 	virtual int init(std::string &nspace, uint32_t &rank) = 0;
 	virtual int finalize() = 0;
+	/* Whether another part of the process (an MPI library) had initialised
+	 * PMIx before init(): our init then only added a reference to its
+	 * session. */
+	virtual bool guest() const { return false; }
 	/* Job-level integer key (rank PMIX_RANK_WILDCARD), any integer type. */
 	virtual int job_u32(const std::string &nspace, const char *key, uint32_t &out) = 0;
 	/* Per-process integer key of rank. */

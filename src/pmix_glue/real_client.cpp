@@ -56,6 +56,7 @@ class real_client final : public client {
 public:
 	int init(std::string &nspace, uint32_t &rank) override
 	{
+		guest_ = PMIx_Initialized();
 		pmix_status_t rc = PMIx_Init(&me_, nullptr, 0);
 		if (rc != PMIX_SUCCESS) {
 			WU_WARN(&pmix_prov, FI_LOG_CORE,
@@ -69,6 +70,7 @@ public:
 	}
 
 	int finalize() override { return to_fi(PMIx_Finalize(nullptr, 0)); }
+	bool guest() const override { return guest_; }
 
 	int value(const std::string &ns, pmix_rank_t rank, const char *key, pmix_value_t **v,
 		  pmix_info_t *info = nullptr, size_t ninfo = 0)
@@ -235,6 +237,7 @@ public:
 
 private:
 	pmix_proc_t me_{};
+	bool guest_ = false;
 };
 
 } // namespace

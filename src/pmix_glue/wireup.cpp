@@ -1072,10 +1072,21 @@ void endpoint_named(const void *name, size_t len, uint32_t addr_format) noexcept
 		param::define_all(&pmix_prov, knobs);
 		if (!param::get_bool(&pmix_prov, "auto_publish").value)
 			return;
+		bool was_up = g_sess && g_sess->up;
 		session *s;
 		if (get_session(s) || s->published)
 			return;
 		publish_body(*s, addr_format, name, len, FI_WIREUP_FLAGS(FI_WIREUP_DIRECT));
+		if (!was_up && s->cl->guest()) {
+			/* An MPI library owns this process's PMIx session and ends it
+			 * in its own finalize: our reference goes now, or our exit-time
+			 * PMIx_Finalize would be the last one, run while libpmix is
+			 * being unloaded.  The published key stays with the server. */
+			WU_INFO(&pmix_prov, FI_LOG_CORE,
+				"PMIx: endpoint published; the session belongs to another library in this process, reference dropped\n");
+			s->cl->finalize();
+			s->up = false;
+		}
 	});
 }
 

@@ -328,6 +328,26 @@ TEST(fi_getinfo_explain, enodata_names_the_unmet_hint_per_provider)
 	EXPECT_NE(err.find("tcp: caps: asked FI_COLLECTIVE not offered"), std::string::npos) << err;
 }
 
+/* Asking for a provider by a name we lack is the caller's choice (MPI
+ * stacks probe for several on every start): said at info level only. */
+TEST(fi_getinfo_explain, another_providers_name_is_said_at_info_level_only)
+{
+	for (const char *level : {"warn", "info"}) {
+		setenv("FI_LOG_LEVEL", level, 1);
+		wu::log_reset_for_tests();
+		auto h = hints_for(FI_EP_RDM, 0);
+		h->fabric_attr->prov_name = strdup("efa");
+		info_ptr res;
+		testing::internal::CaptureStderr();
+		EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
+		std::string err = testing::internal::GetCapturedStderr();
+		unsetenv("FI_LOG_LEVEL");
+		wu::log_reset_for_tests();
+		bool said = err.find("prov_name: asked efa") != std::string::npos;
+		EXPECT_EQ(said, std::string(level) == "info") << level << ": " << err;
+	}
+}
+
 class fi_domain_tcp : public ::testing::Test {
 protected:
 	info_ptr info;
