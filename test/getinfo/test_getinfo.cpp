@@ -314,17 +314,28 @@ TEST(fi_getinfo_providers, order_follows_registration)
 	EXPECT_STREQ(i->fabric_attr->prov_name, "fake_last");
 }
 
-TEST(fi_getinfo_explain, enodata_names_the_unmet_hint_per_provider)
+namespace {
+
+/* What an fi_getinfo that matches nothing logs at FI_LOG_LEVEL=level. */
+std::string enodata_log(const char *level, fi_info *hints)
 {
-	setenv("FI_LOG_LEVEL", "warn", 1);
+	setenv("FI_LOG_LEVEL", level, 1);
 	wu::log_reset_for_tests();
-	auto h = hints_for(FI_EP_RDM, FI_COLLECTIVE);
 	info_ptr res;
 	testing::internal::CaptureStderr();
-	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
+	EXPECT_EQ(get(nullptr, nullptr, 0, hints, res), -FI_ENODATA);
 	std::string err = testing::internal::GetCapturedStderr();
 	unsetenv("FI_LOG_LEVEL");
 	wu::log_reset_for_tests();
+	return err;
+}
+
+} // namespace
+
+TEST(fi_getinfo_explain, enodata_names_the_unmet_hint_per_provider)
+{
+	auto h = hints_for(FI_EP_RDM, FI_COLLECTIVE);
+	std::string err = enodata_log("warn", h.get());
 	EXPECT_NE(err.find("tcp: caps: asked FI_COLLECTIVE not offered"), std::string::npos) << err;
 }
 
@@ -332,17 +343,10 @@ TEST(fi_getinfo_explain, enodata_names_the_unmet_hint_per_provider)
  * stacks probe for several on every start): said at info level only. */
 TEST(fi_getinfo_explain, another_providers_name_is_said_at_info_level_only)
 {
+	auto h = hints_for(FI_EP_RDM, 0);
+	h->fabric_attr->prov_name = strdup("efa");
 	for (const char *level : {"warn", "info"}) {
-		setenv("FI_LOG_LEVEL", level, 1);
-		wu::log_reset_for_tests();
-		auto h = hints_for(FI_EP_RDM, 0);
-		h->fabric_attr->prov_name = strdup("efa");
-		info_ptr res;
-		testing::internal::CaptureStderr();
-		EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
-		std::string err = testing::internal::GetCapturedStderr();
-		unsetenv("FI_LOG_LEVEL");
-		wu::log_reset_for_tests();
+		std::string err = enodata_log(level, h.get());
 		bool said = err.find("prov_name: asked efa") != std::string::npos;
 		EXPECT_EQ(said, std::string(level) == "info") << level << ": " << err;
 	}
