@@ -278,8 +278,9 @@ TEST(fi_getinfo_providers, prov_attr_only_one_entry_per_provider)
 	for (fi_info *i = res.get(); i; i = i->next) {
 		tcp += strcmp(i->fabric_attr->prov_name, "tcp") == 0;
 		fa += strcmp(i->fabric_attr->prov_name, "fake_a") == 0;
-		if (strcmp(i->fabric_attr->prov_name, "fake_a") == 0)
+		if (strcmp(i->fabric_attr->prov_name, "fake_a") == 0) {
 			EXPECT_EQ(i->fabric_attr->prov_version, FI_VERSION(1, 0));
+		}
 	}
 	EXPECT_EQ(tcp, 1);
 	EXPECT_EQ(fa, 1);
@@ -364,8 +365,9 @@ protected:
 	}
 	void TearDown() override
 	{
-		if (fab)
+		if (fab) {
 			EXPECT_EQ(fi_close(&fab->fid), 0);
+		}
 	}
 };
 
