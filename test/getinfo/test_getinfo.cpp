@@ -345,6 +345,7 @@ TEST(fi_getinfo_explain, enodata_names_the_unmet_hint_per_provider)
 TEST(fi_getinfo_explain, another_providers_name_is_said_at_info_level_only)
 {
 	auto h = hints_for(FI_EP_RDM, 0);
+	free(h->fabric_attr->prov_name);
 	h->fabric_attr->prov_name = strdup("efa");
 	for (const char *level : {"warn", "info"}) {
 		std::string err = enodata_log(level, h.get());
