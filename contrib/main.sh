@@ -5,7 +5,7 @@
 # fills its AV with every rank through PMIx (fi_addr == rank), every pair of
 # ranks exchanges a tagged message, ranks 0 and 1 ping-pong 8 bytes
 # (contrib/wireup_pingpong.c).  Then Debian's own unmodified libfabric tools
-# run on our library through LD_LIBRARY_PATH.
+# and Open MPI (its OFI MTL) run on our library through LD_LIBRARY_PATH.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -26,3 +26,5 @@ echo "== Debian's fi_info, RDM + tagged, on Wireup"
 LD_LIBRARY_PATH=$lib fi_info -t FI_EP_RDM -c FI_TAGGED
 echo "== Debian's fi_strerror 61 on Wireup"
 LD_LIBRARY_PATH=$lib fi_strerror 61
+echo "== Debian's Open MPI, OFI MTL, on Wireup's tcp provider (2 ranks)"
+top_builddir=$PWD sh "$top/test/prov/ompi_mtl.sh"
