@@ -335,6 +335,9 @@ TEST(concurrency, errors_peeks_and_purges_race_cleanly)
 		uint32_t ev;
 		char buf[16];
 		for (;;) {
+			/* Read stop first: an empty read after the writer finished ends
+			 * the loop, one from before it does not. */
+			bool done = stop;
 			ssize_t n = fi_eq_read(eq.get(), &ev, &e, sizeof e, (normal & 1) ? FI_PEEK : 0);
 			if (n == 24) {
 				normal++;
@@ -344,7 +347,7 @@ TEST(concurrency, errors_peeks_and_purges_race_cleanly)
 				err.err_data_size = sizeof buf;
 				if (fi_eq_readerr(eq.get(), &err, 0) > 0)
 					errors++;
-			} else if (stop) {
+			} else if (done) {
 				break;
 			}
 		}
