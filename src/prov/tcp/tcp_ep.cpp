@@ -2559,9 +2559,10 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 		h.data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
 		h.len = total;
 		bool inject = inject_api || (flags & FI_INJECT);
-		if (!inject && ep->rndv_size && total > ep->rndv_size && take_credit(c, total)) {
+		bool large = !inject && ep->rndv_size && total > ep->rndv_size;
+		if (large && take_credit(c, total)) {
 			h.flags |= frame::F_CREDIT; /* eager within the peer's window */
-		} else if (!inject && ep->rndv_size && total > ep->rndv_size) {
+		} else if (large) {
 			/* Rendezvous: RTS now, the payload once the receiver clears it. */
 			auto *o = new op();
 			o->kind = OP_SEND;
