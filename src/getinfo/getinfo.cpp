@@ -81,11 +81,9 @@ fi_info *attr_only_entry(const fi_provider &p, uint32_t version)
 int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 	const fi_info *hints, fi_info **info)
 {
-	if (FI_MAJOR(version) < 1) {
-		WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: API version %u.%u is not a valid version\n",
-			FI_MAJOR(version), FI_MINOR(version));
-		return -FI_EINVAL;
-	}
+	/* Like libfabric, any version up to ours is accepted, 0.0 included:
+	 * MPICH 4.0's first call passes 0.0 before its settings are read.  An
+	 * old version only changes what is reported (mr_mode before 1.5). */
 	if (version > FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)) {
 		WU_WARN(&core_prov, FI_LOG_CORE,
 			"fi_getinfo: API version %u.%u is newer than this library's %d.%d\n",

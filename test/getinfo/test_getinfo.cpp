@@ -143,6 +143,35 @@ TEST(fi_getinfo_tcp, open_mpi_mtl_hints_match)
 	ASSERT_NE(res->nic, nullptr) << "Open MPI picks NICs from fi_info->nic";
 }
 
+/* MPICH 4.0's first fi_getinfo passes FI_VERSION(0,0); libfabric accepts
+ * any version up to its own and answers in that version's terms. */
+TEST(fi_getinfo_tcp, version_0_0_is_accepted_as_libfabric_does)
+{
+	for (uint32_t v : {FI_VERSION(0, 0), FI_VERSION(1, 4)}) {
+		auto h = hints_for(FI_EP_RDM);
+		fi_info *i = nullptr;
+		ASSERT_EQ(fi_getinfo(v, nullptr, nullptr, 0, h.get(), &i), 0) << std::hex << v;
+		info_ptr res(i);
+		ASSERT_TRUE(res);
+		for (fi_info *p = res.get(); p; p = p->next) {
+			EXPECT_EQ(p->fabric_attr->api_version, v);
+			/* Before 1.5 only basic/scalable exist; tcp needs nothing. */
+			EXPECT_EQ(p->domain_attr->mr_mode, FI_MR_SCALABLE);
+		}
+		fid_fabric *fab = nullptr;
+		ASSERT_EQ(fi_fabric(res->fabric_attr, &fab, nullptr), 0);
+		fid_domain *dom = nullptr;
+		ASSERT_EQ(fi_domain(fab, res.get(), &dom, nullptr), 0);
+		EXPECT_EQ(fi_close(&dom->fid), 0);
+		EXPECT_EQ(fi_close(&fab->fid), 0);
+	}
+	fi_info *i = nullptr;
+	EXPECT_EQ(fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION + 1), nullptr, nullptr, 0,
+			     nullptr, &i),
+		  -FI_ENOSYS)
+		<< "only a version newer than ours is refused";
+}
+
 TEST(fi_getinfo_tcp, node_and_service_give_the_destination)
 {
 	auto h = hints_for(FI_EP_RDM);
