@@ -260,6 +260,45 @@ TEST(fi_getinfo_tcp, hints_src_addr_is_used)
 	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
 }
 
+/* FI_SOCKADDR is a generic sockaddr: any family, as libfabric's tcp. */
+TEST(fi_getinfo_tcp, fi_sockaddr_means_any_socket_address_family)
+{
+	auto h = hints_for(FI_EP_RDM);
+	h->addr_format = FI_SOCKADDR;
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	bool saw_in = false;
+	for (fi_info *i = res.get(); i; i = i->next) {
+		/* Each entry still says which family it is. */
+		EXPECT_TRUE(i->addr_format == FI_SOCKADDR_IN || i->addr_format == FI_SOCKADDR_IN6);
+		saw_in |= i->addr_format == FI_SOCKADDR_IN;
+	}
+	EXPECT_TRUE(saw_in);
+
+	ASSERT_EQ(get("127.0.0.1", "4711", 0, h.get(), res), 0);
+	for (fi_info *i = res.get(); i; i = i->next) {
+		ASSERT_EQ(i->addr_format, (uint32_t)FI_SOCKADDR_IN);
+		ASSERT_EQ(i->dest_addrlen, sizeof(sockaddr_in));
+		EXPECT_EQ(ntohs(static_cast<sockaddr_in *>(i->dest_addr)->sin_port), 4711);
+	}
+
+	/* A hint address picks the entries of its own family. */
+	sockaddr_in sin{};
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(5555);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	h->src_addr = malloc(sizeof(sin));
+	memcpy(h->src_addr, &sin, sizeof(sin));
+	h->src_addrlen = sizeof(sin);
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	for (fi_info *i = res.get(); i; i = i->next) {
+		ASSERT_EQ(i->addr_format, (uint32_t)FI_SOCKADDR_IN);
+		EXPECT_EQ(0, memcmp(i->src_addr, &sin, sizeof(sin)));
+	}
+	h->src_addrlen = 1;
+	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
+}
+
 TEST(fi_getinfo_tcp, domain_name_hint)
 {
 	auto h = hints_for();
