@@ -158,11 +158,11 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 			tail = &(*tail)->next;
 	}
 	if (!head) {
-		/* One line per provider.  A provider the caller ruled out by name
-		 * (prov_name, FI_PROVIDER) is the caller's choice, not a problem:
-		 * info level, since MPI stacks probe for providers they may lack
-		 * on every start.  A hint a provider cannot meet: warn level,
-		 * visible in release builds. */
+		/* One line per provider, at info level: an unmatched fi_getinfo
+		 * is an answer, and MPI stacks probe on purpose at every start
+		 * (provider names, atomic ordering, ...), so warn level would
+		 * print in every process of every job.  Only having no
+		 * provider at all is a warning. */
 		if (misses.empty())
 			WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no providers are available\n");
 		for (const miss &m : misses) {
@@ -170,10 +170,7 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 					(m.kind == skip::env	     ? std::string("excluded by FI_PROVIDER=") + env
 					 : m.kind == skip::prov_name ? std::string("fabric_attr->prov_name: asked ") + want
 								     : m.why);
-			if (m.kind == skip::env || m.kind == skip::prov_name)
-				WU_INFO(&core_prov, FI_LOG_CORE, "fi_getinfo: no match: %s\n", r.c_str());
-			else
-				WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no match: %s\n", r.c_str());
+			WU_INFO(&core_prov, FI_LOG_CORE, "fi_getinfo: no match: %s\n", r.c_str());
 		}
 		return hard_err ? hard_err : -FI_ENODATA;
 	}
