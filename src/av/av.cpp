@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <mutex>
 #include <string>
@@ -24,6 +25,7 @@
 #include "core/fid.h"
 #include "core/log.h"
 #include "core/shim.h"
+#include "core/shm.h"
 #include "eq/eq.h"
 #include "prov/common/objects.h"
 
@@ -630,7 +632,8 @@ struct writer {
 		return ~uint64_t{0};
 	}
 
-	uint64_t alloc()
+	/* A free slot, or ~0 when the AV is full. */
+	uint64_t try_alloc()
 	{
 		if (r.hdr->nfree) {
 			uint64_t f = reuse();
@@ -638,8 +641,16 @@ struct writer {
 				return f;
 		}
 		if (end >= r.hdr->max_slots)
-			throw fi_error(FI_ENOSPC);
+			return ~uint64_t{0};
 		return end++;
+	}
+
+	uint64_t alloc()
+	{
+		uint64_t f = try_alloc();
+		if (f == ~uint64_t{0})
+			throw fi_error(FI_ENOSPC);
+		return f;
 	}
 
 	void bump()
@@ -803,6 +814,19 @@ int report(av_obj *a, const batch &b, const std::vector<fi_addr_t> &out, fi_addr
 	return ok;
 }
 
+/* A synchronous insert returns how many it stored as an int: a count
+ * that cannot be returned is refused before anything is stored. */
+int check_count(const av_obj *a, uint64_t count, const char *what)
+{
+	if (!a->is_event && count > uint64_t(INT_MAX)) {
+		WU_WARN(a->prov, FI_LOG_AV,
+			"%s: %llu addresses in one call; a synchronous AV returns the count stored as an int (at most %d)\n",
+			what, (unsigned long long)count, INT_MAX);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
 /* Checks the flags shared by every insert call; fills ids from fi_addr. */
 int check_insert(av_obj *a, uint64_t flags, fi_addr_t *fi_addr, void *context, const char *what)
 {
@@ -843,7 +867,13 @@ int check_insert(av_obj *a, uint64_t flags, fi_addr_t *fi_addr, void *context, c
 	return 0;
 }
 
-/* Stores every decoded key of b (err[i] == 0), writing fi_addrs to out. */
+uint64_t r_max_slots(const av_obj *a)
+{
+	return a->reg->hdr->max_slots;
+}
+
+/* Stores every decoded key of b (err[i] == 0), writing fi_addrs to out;
+ * those that find the AV full get err FI_ENOSPC. */
 void store_batch(av_obj *a, batch &b, std::vector<fi_addr_t> &out, const fi_addr_t *in,
 		 uint64_t flags)
 {
@@ -865,10 +895,21 @@ void store_batch(av_obj *a, batch &b, std::vector<fi_addr_t> &out, const fi_addr
 	}
 	wlock lk(*a->reg);
 	writer w(a);
+	bool full = false;
 	for (size_t i = 0; i < n; i++) {
 		if (b.err[i])
 			continue;
-		uint64_t f = w.alloc();
+		/* A full AV fails the rest of the batch address by address: what
+		 * was stored stays stored and is reported (fi_av(3)). */
+		uint64_t f = full ? ~uint64_t{0} : w.try_alloc();
+		if (f == ~uint64_t{0}) {
+			if (!full)
+				WU_WARN(a->prov, FI_LOG_AV, "fi_av_insert: the AV is full (%llu entries); address %zu and later not inserted\n",
+					(unsigned long long)r_max_slots(a), i);
+			full = true;
+			b.err[i] = FI_ENOSPC;
+			continue;
+		}
 		w.put(f, b.keys[i]);
 		out[i] = f;
 		if (flags & FI_AV_USER_ID)
@@ -914,7 +955,19 @@ int insert_v4_bulk(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr
 		key k;
 		k.packed = true;
 		k.value = uint64_t(ntohl(sin.sin_addr.s_addr)) << 16 | ntohs(sin.sin_port);
-		uint64_t f = w.alloc();
+		uint64_t f = w.try_alloc();
+		if (f == ~uint64_t{0}) {
+			/* Full: the rest is not inserted, and says so. */
+			WU_WARN(a->prov, FI_LOG_AV, "fi_av_insert: the AV is full (%llu entries); address %zu and later not inserted\n",
+				(unsigned long long)r_max_slots(a), i);
+			for (size_t j = i; j < count; j++) {
+				if (fi_addr)
+					fi_addr[j] = FI_ADDR_NOTAVAIL;
+				if (sync)
+					sync[j] = FI_ENOSPC;
+			}
+			break;
+		}
 		w.put(f, k);
 		if (a->uids)
 			__atomic_store_n(&a->uids[f], 0, __ATOMIC_RELAXED);
@@ -937,6 +990,8 @@ int av_insert_body(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr
 		return r;
 	if (count && !addr)
 		return -FI_EINVAL;
+	if (int r = check_count(a, count, "fi_av_insert"))
+		return r;
 	if (a->fmt->addr_format == FI_SOCKADDR_IN && a->fmt->pack && !a->is_event &&
 	    !(flags & (FI_AV_USER_ID | FI_AUTH_KEY)))
 		return insert_v4_bulk(a, addr, count, fi_addr, flags, context);
@@ -1150,6 +1205,8 @@ int av_insertsym_body(av_obj *a, const char *node, size_t nodecnt, const char *s
 			svccnt);
 		return -FI_EINVAL;
 	}
+	if (int r = check_count(a, uint64_t(nodecnt) * svccnt, "fi_av_insertsym"))
+		return r;
 	if (a->symmetric && nodecnt && svccnt && !(flags & (FI_AV_USER_ID | FI_AUTH_KEY))) {
 		/* A numeric base node needs no per-node work at all. */
 		addr::parsed_addr p;
@@ -1755,18 +1812,36 @@ int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t co
 		max_slots <<= 1;
 	bool created = false;
 	int fd = -1;
+	const std::string what = std::string("fi_av_open(\"") + name + "\")";
 	if (!read_only) {
-		fd = shm_open(sn.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+		/* O_EXCL: an object that already exists is opened below, and
+		 * trusted only once it is shown to be ours. */
+		fd = shm::create_excl(sn.c_str());
 		created = fd >= 0;
+		if (fd < 0 && fd != -EEXIST) {
+			delete r;
+			WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s): %s\n", name, sn.c_str(),
+				strerror(-fd));
+			return -FI_EACCES;
+		}
 	}
-	if (fd < 0)
-		fd = shm_open(sn.c_str(), read_only ? O_RDONLY : O_RDWR, 0);
 	if (fd < 0) {
-		int e = errno;
-		delete r;
-		WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s): %s%s\n", name, sn.c_str(),
-			strerror(e), read_only ? "; FI_READ opens only an AV another process created" : "");
-		return e == ENOENT ? -FI_ENOENT : -FI_EACCES;
+		fd = shm::open_ours(sn.c_str(), read_only, a->prov, FI_LOG_AV, what.c_str());
+		if (fd == -FI_ENOENT) {
+			/* MPICH probes for a read-only AV at MPI_Init, before anyone
+			 * created it: an expected answer, not a warning. */
+			if (read_only)
+				WU_INFO(a->prov, FI_LOG_AV,
+					"fi_av_open: named AV \"%s\" (%s) does not exist; FI_READ opens only an AV another process created\n",
+					name, sn.c_str());
+			else
+				WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s) was removed while opening it\n",
+					name, sn.c_str());
+		}
+		if (fd < 0) {
+			delete r;
+			return fd;
+		}
 	}
 	const int prot = read_only ? PROT_READ : PROT_READ | PROT_WRITE;
 	if (created) {
@@ -1814,21 +1889,38 @@ int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t co
 	auto *h = static_cast<header *>(r->base);
 	for (int i = 0; i < 5000 && __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != region_magic; i++)
 		usleep(1000);
-	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != region_magic ||
-	    h->version != region_version || h->total_bytes != r->size) {
+	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != region_magic || h->version != region_version) {
 		unmap_region(r);
-		WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" is not a Wireup AV of this version\n",
-			name);
+		WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s) is not a Wireup AV of this version\n",
+			name, sn.c_str());
 		return -FI_EINVAL;
 	}
-	if (h->addr_format != a->fmt->addr_format || h->blob_size != blob_size) {
+	if (h->addr_format != a->fmt->addr_format) {
 		unmap_region(r);
 		WU_WARN(a->prov, FI_LOG_AV,
 			"fi_av_open: named AV \"%s\" holds address format %u, this domain uses %u\n", name,
 			h->addr_format, a->fmt->addr_format);
 		return -FI_EINVAL;
 	}
-	region::layout(*r, h->max_slots, blob_size);
+	/* Every field is checked before one is used as a size or an index.
+	 * Checked on a copy; writers may be changing it, so a failure is
+	 * retried a few times before it is believed. */
+	header copy;
+	const char *why = nullptr;
+	for (int i = 0; i < 3; i++) {
+		memcpy(static_cast<void *>(&copy), h, sizeof copy);
+		why = validate_header(copy, r->size, blob_size);
+		if (!why)
+			break;
+		usleep(1000);
+	}
+	if (why) {
+		unmap_region(r);
+		WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s) is corrupt: %s; refused\n", name,
+			sn.c_str(), why);
+		return -FI_EINVAL;
+	}
+	region::layout(*r, copy.max_slots, blob_size);
 	if (!read_only) {
 		wlock lk(*r);
 		h->attached++;
@@ -1968,6 +2060,11 @@ int open_body(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av 
 	}
 	if (attr->rx_ctx_bits < 0 || attr->rx_ctx_bits > 32) {
 		WU_WARN(prov, FI_LOG_AV, "fi_av_open: rx_ctx_bits %d is outside 0..32\n", attr->rx_ctx_bits);
+		return -FI_EINVAL;
+	}
+	if (attr->count > max_region_slots) {
+		WU_WARN(prov, FI_LOG_AV, "fi_av_open: count %zu is more than an AV holds (%llu)\n",
+			attr->count, (unsigned long long)max_region_slots);
 		return -FI_EINVAL;
 	}
 	if ((attr->flags & FI_READ) && !attr->name) {
@@ -2289,16 +2386,23 @@ int reserve(fid_av *av, const uint64_t *tokens, size_t count, fi_addr_t *out) no
 			return -FI_EINVAL;
 		if (a->reg->read_only)
 			return -FI_EACCES;
+		if (count > uint64_t(INT_MAX))
+			return -FI_EINVAL;
 		wlock lk(*a->reg);
 		writer w(a);
-		for (size_t i = 0; i < count; i++) {
-			uint64_t f = w.alloc();
+		size_t i = 0;
+		for (; i < count; i++) {
+			uint64_t f = w.try_alloc();
+			if (f == ~uint64_t{0})
+				break; /* full: the caller sees fewer than count */
 			st(&a->reg->rec[f], rec_make(rec_pending, tokens[i]));
 			if (out)
 				out[i] = f;
 		}
+		for (size_t j = i; out && j < count; j++)
+			out[j] = FI_ADDR_NOTAVAIL;
 		w.finish();
-		return int(count);
+		return int(i);
 	});
 }
 

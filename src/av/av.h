@@ -116,7 +116,9 @@ using resolver_fn = int (*)(void *ctx, fi_addr_t fi_addr, uint64_t token, void *
 			    size_t *len);
 int set_resolver(fid_av *av, resolver_fn fn, void *ctx) noexcept;
 /* Reserves count entries (sequential indices, like an insert); token i
- * (48 bits) goes to the resolver on first use of out[i]. */
+ * (48 bits) goes to the resolver on first use of out[i].  Returns how
+ * many were reserved: on a full AV, fewer, and the rest of out reads
+ * FI_ADDR_NOTAVAIL. */
 int reserve(fid_av *av, const uint64_t *tokens, size_t count, fi_addr_t *out) noexcept;
 
 /* ---- reserved AV names (PMIx wire-up: "pmix:") ---- */

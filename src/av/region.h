@@ -41,6 +41,9 @@ struct sym_range {
 inline constexpr uint32_t max_ranges = 32;
 inline constexpr uint64_t region_magic = 0x5755415652454731ULL; /* "WUAVREG1" */
 inline constexpr uint32_t region_version = 2;
+/* Most slots any AV reserves (2^40: far past what a 47-bit address space
+ * can map at 8+ bytes a slot), so sizes below never overflow. */
+inline constexpr uint64_t max_region_slots = uint64_t{1} << 40;
 
 /* First page of the region.  Plain integers shared between processes are
  * accessed with __atomic builtins. */
@@ -148,6 +151,14 @@ inline size_t region::layout(region &r, uint64_t max_slots, uint32_t blob_size)
 	off += region_page_up(r.max_nodes * blob_size);
 	return off;
 }
+
+/* Checks every field of a mapped header against the mapping it came in
+ * (mapped bytes) and the blob size this opener uses, before anything
+ * indexes with them: the object may have been left corrupt by a crash or
+ * written by anyone who could open it.  nullptr when sound, else why not
+ * (a constant string).  Does not look at the lock or at magic's
+ * publication order; h is a private copy or a quiescent mapping. */
+const char *validate_header(const header &h, size_t mapped, uint32_t blob_size) noexcept;
 
 } // namespace wu::av
 

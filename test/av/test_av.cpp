@@ -3,6 +3,9 @@
 
 #include "core/addr.h"
 
+#include <climits>
+#include <cstdint>
+
 using namespace wu::test;
 
 /* ---------------- fi_av_open ---------------- */
@@ -80,6 +83,20 @@ TEST(AvOpen, RxCtxBitsAreIgnoredByLookup)
 	char buf[16];
 	EXPECT_EQ(wu::av::addr_of(av, fi_rx_addr(fa, 255, 8), buf, sizeof buf), sizeof(sockaddr_in));
 	close_av(av);
+}
+
+/* A count no AV can hold once hung in a doubling loop (it wrapped to 0). */
+TEST(AvOpen, CountPastWhatAnAvHoldsIsRefused)
+{
+	tcp_domain d;
+	for (size_t count : {SIZE_MAX, SIZE_MAX / 2 + 2, (size_t{1} << 40) + 1}) {
+		fi_av_attr a{};
+		a.type = FI_AV_TABLE;
+		a.count = count;
+		d.open(a, -FI_EINVAL);
+		a.name = "test-huge-count";
+		d.open(a, -FI_EINVAL);
+	}
 }
 
 /* ---------------- fi_av_insert ---------------- */
@@ -208,6 +225,87 @@ TEST(AvInsert, PerInsertUserIds)
 	close_av(uav);
 }
 
+/* The int return cannot count past INT_MAX: refused before a byte of the
+ * (here far too short) array is read. */
+TEST(AvInsert, CountPastIntMaxIsRefused)
+{
+	tcp_domain d;
+	fid_av *av = d.open_type(FI_AV_TABLE);
+	sockaddr_in s = v4("10.2.2.2", 1);
+	fi_addr_t fa = 7;
+	EXPECT_EQ(fi_av_insert(av, &s, size_t(INT_MAX) + 1, nullptr, 0, nullptr), -FI_EINVAL);
+	EXPECT_EQ(fi_av_insert(av, &s, SIZE_MAX, nullptr, 0, nullptr), -FI_EINVAL);
+	EXPECT_EQ(fi_av_insert(av, &s, 1, &fa, 0, nullptr), 1);
+	EXPECT_EQ(fa, 0u); /* nothing was stored before */
+	close_av(av);
+}
+
+namespace {
+
+/* An AV (FI_SYMMETRIC, 2^26 slots) with `room` slots left: one generator
+ * takes the rest without storing anything per address. */
+fid_av *nearly_full(tcp_domain &d, uint64_t room, const char *node)
+{
+	fid_av *av = d.open_type(FI_AV_TABLE, FI_SYMMETRIC);
+	const uint64_t slots = uint64_t{1} << 26;
+	EXPECT_EQ(fi_av_insertsym(av, node, size_t(slots - room), "1000", 1, nullptr, 0, nullptr),
+		  int(slots - room));
+	return av;
+}
+
+} // namespace
+
+/* A full AV fails what does not fit address by address (fi_av(3)): what
+ * was stored is reported, the rest reads FI_ADDR_NOTAVAIL. */
+TEST(AvInsert, FullAvFailsTheRestAddressByAddress)
+{
+	const fi_addr_t last = (fi_addr_t{1} << 26) - 1;
+	{
+		tcp_domain d; /* IPv4: the bulk path */
+		fid_av *av = nearly_full(d, 2, "10.0.0.1");
+		sockaddr_in s[5];
+		for (int i = 0; i < 5; i++)
+			s[i] = v4("192.168.0.1", uint16_t(10 + i));
+		fi_addr_t fa[5] = {1, 2, 3, 4, 5};
+		EXPECT_EQ(fi_av_insert(av, s, 5, fa, 0, nullptr), 2);
+		EXPECT_EQ(fa[0], last - 1);
+		EXPECT_EQ(fa[1], last);
+		for (int i = 2; i < 5; i++)
+			EXPECT_EQ(fa[i], FI_ADDR_NOTAVAIL) << i;
+		EXPECT_EQ(lookup_str(av, last), "192.168.0.1:11");
+		int st[2] = {-1, -1};
+		EXPECT_EQ(fi_av_insert(av, s, 2, nullptr, FI_SYNC_ERR, st), 0);
+		EXPECT_EQ(st[0], FI_ENOSPC);
+		EXPECT_EQ(st[1], FI_ENOSPC);
+		fa[0] = 1;
+		EXPECT_EQ(fi_av_insertsvc(av, "10.3.3.3", "9", fa, 0, nullptr), 0);
+		EXPECT_EQ(fa[0], FI_ADDR_NOTAVAIL);
+		close_av(av);
+	}
+	{
+		tcp_domain d(FI_SOCKADDR_IN6); /* the staged path */
+		fid_av *av = nearly_full(d, 1, "2001:db8::1");
+		sockaddr_in6 s[3] = {v6("2001:db8::99", 1), v6("2001:db8::99", 2), v6("2001:db8::99", 3)};
+		fi_addr_t fa[3] = {1, 2, 3};
+		EXPECT_EQ(fi_av_insert(av, s, 3, fa, 0, nullptr), 1);
+		EXPECT_EQ(fa[0], last);
+		EXPECT_EQ(fa[1], FI_ADDR_NOTAVAIL);
+		EXPECT_EQ(fa[2], FI_ADDR_NOTAVAIL);
+		EXPECT_EQ(lookup_str(av, last), "[2001:db8::99]:1");
+		close_av(av);
+	}
+	{
+		tcp_domain d; /* no room for a generator: insertsym stores one by one */
+		fid_av *av = nearly_full(d, 2, "10.0.0.1");
+		fi_addr_t fa[3] = {1, 2, 3};
+		EXPECT_EQ(fi_av_insertsym(av, "10.6.0.1", 3, "7", 1, fa, 0, nullptr), 2);
+		EXPECT_EQ(fa[0], last - 1);
+		EXPECT_EQ(fa[1], last);
+		EXPECT_EQ(fa[2], FI_ADDR_NOTAVAIL);
+		close_av(av);
+	}
+}
+
 /* ---------------- asynchronous inserts (FI_EVENT) ---------------- */
 
 TEST(AvEvent, InsertBeforeBindIsNoEq)
@@ -225,6 +323,8 @@ TEST(AvEvent, ErrorsThenOneCompletion)
 	fid_av *av = d.open_type(FI_AV_TABLE, FI_EVENT);
 	fid_eq *eq = d.open_eq();
 	ASSERT_EQ(fi_av_bind(av, &eq->fid, 1), -FI_EBADFLAGS);
+	for (int bit = 0; bit < 64; bit++) /* no flag is defined for fi_av_bind */
+		ASSERT_EQ(fi_av_bind(av, &eq->fid, uint64_t{1} << bit), -FI_EBADFLAGS) << bit;
 	ASSERT_EQ(fi_av_bind(av, &eq->fid, 0), 0);
 	sockaddr_in s[4] = {v4("10.9.9.9", 1), v4("10.9.9.9", 2), v4("10.9.9.9", 3), v4("10.9.9.9", 4)};
 	s[1].sin_family = AF_UNIX;
@@ -356,6 +456,22 @@ TEST(AvInsertSym, NamesResolveOncePerNode)
 	before = wu::av::get_stats().resolves;
 	ASSERT_EQ(fi_av_insertsym(av, "localhost", 1, "100", 50, nullptr, 0, nullptr), 50);
 	EXPECT_EQ(wu::av::get_stats().resolves - before, 1u);
+	close_av(av);
+}
+
+/* 2^31 addresses returned INT_MIN after storing them: refused instead. */
+TEST(AvInsertSym, CountPastIntMaxIsRefused)
+{
+	tcp_domain d;
+	fi_av_attr a{};
+	a.type = FI_AV_TABLE;
+	a.flags = FI_SYMMETRIC;
+	a.count = size_t{1} << 31; /* room for them all */
+	fid_av *av = d.open(a);
+	ASSERT_NE(av, nullptr);
+	EXPECT_EQ(fi_av_insertsym(av, "10.0.0.1", 65536, "1000", 32768, nullptr, 0, nullptr), -FI_EINVAL);
+	EXPECT_EQ(fi_av_insertsym(av, "10.0.0.1", 65535, "1000", 32768, nullptr, 0, nullptr),
+		  65535 * 32768);
 	close_av(av);
 }
 

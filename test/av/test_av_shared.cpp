@@ -2,12 +2,19 @@
  * writer killed in the middle of an insert. */
 #include "test/av/av_fixture.h"
 
+#include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+
+#include "av/region.h"
+#include "core/log.h"
 
 using namespace wu::test;
 
@@ -264,3 +271,231 @@ TEST(AvShared, SymmetricRangesAreShared)
 	EXPECT_EQ(rc, 0);
 	close_av(av);
 }
+
+/* ---- the shm object must be ours before it is trusted ---- */
+
+namespace {
+
+std::string shm_of(const std::string &name)
+{
+	return "/wireup-av-" + name;
+}
+
+/* Runs fn with library logging at level into a string (stderr). */
+template <class F>
+std::string logged(const char *level, F fn)
+{
+	setenv("FI_LOG_LEVEL", level, 1);
+	wu::log_reset_for_tests();
+	testing::internal::CaptureStderr();
+	fn();
+	std::string err = testing::internal::GetCapturedStderr();
+	unsetenv("FI_LOG_LEVEL");
+	wu::log_reset_for_tests();
+	return err;
+}
+
+} // namespace
+
+/* Another user creates the name first (as root, CI acts as that user):
+ * the opener refuses the object instead of sharing entries (and its key)
+ * with a stranger, and leaves it where it is. */
+TEST(AvShared, AnotherUsersObjectIsRefused)
+{
+	if (geteuid() != 0)
+		GTEST_SKIP() << "needs root to create the object as a second user (CI runs as root)";
+	const passwd *pw = getpwnam("nobody");
+	if (!pw || pw->pw_uid == 0)
+		GTEST_SKIP() << "no unprivileged user \"nobody\" to act as the second user";
+	const uid_t other = pw->pw_uid;
+	const gid_t other_gid = pw->pw_gid;
+	std::string name = unique_name("owner");
+	std::string sn = shm_of(name);
+	/* The stranger's object looks like a real AV: the one a creator would
+	 * have made, with its mode opened up. */
+	pid_t p = fork();
+	if (p == 0) {
+		if (setgid(other_gid) != 0 || setuid(other) != 0)
+			_exit(2);
+		int rc = 1;
+		{
+			tcp_domain d;
+			fi_av_attr a{};
+			a.type = FI_AV_TABLE;
+			a.name = name.c_str();
+			fid_av *av = nullptr;
+			if (fi_av_open(d.domain, &a, &av, nullptr) == 0) {
+				int fd = shm_open(sn.c_str(), O_RDWR, 0);
+				if (fd >= 0 && fchmod(fd, 0666) == 0)
+					rc = 0;
+				/* Leave it behind: the process dies without closing. */
+				_exit(rc);
+			}
+		}
+		_exit(3);
+	}
+	int st = 0;
+	waitpid(p, &st, 0);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "status " << st;
+	tcp_domain d;
+	std::string err = logged("warn", [&] {
+		open_named(d, name, 0, -FI_EACCES);
+		open_named(d, name, FI_READ, -FI_EACCES);
+	});
+	EXPECT_NE(err.find(sn), std::string::npos) << err;
+	EXPECT_NE(err.find("belongs to uid " + std::to_string(other)), std::string::npos) << err;
+	struct stat sb{};
+	ASSERT_EQ(stat(("/dev/shm" + sn).c_str(), &sb), 0) << "the stranger's object was removed";
+	EXPECT_EQ(sb.st_uid, other);
+	shm_unlink(sn.c_str());
+}
+
+/* Our own object with more than 0600 is refused too: someone else may
+ * have written it. */
+TEST(AvShared, WrongModeIsRefused)
+{
+	tcp_domain d;
+	std::string name = unique_name("mode");
+	std::string sn = shm_of(name);
+	fid_av *av = open_named(d, name);
+	ASSERT_NE(av, nullptr);
+	int fd = shm_open(sn.c_str(), O_RDWR, 0);
+	ASSERT_GE(fd, 0);
+	for (mode_t m : {0644, 0660, 0606, 0700, 0400}) {
+		ASSERT_EQ(fchmod(fd, m), 0);
+		std::string err = logged("warn", [&] {
+			open_named(d, name, 0, -FI_EACCES);
+			open_named(d, name, FI_READ, -FI_EACCES);
+		});
+		EXPECT_NE(err.find(sn), std::string::npos) << err;
+		EXPECT_NE(err.find("not 0600"), std::string::npos) << err;
+	}
+	ASSERT_EQ(fchmod(fd, 0600), 0);
+	fid_av *again = open_named(d, name);
+	EXPECT_NE(again, nullptr);
+	close_av(again);
+	close(fd);
+	close_av(av);
+}
+
+/* A creator's umask does not change the mode openers insist on. */
+TEST(AvShared, CreatedWith0600WhateverTheUmask)
+{
+	tcp_domain d;
+	std::string name = unique_name("umask");
+	mode_t old = umask(0277);
+	fid_av *av = open_named(d, name);
+	umask(old);
+	ASSERT_NE(av, nullptr);
+	struct stat sb{};
+	ASSERT_EQ(stat(("/dev/shm" + shm_of(name)).c_str(), &sb), 0);
+	EXPECT_EQ(sb.st_mode & 07777, 0600u);
+	close_av(av);
+}
+
+/* MPICH probes for a read-only AV at MPI_Init before anyone created it:
+ * a normal run prints no warning, the answer is still -FI_ENOENT. */
+TEST(AvShared, ReadOnlyProbeIsInfoNotWarning)
+{
+	tcp_domain d;
+	std::string name = unique_name("probe");
+	std::string warn = logged("warn", [&] { open_named(d, name, FI_READ, -FI_ENOENT); });
+	EXPECT_EQ(warn, "");
+	std::string info = logged("info", [&] { open_named(d, name, FI_READ, -FI_ENOENT); });
+	EXPECT_NE(info.find("does not exist"), std::string::npos) << info;
+}
+
+/* Header fields used as sizes or indices are checked against the mapped
+ * size before use: a corrupt object is refused with a log line naming it,
+ * never a crash or a hang. */
+namespace {
+
+using wu::av::header;
+
+struct header_case {
+	const char *what;
+	void (*edit)(header &h);
+	int expect;
+};
+
+/* One valid symmetric range over entry 0, the base of the range cases. */
+void one_range(header &h)
+{
+	h.nranges = 1;
+	h.end = 1;
+	h.ranges[0] = {};
+	h.ranges[0].count = 1;
+	h.ranges[0].nodecnt = 1;
+	h.ranges[0].svccnt = 1;
+	h.ranges[0].port0 = 1;
+	h.ranges[0].family = AF_INET;
+	h.ranges[0].ip_lo = 0x0a000001;
+}
+
+const header_case header_cases[] = {
+	{"untouched", [](header &) {}, 0},
+	{"valid_range", one_range, 0},
+	{"version", [](header &h) { h.version = 99; }, -FI_EINVAL},
+	{"total_bytes", [](header &h) { h.total_bytes += 4096; }, -FI_EINVAL},
+	{"max_slots_huge", [](header &h) { h.max_slots = uint64_t{1} << 62; }, -FI_EINVAL},
+	{"max_slots_zero", [](header &h) { h.max_slots = 0; }, -FI_EINVAL},
+	{"max_slots_double", [](header &h) { h.max_slots *= 2; }, -FI_EINVAL},
+	{"max_slots_all_ones", [](header &h) { h.max_slots = ~uint64_t{0}; }, -FI_EINVAL},
+	{"blob_size", [](header &h) { h.blob_size = 8; }, -FI_EINVAL},
+	{"av_type", [](header &h) { h.av_type = 77; }, -FI_EINVAL},
+	{"end", [](header &h) { h.end = h.max_slots + 1; }, -FI_EINVAL},
+	{"nfree", [](header &h) { h.nfree = h.end + 1; }, -FI_EINVAL},
+	{"node_bump", [](header &h) { h.node_bump = ~uint64_t{0}; }, -FI_EINVAL},
+	{"nranges", [](header &h) { h.nranges = 0xffffffffu; }, -FI_EINVAL},
+	{"nranges_33", [](header &h) { h.nranges = 33; h.end = 0; }, -FI_EINVAL},
+	{"range_count", [](header &h) { one_range(h); h.ranges[0].count = 5; }, -FI_EINVAL},
+	{"range_svccnt", [](header &h) { one_range(h); h.ranges[0].svccnt = 0; h.ranges[0].count = 0; }, -FI_EINVAL},
+	{"range_base", [](header &h) { one_range(h); h.ranges[0].base = ~uint64_t{0}; }, -FI_EINVAL},
+	{"range_past_end", [](header &h) { one_range(h); h.ranges[0].nodecnt = 2; h.ranges[0].count = 2; }, -FI_EINVAL},
+	{"range_ports", [](header &h) { one_range(h); h.ranges[0].port0 = 65535; h.ranges[0].svccnt = 2; h.ranges[0].count = 2; h.end = 2; }, -FI_EINVAL},
+	{"range_family", [](header &h) { one_range(h); h.ranges[0].family = 0; }, -FI_EINVAL},
+	{"range_by_name", [](header &h) { one_range(h); h.ranges[0].by_name = 7; }, -FI_EINVAL},
+	{"range_node_off", [](header &h) { one_range(h); h.ranges[0].by_name = 1; h.ranges[0].node_off = uint64_t{1} << 60; }, -FI_EINVAL},
+};
+
+class AvSharedHeader : public ::testing::TestWithParam<header_case> {};
+
+} // namespace
+
+TEST_P(AvSharedHeader, CorruptFieldIsRefused)
+{
+	const header_case &c = GetParam();
+	tcp_domain d;
+	std::string name = unique_name(c.what);
+	std::string sn = shm_of(name);
+	fid_av *av = open_named(d, name); /* the creator keeps it alive */
+	ASSERT_NE(av, nullptr);
+	int fd = shm_open(sn.c_str(), O_RDWR, 0);
+	ASSERT_GE(fd, 0);
+	void *m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	ASSERT_NE(m, MAP_FAILED);
+	auto *h = static_cast<header *>(m);
+	header saved;
+	memcpy(static_cast<void *>(&saved), h, sizeof saved);
+	c.edit(*h);
+	fid_av *rw = nullptr, *ro = nullptr;
+	std::string err = logged("warn", [&] {
+		rw = open_named(d, name, 0, c.expect);
+		ro = open_named(d, name, FI_READ, c.expect);
+	});
+	if (c.expect) {
+		EXPECT_NE(err.find(sn), std::string::npos) << err;
+	} else {
+		EXPECT_EQ(err, "");
+		EXPECT_EQ(lookup_str(ro, 7), "error " + std::to_string(-FI_EINVAL));
+	}
+	close_av(ro);
+	close_av(rw);
+	memcpy(static_cast<void *>(h), &saved, sizeof saved); /* so that the creator closes cleanly */
+	munmap(m, 4096);
+	close_av(av);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fields, AvSharedHeader, ::testing::ValuesIn(header_cases),
+			 [](const ::testing::TestParamInfo<header_case> &i) { return std::string(i.param.what); });
