@@ -45,7 +45,8 @@ test_prov_test_tcp_window_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_wire_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_atomic_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
-TESTS += test/prov/fi_pingpong.sh test/prov/ompi_mtl.sh
+TESTS += test/prov/fi_pingpong.sh test/prov/ompi_mtl.sh test/prov/msg_cm.sh
+EXTRA_DIST += test/prov/msg_cm.sh test/prov/msg_cm.c
 EXTRA_DIST += test/prov/ompi_mtl.sh test/prov/mpi_pingpong.c
 
 # Concurrency suite for the ThreadSanitizer run (make check-tsan).
