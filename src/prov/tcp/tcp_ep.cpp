@@ -2042,10 +2042,23 @@ ssize_t fill(tcp_ep *ep, conn *c, size_t most = rbuf_size)
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return 0;
-	if (n == 0)
-		conn_fail(ep, c, FI_ECONNRESET, c->msg || c->state != C_READY ? nullptr : "peer closed the connection");
-	else
-		conn_fail(ep, c, FI_EIO, strerror(errno));
+	int err = n < 0 ? errno : 0;
+	/* A peer that ends its connection between two frames (EOF, or a reset
+	 * because it exited with bytes unread) is a job ending, not a fault:
+	 * info.  Mid-frame it is a real failure and stays a warning. */
+	bool between = !c->in_body && c->rend == c->rpos;
+	if ((n == 0 || err == ECONNRESET) && between && c->state == C_READY) {
+		if (!c->msg)
+			WU_INFO(P(), FI_LOG_EP_DATA, "connection to %s closed by the peer%s\n",
+				c->peer.empty() ? "(unidentified peer)" : addr_text(c->peer).c_str(),
+				n == 0 ? "" : " (reset)");
+		conn_fail(ep, c, FI_ECONNRESET, nullptr);
+	} else if (n == 0) {
+		conn_fail(ep, c, FI_ECONNRESET,
+			  c->msg || c->state != C_READY ? nullptr : "peer closed the connection mid-message");
+	} else {
+		conn_fail(ep, c, FI_EIO, strerror(err));
+	}
 	return -1;
 }
 
