@@ -130,10 +130,18 @@ bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *wh
 		if (e->max_order_waw_size > t.ep_attr->max_order_waw_size)
 			FAIL("ep_attr->max_order_waw_size", num(e->max_order_waw_size),
 				      num(t.ep_attr->max_order_waw_size));
-		if (e->tx_ctx_cnt > t.ep_attr->tx_ctx_cnt && e->tx_ctx_cnt != FI_SHARED_CONTEXT)
-			FAIL("ep_attr->tx_ctx_cnt", num(e->tx_ctx_cnt), num(t.ep_attr->tx_ctx_cnt));
-		if (e->rx_ctx_cnt > t.ep_attr->rx_ctx_cnt && e->rx_ctx_cnt != FI_SHARED_CONTEXT)
-			FAIL("ep_attr->rx_ctx_cnt", num(e->rx_ctx_cnt), num(t.ep_attr->rx_ctx_cnt));
+		/* FI_SHARED_CONTEXT matches only where the domain offers shared
+		 * contexts: otherwise fi_stx_context / fi_srx_context refuse it. */
+		if (e->tx_ctx_cnt == FI_SHARED_CONTEXT ? !t.domain_attr->max_ep_stx_ctx
+						       : e->tx_ctx_cnt > t.ep_attr->tx_ctx_cnt)
+			FAIL("ep_attr->tx_ctx_cnt",
+			     e->tx_ctx_cnt == FI_SHARED_CONTEXT ? std::string("FI_SHARED_CONTEXT") : num(e->tx_ctx_cnt),
+			     num(t.ep_attr->tx_ctx_cnt));
+		if (e->rx_ctx_cnt == FI_SHARED_CONTEXT ? !t.domain_attr->max_ep_srx_ctx
+						       : e->rx_ctx_cnt > t.ep_attr->rx_ctx_cnt)
+			FAIL("ep_attr->rx_ctx_cnt",
+			     e->rx_ctx_cnt == FI_SHARED_CONTEXT ? std::string("FI_SHARED_CONTEXT") : num(e->rx_ctx_cnt),
+			     num(t.ep_attr->rx_ctx_cnt));
 		if (e->auth_key_size > t.ep_attr->auth_key_size && !t.domain_attr->max_ep_auth_key)
 			FAIL("ep_attr->auth_key_size", num(e->auth_key_size), "no authorization keys");
 	}
@@ -218,6 +226,10 @@ bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *wh
 			FAIL("domain_attr->max_ep_tx_ctx", num(d->max_ep_tx_ctx), num(o.max_ep_tx_ctx));
 		if (d->max_ep_rx_ctx > o.max_ep_rx_ctx)
 			FAIL("domain_attr->max_ep_rx_ctx", num(d->max_ep_rx_ctx), num(o.max_ep_rx_ctx));
+		if (d->max_ep_stx_ctx > o.max_ep_stx_ctx)
+			FAIL("domain_attr->max_ep_stx_ctx", num(d->max_ep_stx_ctx), num(o.max_ep_stx_ctx));
+		if (d->max_ep_srx_ctx > o.max_ep_srx_ctx)
+			FAIL("domain_attr->max_ep_srx_ctx", num(d->max_ep_srx_ctx), num(o.max_ep_srx_ctx));
 		if (d->cntr_cnt > o.cntr_cnt)
 			FAIL("domain_attr->cntr_cnt", num(d->cntr_cnt), num(o.cntr_cnt));
 		if (d->mr_iov_limit > o.mr_iov_limit)

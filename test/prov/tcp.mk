@@ -11,6 +11,7 @@ tcp_gtests = \
 	test/prov/test_tcp_auto \
 	test/prov/test_tcp_peek \
 	test/prov/test_tcp_conn \
+	test/prov/test_tcp_cm \
 	test/prov/test_tcp_window \
 	test/prov/test_tcp_wire \
 	test/prov/test_tcp_atomic
@@ -23,6 +24,7 @@ test_prov_test_tcp_threads_SOURCES = test/prov/test_tcp_threads.cpp test/prov/tc
 test_prov_test_tcp_auto_SOURCES = test/prov/test_tcp_auto.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_peek_SOURCES = test/prov/test_tcp_peek.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_conn_SOURCES = test/prov/test_tcp_conn.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_cm_SOURCES = test/prov/test_tcp_cm.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_window_SOURCES = test/prov/test_tcp_window.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_wire_SOURCES = test/prov/test_tcp_wire.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_atomic_SOURCES = test/prov/test_tcp_atomic.cpp test/prov/tcp_fixture.h
@@ -32,6 +34,7 @@ test_prov_test_tcp_threads_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_auto_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_peek_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_conn_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_cm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_window_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_wire_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_atomic_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
@@ -41,11 +44,13 @@ test_prov_test_tcp_threads_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_auto_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_peek_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_conn_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_cm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_window_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_wire_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_atomic_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
-TESTS += test/prov/fi_pingpong.sh test/prov/ompi_mtl.sh
+TESTS += test/prov/fi_pingpong.sh test/prov/ompi_mtl.sh test/prov/msg_cm.sh
+EXTRA_DIST += test/prov/msg_cm.sh test/prov/msg_cm.c
 EXTRA_DIST += test/prov/ompi_mtl.sh test/prov/mpi_pingpong.c
 
 # Concurrency suite for the ThreadSanitizer run (make check-tsan).

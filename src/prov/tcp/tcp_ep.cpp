@@ -2042,10 +2042,23 @@ ssize_t fill(tcp_ep *ep, conn *c, size_t most = rbuf_size)
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return 0;
-	if (n == 0)
-		conn_fail(ep, c, FI_ECONNRESET, c->msg || c->state != C_READY ? nullptr : "peer closed the connection");
-	else
-		conn_fail(ep, c, FI_EIO, strerror(errno));
+	int err = n < 0 ? errno : 0;
+	/* A peer that ends its connection between two frames (EOF, or a reset
+	 * because it exited with bytes unread) is a job ending, not a fault:
+	 * info.  Mid-frame it is a real failure and stays a warning. */
+	bool between = !c->in_body && c->rend == c->rpos;
+	if ((n == 0 || err == ECONNRESET) && between && c->state == C_READY) {
+		if (!c->msg)
+			WU_INFO(P(), FI_LOG_EP_DATA, "connection to %s closed by the peer%s\n",
+				c->peer.empty() ? "(unidentified peer)" : addr_text(c->peer).c_str(),
+				n == 0 ? "" : " (reset)");
+		conn_fail(ep, c, FI_ECONNRESET, nullptr);
+	} else if (n == 0) {
+		conn_fail(ep, c, FI_ECONNRESET,
+			  c->msg || c->state != C_READY ? nullptr : "peer closed the connection mid-message");
+	} else {
+		conn_fail(ep, c, FI_EIO, strerror(err));
+	}
 	return -1;
 }
 
@@ -3706,6 +3719,8 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 		case FI_CLASS_AV: {
 			if (ep->type != FI_EP_RDM || !av::is_av(bfid))
 				return -FI_EINVAL;
+			if (flags)
+				return -FI_EBADFLAGS; /* fi_endpoint(3): an AV takes no bind flags */
 			if (ep->av)
 				return -FI_EINVAL;
 			if (ep->enabled)
@@ -3718,6 +3733,11 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 			return 0;
 		}
 		case FI_CLASS_EQ: {
+			if (flags) { /* fi_endpoint(3): an EQ takes no bind flags */
+				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind: flags 0x%llx are not valid for an EQ\n",
+					(unsigned long long)flags);
+				return -FI_EBADFLAGS;
+			}
 			if (ep->eq)
 				return -FI_EINVAL;
 			int r = eq_bind(bfid);
@@ -3915,6 +3935,10 @@ int open_listener(tcp_ep *ep)
 	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	/* As the passive endpoint's: a fixed port whose accepted connections
+	 * (which inherit the flag) sit in TIME_WAIT can be bound again at once. */
+	int one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
 	if (bind(fd, sa, ep->srclen) || listen(fd, 1024)) {
 		int err = errno;
 		WU_WARN(P(), FI_LOG_EP_CTRL, "cannot listen on %s: %s\n",
@@ -4148,12 +4172,15 @@ int ep_accept(fid_ep *e, const void *param, size_t paramlen) noexcept
 			frame::header acc;
 			acc.type = frame::ACCEPT;
 			acc.aux = ep->eager_window;
+			/* FI_CONNECTED is queued before the peer can see ACCEPT: a fast
+			 * peer may otherwise shut down and connect again, and the
+			 * application read that FI_CONNREQ before this FI_CONNECTED. */
+			ep->connected = true;
+			post_cm_event(ep, FI_CONNECTED, nullptr, 0);
 			txitem *t = control_item(acc, param, paramlen);
 			enqueue(ep, c, t);
 			if (c->state == C_CLOSED)
-				return -FI_ECONNRESET;
-			ep->connected = true;
-			post_cm_event(ep, FI_CONNECTED, nullptr, 0);
+				return 0; /* conn_fail queued FI_SHUTDOWN after FI_CONNECTED */
 			c->cmw = {msg_cm_event, c};
 			c->cm_watched = true;
 		}
@@ -4172,8 +4199,13 @@ int ep_shutdown(fid_ep *e, uint64_t) noexcept
 		std::lock_guard<std::mutex> g(ep->mtx);
 		if (!ep->mc || ep->mc->fd < 0)
 			return -FI_ENOTCONN;
-		ep->shut = true; /* the local side reports no FI_SHUTDOWN of its own */
+		/* As libfabric's tcp: FI_SHUTDOWN on this side too, now (the peer
+		 * gets its own when it sees the connection end). */
+		bool report = ep->connected && !ep->shut && ep->mc->state != C_CLOSED;
+		ep->shut = true;
 		shutdown(ep->mc->fd, SHUT_RDWR);
+		if (report)
+			post_cm_event(ep, FI_SHUTDOWN, nullptr, 0);
 		return 0;
 	});
 }
@@ -4404,12 +4436,17 @@ int pep_close(fid *f) noexcept
 	});
 }
 
-int pep_bind(fid *f, fid *bfid, uint64_t) noexcept
+int pep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 {
 	return guard("fi_pep_bind", [&]() -> int {
 		tcp_pep *pep = pep_of(f);
 		if (!pep || !bfid || bfid->fclass != FI_CLASS_EQ)
 			return -FI_EINVAL;
+		if (flags) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_pep_bind: flags 0x%llx are not valid for an EQ\n",
+				(unsigned long long)flags);
+			return -FI_EBADFLAGS;
+		}
 		if (pep->eq)
 			return -FI_EINVAL;
 		int r = eq_bind(bfid);

@@ -85,6 +85,8 @@ void fill_common(fi_info &i, fi_ep_type type)
 	d.rx_ctx_cnt = 1;
 	d.max_ep_tx_ctx = 1;
 	d.max_ep_rx_ctx = 1;
+	d.max_ep_stx_ctx = 0; /* no shared contexts (fi_stx_context: -FI_ENOSYS) */
+	d.max_ep_srx_ctx = 0;
 	d.cntr_cnt = 65536;
 	d.mr_iov_limit = 1;
 	d.caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
