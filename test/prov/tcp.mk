@@ -14,6 +14,7 @@ tcp_gtests = \
 	test/prov/test_tcp_cm \
 	test/prov/test_tcp_window \
 	test/prov/test_tcp_wire \
+	test/prov/test_tcp_limits \
 	test/prov/test_tcp_atomic
 check_PROGRAMS += $(tcp_gtests)
 TESTS += $(tcp_gtests)
@@ -27,6 +28,7 @@ test_prov_test_tcp_conn_SOURCES = test/prov/test_tcp_conn.cpp test/prov/tcp_fixt
 test_prov_test_tcp_cm_SOURCES = test/prov/test_tcp_cm.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_window_SOURCES = test/prov/test_tcp_window.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_wire_SOURCES = test/prov/test_tcp_wire.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_limits_SOURCES = test/prov/test_tcp_limits.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_atomic_SOURCES = test/prov/test_tcp_atomic.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_msg_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
@@ -37,6 +39,7 @@ test_prov_test_tcp_conn_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_cm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_window_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_wire_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_limits_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_atomic_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
@@ -47,6 +50,7 @@ test_prov_test_tcp_conn_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_cm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_window_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_wire_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_limits_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_atomic_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/fi_pingpong.sh test/prov/ompi_mtl.sh test/prov/msg_cm.sh

@@ -5,7 +5,9 @@
 #include <atomic>
 #include <complex>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <type_traits>
@@ -327,6 +329,45 @@ TEST_F(atomic_pair, valid_calls_and_query_atomic_agree_with_the_man_page)
 	EXPECT_EQ(fi_query_atomic(env.domain, FI_INT32, FI_SUM, &attr, FI_FETCH_ATOMIC | FI_COMPARE_ATOMIC),
 		  -FI_EINVAL);
 	EXPECT_EQ(fi_query_atomic(env.domain, fi_datatype(FI_VOID), FI_SUM, &attr, 0), -FI_EINVAL);
+}
+
+/* MPICH probes every (op, datatype) pair at MPI_Init and its test runner
+ * fails on any warning output: an unsupported pair is an expected answer,
+ * logged at info (silent at the default warn level). */
+TEST_F(atomic_pair, an_unsupported_pair_is_refused_without_a_warning)
+{
+	if (getenv("FI_LOG_LEVEL"))
+		GTEST_SKIP() << "FI_LOG_LEVEL is set";
+	size_t count = 0;
+	fi_atomic_attr attr{};
+	::testing::internal::CaptureStderr();
+	EXPECT_EQ(fi_atomicvalid(a.ep, FI_FLOAT_COMPLEX, FI_BOR, &count), -FI_EOPNOTSUPP);
+	EXPECT_EQ(fi_fetch_atomicvalid(a.ep, FI_DOUBLE, FI_MSWAP, &count), -FI_EOPNOTSUPP);
+	EXPECT_EQ(fi_compare_atomicvalid(a.ep, FI_INT32, FI_SUM, &count), -FI_EOPNOTSUPP);
+	EXPECT_EQ(fi_query_atomic(env.domain, FI_FLOAT, FI_BAND, &attr, 0), -FI_EOPNOTSUPP);
+	EXPECT_EQ(fi_query_atomic(env.domain, FI_INT32, FI_SUM, &attr, FI_TAGGED), -FI_EOPNOTSUPP);
+	EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
+/* Atomics from one peer travel in order on its one connection and the
+ * target applies them as they arrive: fi_getinfo says so (MPICH ranks
+ * providers without these bits lower). */
+TEST_F(atomic_pair, atomic_ordering_is_advertised)
+{
+	const uint64_t want = FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
+	EXPECT_EQ(env.info->tx_attr->msg_order & want, want);
+	EXPECT_EQ(env.info->rx_attr->msg_order & want, want);
+	fi_info *hints = fi_allocinfo();
+	hints->fabric_attr->prov_name = strdup("tcp");
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_ATOMIC;
+	hints->tx_attr->msg_order = want;
+	hints->rx_attr->msg_order = want;
+	fi_info *got = nullptr;
+	EXPECT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &got), 0);
+	EXPECT_NE(got, nullptr);
+	fi_freeinfo(got);
+	fi_freeinfo(hints);
 }
 
 /* Every (op, datatype) of every family against the reference, through

@@ -135,6 +135,34 @@ extern fi_ops_mr ops;
  * (-FI_EACCES semantics for the caller) when the key or range is invalid. */
 void *check(prov::domain *dom, uint64_t key, uint64_t addr, size_t len, uint64_t access) noexcept;
 
+/* Names one registration: a region closed (or its key reused by a new
+ * region) no longer matches. */
+struct ref {
+	prov::domain *dom = nullptr;
+	uint64_t key = 0;
+	uint64_t serial = 0; /* 0: none */
+};
+/* check() that also names the region it found (out untouched on failure). */
+void *check(prov::domain *dom, uint64_t key, uint64_t addr, size_t len, uint64_t access, ref &out) noexcept;
+
+/* fi_close(mr) waits for every live guard on the region, and no guard
+ * taken after it returns is live: a provider touches region memory found
+ * through check() only while holding a live guard (one socket call or one
+ * copy at a time, never across progress), so that once close returns no
+ * remote operation reads or writes that memory.  Do not take another
+ * guard or call check() while holding one. */
+class guard {
+public:
+	explicit guard(const ref &r) noexcept;
+	~guard();
+	guard(const guard &) = delete;
+	guard &operator=(const guard &) = delete;
+	explicit operator bool() const noexcept { return live_; }
+
+private:
+	bool live_ = false;
+};
+
 /* Completion side effects of a region bound to a counter (FI_REMOTE_WRITE
  * events with FI_RMA_EVENT): called by the provider after a remote access. */
 void remote_access(prov::domain *dom, uint64_t key, uint64_t access) noexcept;

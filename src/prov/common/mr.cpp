@@ -46,6 +46,7 @@ struct region {
 	prov::domain *dom;
 	uint64_t access;
 	uint64_t flags;
+	uint64_t serial; /* unique per registration (mr::ref) */
 	uint64_t base;	/* remote address of byte 0 of the region */
 	size_t total;	/* bytes over all segments */
 	bool starts_disabled;
@@ -101,6 +102,7 @@ uint64_t scramble(uint64_t x) noexcept
 }
 
 std::atomic<uint64_t> next_key{1};
+std::atomic<uint64_t> next_serial{1};
 
 region *region_of(fid *f) noexcept
 {
@@ -353,6 +355,7 @@ int regattr_impl(fid *fid_dom, const fi_mr_attr *attr, uint64_t flags, fid_mr **
 			     ((mode & FI_MR_RMA_EVENT) && (flags & FI_RMA_EVENT));
 	r->enabled.store(!r->starts_disabled, std::memory_order_relaxed);
 	r->ep = nullptr;
+	r->serial = next_serial.fetch_add(1, std::memory_order_relaxed);
 
 	const size_t key_bytes = da->mr_key_size ? std::min<size_t>(da->mr_key_size, 8) : 8;
 	const uint64_t key_mask = key_bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * key_bytes)) - 1;
@@ -445,7 +448,7 @@ void *locate(const region *r, uint64_t addr, size_t len) noexcept
 
 fi_ops_mr ops = {sizeof(fi_ops_mr), mr_reg, mr_regv, mr_regattr};
 
-void *check(prov::domain *dom, uint64_t key, uint64_t addr, size_t len, uint64_t access) noexcept
+void *check(prov::domain *dom, uint64_t key, uint64_t addr, size_t len, uint64_t access, ref &out) noexcept
 {
 	registry &t = reg_table();
 	std::shared_lock g(t.m);
@@ -455,7 +458,37 @@ void *check(prov::domain *dom, uint64_t key, uint64_t addr, size_t len, uint64_t
 	const region *r = it->second;
 	if ((r->access & access) != access || !r->enabled.load(std::memory_order_acquire))
 		return nullptr;
-	return locate(r, addr, len);
+	void *p = locate(r, addr, len);
+	if (p)
+		out = {dom, key, r->serial};
+	return p;
+}
+
+void *check(prov::domain *dom, uint64_t key, uint64_t addr, size_t len, uint64_t access) noexcept
+{
+	ref unused;
+	return check(dom, key, addr, len, access, unused);
+}
+
+/* The table's shared lock is the guard: mr_close erases the region under
+ * the exclusive lock, so it waits for guards taken before and makes every
+ * later one dead. */
+guard::guard(const ref &r) noexcept
+{
+	if (!r.serial)
+		return;
+	registry &t = reg_table();
+	t.m.lock_shared();
+	auto it = t.by_key.find({r.dom, r.key});
+	live_ = it != t.by_key.end() && it->second->serial == r.serial;
+	if (!live_)
+		t.m.unlock_shared();
+}
+
+guard::~guard()
+{
+	if (live_)
+		reg_table().m.unlock_shared();
 }
 
 void remote_access(prov::domain *dom, uint64_t key, uint64_t access) noexcept

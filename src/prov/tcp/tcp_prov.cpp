@@ -44,7 +44,11 @@ void fill_common(fi_info &i, fi_ep_type type)
 			      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV |
 			      FI_LOCAL_COMM | FI_REMOTE_COMM | (type == FI_EP_RDM ? FI_SOURCE : 0);
 	const uint64_t order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS |
-			       FI_ORDER_WAR | FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW;
+			       FI_ORDER_WAR | FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW |
+			       /* atomics travel in order on the peer's one connection and
+				* the target applies them in arrival order (on_atomic) */
+			       FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR |
+			       FI_ORDER_ATOMIC_WAW;
 	i.caps = caps;
 	i.mode = 0;
 	i.tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_SEND);
@@ -300,7 +304,10 @@ int tcp_query_atomic(fid_domain *, fi_datatype dt, fi_op op, fi_atomic_attr *att
 	return WU_GUARD({
 		const char *why = nullptr;
 		int r = wu::atomic::query(dt, op, attr, flags, &why);
-		if (r)
+		if (r == -FI_EOPNOTSUPP) /* an expected answer to a probe: info, not warn */
+			WU_INFO(&tcp_prov_desc, FI_LOG_DOMAIN, "fi_query_atomic(datatype %d, op %d, flags 0x%llx): %s\n",
+				int(dt), int(op), (unsigned long long)flags, why);
+		else if (r)
 			WU_WARN_SPARSE(&tcp_prov_desc, FI_LOG_DOMAIN,
 				       "fi_query_atomic(datatype %d, op %d, flags 0x%llx): %s\n", int(dt), int(op),
 				       (unsigned long long)flags, why);
