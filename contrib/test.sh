@@ -8,49 +8,79 @@
 #   build-embedded/ --enable-embedded build linked into a C shared library
 #   fuzzers         libFuzzer targets for a bounded time
 #   make distcheck  tarball builds and passes its own checks (VPATH)
+# Every build directory is made afresh (no result of an earlier run can
+# count); this run's logs are in build-ci/.  A tier's make status counts,
+# and so does every test program it declares that left no result.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 jobs=${JOBS:-2}
-totals=$top/build/.ci-totals
+rm -rf build build-asan build-tsan build-embedded build-ci
+logs=$top/build-ci
+mkdir -p "$logs" build build-asan build-tsan
+totals=$logs/totals
+echo "0 0 0" > "$totals"
 log() { printf '\n=== %s\n' "$*"; }
-gate() { # name, command...: a whole step that counts as one test
+gate() { # name, command...: a whole step that counts as one test (77: skipped)
 	name=$1; shift
-	if "$@"; then echo "PASS: $name"; set -- $(cat "$totals"); echo "$(($1 + 1)) $2 $3" > "$totals"
-	else echo "FAIL: $name"; set -- $(cat "$totals"); echo "$1 $(($2 + 1)) $3" > "$totals"; fi
+	"$@"; rc=$?
+	set -- $(cat "$totals")
+	case $rc in
+	0) echo "PASS: $name"; echo "$(($1 + 1)) $2 $3" > "$totals" ;;
+	77) echo "SKIP: $name"; echo "$1 $2 $(($3 + 1))" > "$totals" ;;
+	*) echo "FAIL: $name"; echo "$1 $(($2 + 1)) $3" > "$totals" ;;
+	esac
+}
+# tier DIR TARGET LIST: runs `make TARGET` in DIR and counts the results of
+# the test programs make's variable LIST names (print-LIST in Makefile.am).
+tier() {
+	dir=$1 target=$2 var=$3
+	tests=$(make -s --no-print-directory -C "$dir" "print-$var" | tail -1)
+	[ -n "$tests" ] || { gate "$dir: make print-$var lists no test" false; return; }
+	# -k: a program that does not build does not stop the others.
+	(cd "$dir" && nice make -k -j"$jobs" "$target" >"$logs/$dir-$target.log" 2>&1)
+	rc=$?
+	# When a build failure stopped make before the tests ran, run those
+	# that can still be built (RECHECK_LOGS= keeps the results there are).
+	for t in $tests; do
+		if [ ! -f "$dir/${t%.sh}.trs" ]; then
+			(cd "$dir" && nice make -k -j"$jobs" check-TESTS TESTS="$tests" RECHECK_LOGS= \
+				>>"$logs/$dir-$target.log" 2>&1)
+			break
+		fi
+	done
+	sh contrib/ci/count-results.sh "$dir" "$totals" "$rc" $tests
+	grep -h -A3 '^FAIL\|^ERROR' "$dir/test-suite.log" 2>/dev/null | head -60
 }
 
 log "dependencies"
 sh contrib/install-deps.sh || { echo "0 passed, 1 failed"; exit 1; }
 
-log "autogen + configure + build"
-./autogen.sh >/tmp/wireup-autogen.log 2>&1 || { cat /tmp/wireup-autogen.log; echo "0 passed, 1 failed"; exit 1; }
-mkdir -p build && rm -f "$totals" && echo "0 0 0" > "$totals"
-(cd build && ../configure -q && make -j"$jobs" >/dev/null) || { echo "0 passed, 1 failed"; exit 1; }
+log "autogen + configure + build (logs in build-ci/)"
+./autogen.sh >"$logs/autogen.log" 2>&1 || { cat "$logs/autogen.log"; echo "0 passed, 1 failed"; exit 1; }
+(cd build && ../configure -q && nice make -j"$jobs") >"$logs/build.log" 2>&1 ||
+	{ tail -40 "$logs/build.log"; echo "0 passed, 1 failed"; exit 1; }
 
 log "make check"
-(cd build && make -j"$jobs" check >/dev/null 2>&1)
-sh contrib/ci/count-results.sh build "$totals"
-grep -h -A3 '^FAIL\|^ERROR' build/test-suite.log 2>/dev/null | head -60
+tier build check tests
 
 log "unit suites under address,undefined sanitizers"
-mkdir -p build-asan
 if (cd build-asan && ../configure -q --enable-debug --enable-sanitizers=address,undefined &&
-	make -j"$jobs" >/dev/null); then
-	(cd build-asan && make -j"$jobs" check-unit >/dev/null 2>&1)
-	sh contrib/ci/count-results.sh build-asan "$totals"
+	nice make -j"$jobs") >"$logs/build-asan.log" 2>&1; then
+	tier build-asan check-unit unit-tests
 	grep -h -B2 -A20 'ERROR: \(Address\|Leak\|Undefined\)Sanitizer\|runtime error' build-asan/test-suite.log 2>/dev/null | head -60
 else
+	tail -40 "$logs/build-asan.log"
 	gate "sanitizer build" false
 fi
 
 log "concurrency suites under the thread sanitizer"
-mkdir -p build-tsan
-if (cd build-tsan && ../configure -q --enable-sanitizers=thread && make -j"$jobs" >/dev/null); then
-	(cd build-tsan && make -j"$jobs" check-tsan >/dev/null 2>&1)
-	sh contrib/ci/count-results.sh build-tsan "$totals"
+if (cd build-tsan && ../configure -q --enable-sanitizers=thread && nice make -j"$jobs") \
+	>"$logs/build-tsan.log" 2>&1; then
+	tier build-tsan check-tsan tsan-tests
 	grep -h -A30 'WARNING: ThreadSanitizer' build-tsan/test-suite.log 2>/dev/null | head -60
 else
+	tail -40 "$logs/build-tsan.log"
 	gate "thread-sanitizer build" false
 fi
 
@@ -59,15 +89,18 @@ gate "embedded" sh contrib/ci/embedded-check.sh "$top/build-embedded"
 
 log "fuzzers (libFuzzer, bounded)"
 fuzz() {
-	out=$(WU_FUZZ_ARTIFACTS=$top/build/fuzz-artifacts sh test/fuzz/run-fuzzers.sh "${WU_FUZZ_SECONDS:-60}" 2>&1)
+	WU_FUZZ_ARTIFACTS=$logs/fuzz-artifacts nice sh test/fuzz/run-fuzzers.sh "${WU_FUZZ_SECONDS:-60}" \
+		>"$logs/fuzz.log" 2>&1
 	rc=$?
-	echo "$out" | tail -5
-	[ $rc = 0 ]
+	grep '^PASS\|^FAIL\|^SKIP' "$logs/fuzz.log"
+	[ $rc = 0 ] || tail -40 "$logs/fuzz.log"
+	return $rc
 }
 gate "fuzz" fuzz
 
 log "make distcheck"
-gate "distcheck" sh -c "cd build && make -j$jobs distcheck >/tmp/wireup-distcheck.log 2>&1 || { tail -40 /tmp/wireup-distcheck.log; exit 1; }"
+gate "distcheck" sh -c "cd build && nice make -j$jobs distcheck >'$logs/distcheck.log' 2>&1 ||
+	{ tail -40 '$logs/distcheck.log'; exit 1; }"
 
 set -- $(cat "$totals")
 echo

@@ -1,13 +1,24 @@
 #!/bin/sh
-# count-results.sh BUILD_DIR TOTALS_FILE
+# count-results.sh BUILD_DIR TOTALS_FILE MAKE_STATUS TEST...
 # Adds the results of a `make check` in BUILD_DIR to TOTALS_FILE ("pass fail
-# skip").  A GoogleTest program counts its test cases; any other test
-# program counts once.  A gtest program that died before its summary fails.
-dir=$1 totals=$2
+# skip").  TEST... is what the tier declares (its TESTS list): each must have
+# left a result, a missing one fails and is named (a program that did not
+# build leaves none).  A GoogleTest program counts its test cases; any other
+# test program counts once.  A gtest program that died before its summary
+# fails.  A nonzero MAKE_STATUS with no failure found fails once more: make
+# failed for a reason no test result shows.
+dir=$1 totals=$2 status=$3
+shift 3
 [ -f "$totals" ] || echo "0 0 0" > "$totals"
 read p f s < "$totals"
-for trs in $(find "$dir" -name '*.trs' | sort); do
-	log=${trs%.trs}.log
+f0=$f
+[ $# -gt 0 ] || { f=$((f + 1)); echo "  FAIL: $dir: no test declared"; }
+for t in "$@"; do
+	base=${t%.sh}
+	trs=$dir/$base.trs log=$dir/$base.log
+	if [ ! -f "$trs" ]; then
+		f=$((f + 1)); echo "  FAIL (no result, did it build?): $t"; continue
+	fi
 	res=$(sed -n 's/^:test-result: //p' "$trs" | head -1)
 	if [ -f "$log" ] && grep -q '^\[==========\] Running' "$log"; then
 		gp=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
@@ -28,4 +39,7 @@ for trs in $(find "$dir" -name '*.trs' | sort); do
 		*) f=$((f + 1)); echo "  FAIL: ${log#$dir/}" ;;
 	esac
 done
+if [ "$status" != 0 ] && [ "$f" = "$f0" ]; then
+	f=$((f + 1)); echo "  FAIL: make in $dir exited with status $status (see its log)"
+fi
 echo "$p $f $s" > "$totals"

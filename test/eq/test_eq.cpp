@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <sys/epoll.h>
 #include <sys/select.h>
 
 #include "core/info.h"
 #include "eq_fixture.h"
+#include "../util/leak_check.h"
 
 using namespace wu::test;
 
@@ -611,6 +613,8 @@ TEST(fi_eq_read, unread_connreq_info_is_freed_with_the_eq)
 	fi_eq_cm_entry cm{&pep, wu::info_alloc()};
 	ASSERT_EQ(wu::eq_post(eq.get(), FI_CONNREQ, &cm, sizeof cm), ssize_t{sizeof cm});
 	/* closing loses the event; the leak checker verifies info went too */
+	EXPECT_EQ(fi_close(&eq.release()->fid), 0);
+	EXPECT_FALSE(wu::test::leaks_now()) << "the unread event's info outlived the EQ";
 }
 
 /* ---- fi_eq_readerr and error entries ---- */
@@ -833,16 +837,31 @@ TEST(fi_close, loses_queued_events_and_frees_everything)
 	fake_fabric fab;
 	for (fi_wait_obj w : {FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_MUTEX_COND,
 			      FI_WAIT_YIELD, FI_WAIT_POLLFD}) {
+		SCOPED_TRACE(w);
 		eq_ptr eq = open_eq(fab.get(), w);
+		ASSERT_TRUE(eq);
+		int fd = -1;
+		if (w == FI_WAIT_FD) {
+			ASSERT_EQ(fi_control(&eq->fid, FI_GETWAIT, &fd), 0);
+		}
 		std::vector<char> big(300, 'x');
-		write_entry(eq.get(), FI_NOTIFY, 1);
-		fi_eq_write(eq.get(), FI_NOTIFY, big.data(), big.size(), 0);
+		fi_eq_entry e;
+		ASSERT_EQ(write_entry(eq.get(), FI_NOTIFY, 1), ssize_t{sizeof e});
+		ASSERT_EQ(fi_eq_write(eq.get(), FI_NOTIFY, big.data(), big.size(), 0), ssize_t(big.size()));
+		uint32_t ev;
+		ASSERT_EQ(fi_eq_read(eq.get(), &ev, &e, sizeof e, FI_PEEK), ssize_t{sizeof e});
 		fi_eq_err_entry err{};
 		err.err = FI_EIO;
 		err.err_data = big.data();
 		err.err_data_size = big.size();
-		wu::eq_post_error(eq.get(), &err);
-		/* leaks would show in the sanitizer build */
+		ASSERT_EQ(wu::eq_post_error(eq.get(), &err), 0);
+		ASSERT_EQ(fi_eq_read(eq.get(), &ev, &e, sizeof e, FI_PEEK), -FI_EAVAIL)
+			<< "the error is queued too when the EQ closes";
+		EXPECT_EQ(fi_close(&eq.release()->fid), 0);
+		if (fd >= 0) {
+			EXPECT_EQ(fcntl(fd, F_GETFD), -1) << "the wait fd is closed with the EQ";
+		}
+		EXPECT_FALSE(wu::test::leaks_now()) << "queued events outlived their EQ (LeakSanitizer builds)";
 	}
 }
 

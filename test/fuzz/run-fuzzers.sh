@@ -5,6 +5,9 @@
 #
 #   test/fuzz/run-fuzzers.sh [TOTAL_SECONDS]     (default $WU_FUZZ_SECONDS or 60)
 #
+# WU_FUZZ_TARGETS picks targets (default all); JOBS the make jobs of the
+# library build the whole-library targets need (default 2).
+#
 # The time is split evenly between the targets.  Exit status: 0 clean,
 # 1 a finding or a build failure (the crashing inputs are copied to
 # $WU_FUZZ_ARTIFACTS, default ./fuzz-artifacts), 77 when clang or its
@@ -24,6 +27,15 @@ artifacts=${WU_FUZZ_ARTIFACTS:-$PWD/fuzz-artifacts}
 targets='addr tcp_frame'
 sources_addr='test/fuzz/fuzz_addr.cpp src/core/addr.cpp test/fuzz/log_stub.cpp'
 sources_tcp_frame='test/fuzz/fuzz_tcp_frame.cpp src/prov/tcp/frame.cpp src/prov/common/atomic.cpp'
+targets="$targets pmix_wire"
+sources_pmix_wire='test/fuzz/fuzz_pmix_wire.cpp src/pmix_glue/wire.cpp'
+# Drives a real endpoint: links the whole library (lib_*=1), which this
+# script builds once with clang in its scratch directory.
+targets="$targets tcp_stream"
+sources_tcp_stream='test/fuzz/fuzz_tcp_stream.cpp'
+lib_tcp_stream=1
+# WU_FUZZ_TARGETS="a b" runs only those.
+targets=${WU_FUZZ_TARGETS:-$targets}
 
 cxx=${FUZZ_CXX:-}
 if [ -z "$cxx" ]; then
@@ -53,12 +65,41 @@ for t in $targets; do ntargets=$((ntargets + 1)); done
 per=$((total / ntargets))
 [ "$per" -ge 1 ] || per=1
 
+# The library for lib_* targets: configured as usual but compiled by clang
+# with libFuzzer's coverage and the sanitizers; its convenience archive and
+# the libraries it needs (from its .la) go on the target's link line.
+fuzz_flags='-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined'
+lib_status=
+build_lib() {
+	[ -n "$lib_status" ] && return "$lib_status"
+	ccc=$(echo "$cxx" | sed 's/clang++/clang/')
+	echo "run-fuzzers: building the library with $cxx (log: fuzz-lib.log in the scratch dir)"
+	mkdir -p "$tmp/lib"
+	if (cd "$tmp/lib" && "$top/configure" -q CC="$ccc" CXX="$cxx" \
+		CFLAGS="$fuzz_flags -fsanitize=fuzzer-no-link" CXXFLAGS="$fuzz_flags -fsanitize=fuzzer-no-link" &&
+		make -j"${JOBS:-2}" src/libwireup.la) >"$tmp/fuzz-lib.log" 2>&1; then
+		lib_status=0
+	else
+		echo "FAIL: the library does not build with $cxx for fuzzing:"
+		tail -30 "$tmp/fuzz-lib.log"
+		lib_status=1
+	fi
+	return "$lib_status"
+}
+
 status=0
 for t in $targets; do
 	eval "srcs=\$sources_$t"
+	eval "lib=\${lib_$t:-}"
 	bin="$tmp/fuzz_$t"
 	set --
 	for s in $srcs; do set -- "$@" "$top/$s"; done
+	if [ -n "$lib" ]; then
+		build_lib || { status=1; continue; }
+		# shellcheck disable=SC2046
+		set -- "$@" -I "$tmp/lib" "$tmp/lib/src/.libs/libwireup.a" \
+			$(sed -n "s/^dependency_libs='\(.*\)'$/\1/p" "$tmp/lib/src/libwireup.la")
+	fi
 	echo "run-fuzzers: building fuzz_$t with $cxx"
 	if ! "$cxx" -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-I "$top/include" -I "$top/src" "$@" -o "$bin" >"$tmp/build_$t.log" 2>&1; then

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -463,26 +462,6 @@ TEST(RealMachine, ThreadBindingIsFollowed)
 	}
 }
 
-/* Not a benchmark, a guard: a warm lookup (thread binding + order + one
- * fid_nic per NIC) must stay far below a millisecond. */
-TEST(RealMachine, WarmLookupIsMicroseconds)
-{
-	const nic_table &t = system_table();
-	constexpr int iters = 2000;
-	auto start = std::chrono::steady_clock::now();
-	for (int i = 0; i < iters; i++) {
-		for (const ranked &r : t.order_for_thread()) {
-			nic_ptr n(to_fid_nic(*r.nic));
-			ASSERT_TRUE(n);
-		}
-	}
-	double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() -
-							     start)
-			    .count() /
-		    iters;
-	RecordProperty("warm_us", std::to_string(us));
-	printf("warm order_for_thread + to_fid_nic x%zu: %.2f us\n", t.all().size(), us);
-	EXPECT_LT(us, 500.0);
-}
+/* How fast a warm lookup is: contrib/bench/nic_bench.sh (no timing here). */
 
 } // namespace

@@ -1,0 +1,122 @@
+/* libFuzzer target for src/pmix_glue/wire.cpp: arbitrary bytes as what a
+ * PMIx get hands back, i.e. what any process of the job (or a launcher)
+ * could have put there.  The first byte picks how the blob is read: as an
+ * ep record (check_ep) or as a node table (u32 count, then node records,
+ * parse_node, each deviant's record through check_ep); its low bit makes
+ * the expected job, rank and format those the record itself claims, so the
+ * decoder's deeper checks are reached.  Invariants besides the sanitizers:
+ * a record that checks re-encodes to the same bytes, its name lies inside
+ * the blob and validates; a rejection always says why; parse_node advances
+ * past exactly what it parsed and leaves off alone on failure. */
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <rdma/fabric.h>
+
+#include "pmix_glue/wire.h"
+
+using namespace wu::pmix::wire;
+
+namespace {
+
+[[noreturn]] void fail(const char *what)
+{
+	fprintf(stderr, "fuzz_pmix_wire invariant broken: %s\n", what);
+	abort();
+}
+
+/* The formats the wire-up may see, and one nobody knows. */
+constexpr uint32_t formats[] = {FI_SOCKADDR_IN, FI_SOCKADDR_IN6, FI_SOCKADDR, FI_ADDR_STR,
+				FI_FORMAT_UNSPEC, 0x7777};
+
+void one_ep(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
+{
+	uint64_t job = 0x1122334455667788ULL;
+	uint32_t rank = 3;
+	if (own && rec.size() >= sizeof(ep_hdr)) {
+		ep_hdr h;
+		memcpy(&h, rec.data(), sizeof h);
+		job = h.job, rank = h.rank, fmt = h.addr_format;
+	}
+	const uint8_t *name = nullptr;
+	size_t len = 0;
+	std::string why;
+	int r = check_ep(rec, fmt, job, rank, &name, &len, why);
+	if (r != 0) {
+		if (r > 0 || why.empty())
+			fail("check_ep rejected without a negative error and a reason");
+		return;
+	}
+	if (name != rec.data() + sizeof(ep_hdr) || len > rec.size() - sizeof(ep_hdr))
+		fail("check_ep's name is not inside the record");
+	std::string why2;
+	if (!validate_name(fmt, name, len, why2))
+		fail("check_ep accepted a name validate_name refuses");
+	if (name_len(fmt) && len != name_len(fmt))
+		fail("check_ep accepted a name of the wrong length for its format");
+	std::vector<uint8_t> again = encode_ep(fmt, job, rank, name, len);
+	if (again.size() > rec.size() || memcmp(again.data(), rec.data(), again.size()) != 0)
+		fail("an ep record that checks does not re-encode to its own bytes");
+}
+
+void node_table(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
+{
+	if (rec.size() < 4)
+		return;
+	uint32_t count;
+	memcpy(&count, rec.data(), 4);
+	size_t off = 4;
+	for (uint32_t i = 0; i < count && off < rec.size(); i++) {
+		uint64_t job = 0x1122334455667788ULL;
+		uint32_t f = fmt;
+		if (own && rec.size() - off >= sizeof(node_hdr)) {
+			node_hdr h;
+			memcpy(&h, rec.data() + off, sizeof h);
+			job = h.job, f = h.addr_format;
+		}
+		node_view v;
+		std::string why;
+		size_t before = off;
+		int r = parse_node(rec, off, f, job, v, why);
+		if (r != 0) {
+			if (r > 0 || why.empty())
+				fail("parse_node rejected without a negative error and a reason");
+			if (off != before)
+				fail("parse_node moved off on failure");
+			return;
+		}
+		if (off <= before || off > rec.size())
+			fail("parse_node's off did not advance inside the blob");
+		std::vector<uint8_t> again =
+			encode_node(f, job, v.node, v.port_base, v.addr.data(), v.addr.size(), v.devs);
+		/* The header's pad is not kept (encode writes zero). */
+		std::vector<uint8_t> seen(rec.begin() + before, rec.begin() + off);
+		memset(seen.data() + offsetof(node_hdr, pad), 0, sizeof(uint32_t));
+		if (again != seen)
+			fail("a node record that parses does not re-encode to its own bytes");
+		for (const deviant &d : v.devs)
+			one_ep(d.record, true, f);
+	}
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 1)
+		return 0;
+	uint8_t mode = data[0];
+	std::vector<uint8_t> rec(data + 1, data + size);
+	bool own = mode & 1;
+	uint32_t fmt = formats[(mode >> 2) % (sizeof formats / sizeof formats[0])];
+	if (mode & 2)
+		node_table(rec, own, fmt);
+	else
+		one_ep(rec, own, fmt);
+	return 0;
+}
