@@ -48,6 +48,10 @@ if [ -z "$cxx" ]; then
 	exit 77
 fi
 
+# The named-AV header check (a shared AV left behind by another process).
+targets="$targets av_header"
+sources_av_header='test/fuzz/fuzz_av_header.cpp src/av/region.cpp'
+
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wu-fuzz.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
