@@ -26,5 +26,5 @@ endif
 
 # Concurrency suites for the ThreadSanitizer run (make check-tsan).
 if WU_HAVE_GTEST
-TSAN_TESTS += test/prov/test_cq test/prov/test_cntr test/prov/test_mr
+TSAN_TESTS += test/prov/test_cq test/prov/test_cntr test/prov/test_mr test/prov/test_poll
 endif

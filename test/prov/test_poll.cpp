@@ -3,6 +3,7 @@
  * fi_poll alone drives the progress that completes a send. */
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <vector>
@@ -269,4 +270,48 @@ TEST(poll_set_tcp, cq_and_counter_of_real_endpoints)
 	EXPECT_EQ(fi_close(&av->fid), 0);
 	EXPECT_EQ(fi_close(&tx->fid), 0);
 	EXPECT_EQ(fi_close(&sent->fid), 0) << "released by the poll set's close";
+}
+
+/* fi_poll, fi_poll_add / fi_poll_del and completions from other threads at
+ * once (for the ThreadSanitizer run): the set stays consistent. */
+TEST(poll_set, threads_poll_add_del_and_post_at_once)
+{
+	tcp_domain d;
+	int ta, tb, tc;
+	cq_ptr a = cq_with(d, &ta), b = cq_with(d, &tb);
+	cntr_ptr c = cntr_with(d, &tc);
+	poll_ptr p = open_poll(d.domain);
+	ASSERT_EQ(fi_poll_add(p.get(), &a->fid, 0), 0);
+	ASSERT_EQ(fi_poll_add(p.get(), &c->fid, 0), 0);
+	constexpr int rounds = 2000;
+	std::atomic<bool> done{false};
+	std::thread poller([&] {
+		void *ctx[3];
+		while (!done.load()) {
+			int n = fi_poll(p.get(), ctx, 3);
+			ASSERT_GE(n, 0);
+			for (int i = 0; i < n; i++)
+				ASSERT_TRUE(ctx[i] == &ta || ctx[i] == &tb || ctx[i] == &tc);
+		}
+	});
+	std::thread churn([&] {
+		for (int i = 0; i < rounds; i++) {
+			ASSERT_EQ(fi_poll_add(p.get(), &b->fid, 0), 0);
+			ASSERT_EQ(fi_poll_del(p.get(), &b->fid, 0), 0);
+		}
+	});
+	for (int i = 0; i < rounds; i++) {
+		ASSERT_EQ(wu::cq::post(a.get(), comp(1)), 0);
+		wu::cntr::add(c.get());
+		fi_cq_entry e;
+		ASSERT_EQ(fi_cq_read(a.get(), &e, 1), 1);
+	}
+	churn.join();
+	done = true;
+	poller.join();
+	EXPECT_EQ(fi_cntr_read(c.get()), (uint64_t)rounds);
+	EXPECT_EQ(fi_poll_del(p.get(), &a->fid, 0), 0);
+	EXPECT_EQ(fi_poll_del(p.get(), &c->fid, 0), 0);
+	EXPECT_EQ(fi_close(&b->fid), 0) << "released by the last fi_poll_del";
+	b.release();
 }
