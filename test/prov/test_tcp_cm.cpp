@@ -2,13 +2,16 @@
  * connection at the end of a job logs no warning (EOF or reset between
  * frames), a passive endpoint flooded with connection requests never
  * overruns its EQ and serves a client that comes afterwards. */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
 #include <cstring>
 #include <string>
 
@@ -17,6 +20,41 @@
 #include "tcp_fixture.h"
 
 using namespace wu::test;
+
+/* send / sendmsg as the library calls them, with a hook run once, right
+ * after the first one from the thread that armed it: the test acts "between"
+ * the provider writing a frame and its next step. */
+namespace {
+thread_local std::function<void()> after_send;
+void run_after_send()
+{
+	if (after_send) {
+		auto f = std::move(after_send);
+		after_send = nullptr;
+		f();
+	}
+}
+} // namespace
+
+extern "C" ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	static auto real = reinterpret_cast<ssize_t (*)(int, const msghdr *, int)>(dlsym(RTLD_NEXT, "sendmsg"));
+	ssize_t r = real(fd, m, flags);
+	int saved = errno;
+	run_after_send();
+	errno = saved;
+	return r;
+}
+
+extern "C" ssize_t send(int fd, const void *b, size_t n, int flags)
+{
+	static auto real = reinterpret_cast<ssize_t (*)(int, const void *, size_t, int)>(dlsym(RTLD_NEXT, "send"));
+	ssize_t r = real(fd, b, n, flags);
+	int saved = errno;
+	run_after_send();
+	errno = saved;
+	return r;
+}
 
 namespace {
 
@@ -171,6 +209,81 @@ TEST(tcp_pep_flood, eq_never_overruns_and_a_later_client_is_served)
 	EXPECT_EQ(fi_close(&server->fid), 0);
 	EXPECT_EQ(fi_close(&ccq->fid), 0);
 	EXPECT_EQ(fi_close(&scq->fid), 0);
+	EXPECT_EQ(fi_close(&peq->fid), 0);
+}
+
+/* fi_accept queues FI_CONNECTED before the peer can read ACCEPT: a fast
+ * client that connects, shuts down and connects again right away must not
+ * have its second FI_CONNREQ read before the first FI_CONNECTED (the
+ * server's endpoint and passive endpoint share one EQ, as in fabtests). */
+TEST(tcp_msg_order, connected_is_queued_before_the_peer_sees_accept)
+{
+	tcp_env env{FI_EP_MSG};
+	fid_eq *peq = nullptr;
+	fi_eq_attr ea{};
+	ea.wait_obj = FI_WAIT_UNSPEC;
+	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
+	fid_pep *pep = nullptr;
+	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	sockaddr_in addr{};
+	size_t alen = sizeof addr;
+	ASSERT_EQ(fi_getname(&pep->fid, &addr, &alen), 0);
+	fid_cq *cq = nullptr;
+	fi_cq_attr ca{};
+	ca.format = FI_CQ_FORMAT_CONTEXT;
+	ASSERT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
+	auto open_ep = [&](fi_info *info, fid_eq *eq) {
+		fid_ep *ep = nullptr;
+		EXPECT_EQ(fi_endpoint(env.domain, info, &ep, nullptr), 0);
+		EXPECT_EQ(fi_ep_bind(ep, &eq->fid, 0), 0);
+		EXPECT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+		EXPECT_EQ(fi_enable(ep), 0);
+		return ep;
+	};
+	fid_ep *c1 = open_ep(env.info, env.eq), *c2 = open_ep(env.info, env.eq);
+	ASSERT_EQ(fi_connect(c1, &addr, nullptr, 0), 0);
+	alignas(fi_eq_cm_entry) unsigned char raw[sizeof(fi_eq_cm_entry) + 256];
+	auto &ent = *reinterpret_cast<fi_eq_cm_entry *>(raw);
+	uint32_t event = 0;
+	ASSERT_GT(fi_eq_sread(peq, &event, raw, sizeof raw, 10000, 0), 0);
+	ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+	fid_ep *server = open_ep(ent.info, peq);
+	fi_freeinfo(ent.info);
+
+	/* The client's side, run as soon as ACCEPT is on the wire: it sees
+	 * FI_CONNECTED, shuts down and connects again; then wait until the
+	 * server's EQ shows an event (the second FI_CONNREQ unless
+	 * FI_CONNECTED came first). */
+	bool ran = false;
+	after_send = [&] {
+		ran = true;
+		uint32_t ev = 0;
+		alignas(fi_eq_cm_entry) unsigned char b[sizeof(fi_eq_cm_entry) + 256];
+		ASSERT_GT(fi_eq_sread(env.eq, &ev, b, sizeof b, 10000, 0), 0);
+		ASSERT_EQ(ev, uint32_t(FI_CONNECTED));
+		EXPECT_EQ(fi_shutdown(c1, 0), 0);
+		ASSERT_EQ(fi_connect(c2, &addr, nullptr, 0), 0);
+		auto t0 = std::chrono::steady_clock::now();
+		while (fi_eq_read(peq, &ev, b, sizeof b, FI_PEEK) == -FI_EAGAIN &&
+		       std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+			usleep(1000);
+	};
+	ASSERT_EQ(fi_accept(server, nullptr, 0), 0);
+	after_send = nullptr;
+	EXPECT_TRUE(ran) << "fi_accept wrote nothing through send / sendmsg";
+	ASSERT_GT(fi_eq_sread(peq, &event, raw, sizeof raw, 10000, 0), 0);
+	EXPECT_EQ(event, uint32_t(FI_CONNECTED)) << "the server read the client's next FI_CONNREQ first";
+	if (event == FI_CONNREQ) {
+		EXPECT_EQ(fi_reject(pep, ent.info->handle, nullptr, 0), 0);
+		fi_freeinfo(ent.info);
+	}
+	EXPECT_EQ(fi_close(&c1->fid), 0);
+	EXPECT_EQ(fi_close(&c2->fid), 0);
+	EXPECT_EQ(fi_close(&server->fid), 0);
+	EXPECT_EQ(fi_close(&pep->fid), 0);
+	EXPECT_EQ(fi_close(&cq->fid), 0);
 	EXPECT_EQ(fi_close(&peq->fid), 0);
 }
 
