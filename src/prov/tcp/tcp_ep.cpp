@@ -1911,6 +1911,13 @@ void on_header(tcp_ep *ep, conn *c)
 			return (void)protocol_error(ep, c, "expected HELLO_ACK");
 		return on_hello_ack(ep, c);
 	case C_CM_WAIT:
+		if (h.type == frame::CONNREQ && h.len == 0) {
+			/* The passive endpoint reported the request: the answer is
+			 * now up to its application, which may take its time (as
+			 * with libfabric's tcp), so FI_TCP_CONN_TIMEOUT no longer runs. */
+			c->deadline = 0;
+			return;
+		}
 		if (h.type != frame::ACCEPT && h.type != frame::REJECT)
 			return (void)protocol_error(ep, c, "expected ACCEPT or REJECT");
 		return small();
@@ -4297,6 +4304,14 @@ void connreq_event(void *arg, uint32_t) noexcept
 						addr_text(addr_key(&cr->peer, cr->peerlen)).c_str());
 					return drop(nullptr);
 				}
+				/* An empty CONNREQ back tells the client that its request
+				 * reaches the application: it stops its FI_TCP_CONN_TIMEOUT
+				 * clock.  Written first: once posted, cr belongs to fi_accept. */
+				frame::header got;
+				got.type = frame::CONNREQ;
+				char hb[frame::hdr_size];
+				frame::encode(got, hb);
+				write_all(cr->fd, hb, sizeof hb);
 				cr->reported = true;
 				if (!pep->eq || eq_post(pep->eq, FI_CONNREQ, buf.data(), buf.size()) < 0) {
 					info_free(info);
