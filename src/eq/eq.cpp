@@ -298,6 +298,13 @@ struct eq_impl {
 
 	bool level() const noexcept { return head != tail || nerr || overrun; }
 
+	size_t room() noexcept
+	{
+		lock_guard g(lk);
+		size_t used = size_t(tail - head) + nerr;
+		return overrun || used >= limit ? 0 : limit - used;
+	}
+
 	/* After any change to the queue, under lk. */
 	void sync_level() noexcept
 	{
@@ -1103,6 +1110,16 @@ ssize_t eq_post(struct fid_eq *eq, uint32_t event, const void *buf, size_t len) 
 		if (ssize_t e = check_event_buf("eq_post", buf, len))
 			return e;
 		return q->push(event, buf, len);
+	});
+}
+
+size_t eq_room(struct fid_eq *eq, size_t *size) noexcept
+{
+	return guard_or(__func__, size_t{0}, [&]() -> size_t {
+		eq_impl *q = live_eq(eq, "eq_room");
+		if (size)
+			*size = q ? q->limit : 0;
+		return q ? q->room() : 0;
 	});
 }
 

@@ -69,6 +69,11 @@ bool is_wait(const struct fid *fid) noexcept;
  * -FI_EMSGSIZE, -FI_ENOMEM, -FI_EBADF (closed EQ). */
 ssize_t eq_post(struct fid_eq *eq, uint32_t event, const void *buf, size_t len) noexcept;
 
+/* Free entries left before eq_post would overrun the EQ (0 once overrun
+ * or closed); *size gets its size.  A producer that can hold its events
+ * back (a passive endpoint's connection requests) asks first. */
+size_t eq_room(struct fid_eq *eq, size_t *size) noexcept;
+
 /* The common case: a struct fi_eq_entry event (FI_AV_COMPLETE, ...). */
 inline ssize_t eq_post_entry(struct fid_eq *eq, uint32_t event, fid_t fid, void *context,
 			     uint64_t data) noexcept

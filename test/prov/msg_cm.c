@@ -5,6 +5,8 @@
  *   msg_cm badflags   fi_ep_bind / fi_pep_bind to an EQ with flags: -FI_EBADFLAGS
  *   msg_cm shutdown   connect / accept / private data / fi_shutdown, over
  *                     growing private-data sizes: FI_SHUTDOWN on both sides
+ *   msg_cm slowaccept the server application calls fi_accept late (WU_SLOW_MS):
+ *                     the client waits for it
  *   msg_cm reuse PORT an RDM endpoint on a fixed port that accepted a
  *                     connection is closed, and the same port opened again
  *                     at once (its connection is in TIME_WAIT)
@@ -211,6 +213,62 @@ static int shutdown_loop(void)
 	return failures;
 }
 
+/* The server application answers a request late (WU_SLOW_MS, default
+ * 1500 ms): the client meanwhile polls its EQ and must not give up. */
+static int slow_accept(void)
+{
+	open_fabric(FI_EP_MSG, "127.0.0.1", NULL, FI_SOURCE);
+	struct fid_eq *peq = open_eq(), *ceq = open_eq();
+	pokes[0] = peq;
+	pokes[1] = ceq;
+	struct fid_pep *pep;
+	TRY(fi_passive_ep(fabric, info, &pep, NULL));
+	TRY(fi_pep_bind(pep, &peq->fid, 0));
+	TRY(fi_listen(pep));
+	char addr[128];
+	size_t alen = sizeof addr;
+	TRY(fi_getname(&pep->fid, addr, &alen));
+	struct fid_ep *client, *server;
+	struct fid_cq *ccq, *scq;
+	struct fi_cq_attr ca = {.format = FI_CQ_FORMAT_CONTEXT};
+	TRY(fi_cq_open(domain, &ca, &ccq, NULL));
+	TRY(fi_cq_open(domain, &ca, &scq, NULL));
+	TRY(fi_endpoint(domain, info, &client, NULL));
+	TRY(fi_ep_bind(client, &ceq->fid, 0));
+	TRY(fi_ep_bind(client, &ccq->fid, FI_TRANSMIT | FI_RECV));
+	TRY(fi_connect(client, addr, NULL, 0));
+	struct cm_ev ev;
+	int e = read_event(peq, &ev, sizeof ev, NULL);
+	CHECK(e == FI_CONNREQ, "server reads FI_CONNREQ (%d)", e);
+	if (e != FI_CONNREQ)
+		return 1;
+	int slow = getenv("WU_SLOW_MS") ? atoi(getenv("WU_SLOW_MS")) : 1500;
+	for (int i = 0; i < slow; i++) {
+		uint32_t ev2;
+		ssize_t r = fi_eq_sread(ceq, &ev2, &ev, sizeof ev, 1, 0);
+		if (r != -FI_EAGAIN) {
+			CHECK(0, "the client's EQ reported %zd before the server answered", r);
+			return 1;
+		}
+	}
+	TRY(fi_endpoint(domain, ev.e.info, &server, NULL));
+	fi_freeinfo(ev.e.info);
+	TRY(fi_ep_bind(server, &peq->fid, 0));
+	TRY(fi_ep_bind(server, &scq->fid, FI_TRANSMIT | FI_RECV));
+	TRY(fi_accept(server, NULL, 0));
+	e = read_event(ceq, &ev, sizeof ev, NULL);
+	CHECK(e == FI_CONNECTED, "client reads FI_CONNECTED after a late fi_accept (%d)", e);
+	fi_close(&client->fid);
+	fi_close(&server->fid);
+	fi_close(&ccq->fid);
+	fi_close(&scq->fid);
+	fi_close(&pep->fid);
+	fi_close(&peq->fid);
+	fi_close(&ceq->fid);
+	close_fabric();
+	return failures;
+}
+
 static struct fid_ep *rdm_ep(struct fi_info *fi, struct fid_av *av, struct fid_cq *cq)
 {
 	struct fid_ep *ep;
@@ -297,13 +355,15 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
 	if (argc < 2) {
-		fprintf(stderr, "usage: %s badflags|shutdown|reuse PORT\n", argv[0]);
+		fprintf(stderr, "usage: %s badflags|shutdown|slowaccept|reuse PORT\n", argv[0]);
 		return 2;
 	}
 	if (!strcmp(argv[1], "badflags"))
 		return badflags() ? 1 : 0;
 	if (!strcmp(argv[1], "shutdown"))
 		return shutdown_loop() ? 1 : 0;
+	if (!strcmp(argv[1], "slowaccept"))
+		return slow_accept() ? 1 : 0;
 	if (!strcmp(argv[1], "reuse") && argc > 2)
 		return reuse(argv[2]) ? 1 : 0;
 	fprintf(stderr, "unknown case %s\n", argv[1]);

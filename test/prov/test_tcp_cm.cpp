@@ -2,11 +2,17 @@
  * connection at the end of a job logs no warning (EOF or reset between
  * frames), a passive endpoint flooded with connection requests never
  * overruns its EQ and serves a client that comes afterwards. */
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <functional>
+#include <cstring>
 #include <string>
 
 #include "prov/tcp/frame.h"
@@ -14,6 +20,41 @@
 #include "tcp_fixture.h"
 
 using namespace wu::test;
+
+/* send / sendmsg as the library calls them, with a hook run once, right
+ * after the first one from the thread that armed it: the test acts "between"
+ * the provider writing a frame and its next step. */
+namespace {
+thread_local std::function<void()> after_send;
+void run_after_send()
+{
+	if (after_send) {
+		auto f = std::move(after_send);
+		after_send = nullptr;
+		f();
+	}
+}
+} // namespace
+
+extern "C" ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	static auto real = reinterpret_cast<ssize_t (*)(int, const msghdr *, int)>(dlsym(RTLD_NEXT, "sendmsg"));
+	ssize_t r = real(fd, m, flags);
+	int saved = errno;
+	run_after_send();
+	errno = saved;
+	return r;
+}
+
+extern "C" ssize_t send(int fd, const void *b, size_t n, int flags)
+{
+	static auto real = reinterpret_cast<ssize_t (*)(int, const void *, size_t, int)>(dlsym(RTLD_NEXT, "send"));
+	ssize_t r = real(fd, b, n, flags);
+	int saved = errno;
+	run_after_send();
+	errno = saved;
+	return r;
+}
 
 namespace {
 
@@ -57,7 +98,194 @@ void peer_leaves(bool unread)
 	EXPECT_EQ(warnings(log), "") << "a peer leaving between messages is not a fault";
 }
 
+/* One raw client: connect and send a whole CONNREQ with data "flood",
+ * then close.  False when the kernel's backlog had no room for it. */
+bool flood_one(const sockaddr_in &to)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return false;
+	bool sent = false;
+	int r = connect(fd, reinterpret_cast<const sockaddr *>(&to), sizeof to);
+	pollfd p{fd, POLLOUT, 0};
+	if (r == 0 || (errno == EINPROGRESS && poll(&p, 1, 0) == 1 && !(p.revents & (POLLERR | POLLHUP)))) {
+		char buf[wu::tcp::frame::hdr_size + 6];
+		wu::tcp::frame::header h;
+		h.type = wu::tcp::frame::CONNREQ;
+		h.len = 6;
+		wu::tcp::frame::encode(h, buf);
+		memcpy(buf + wu::tcp::frame::hdr_size, "flood", 6);
+		sent = send(fd, buf, sizeof buf, MSG_NOSIGNAL | MSG_DONTWAIT) == ssize_t(sizeof buf);
+	}
+	::close(fd);
+	return sent;
+}
+
 } // namespace
+
+/* 1,500 requests in well under half a second on an EQ of 64: before,
+ * every one was accepted and reported until the EQ overran for good. */
+TEST(tcp_pep_flood, eq_never_overruns_and_a_later_client_is_served)
+{
+	tcp_env env{FI_EP_MSG};
+	fid_eq *peq = nullptr;
+	fi_eq_attr ea{};
+	ea.size = 64;
+	ea.wait_obj = FI_WAIT_UNSPEC;
+	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
+	fid_pep *pep = nullptr;
+	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	sockaddr_in addr{};
+	size_t alen = sizeof addr;
+	ASSERT_EQ(fi_getname(&pep->fid, &addr, &alen), 0);
+
+	int sent = 0;
+	for (int i = 0; i < 1500; i++)
+		sent += flood_one(addr);
+	EXPECT_GT(sent, 64) << "the flood did not fill the EQ";
+
+	/* A real client now; the server rejects the flood as it reads it. */
+	fid_ep *client = nullptr;
+	fid_cq *ccq = nullptr;
+	fi_cq_attr ca{};
+	ca.format = FI_CQ_FORMAT_CONTEXT;
+	ASSERT_EQ(fi_cq_open(env.domain, &ca, &ccq, nullptr), 0);
+	ASSERT_EQ(fi_endpoint(env.domain, env.info, &client, nullptr), 0);
+	ASSERT_EQ(fi_ep_bind(client, &env.eq->fid, 0), 0);
+	ASSERT_EQ(fi_ep_bind(client, &ccq->fid, FI_TRANSMIT | FI_RECV), 0);
+	ASSERT_EQ(fi_enable(client), 0);
+	ASSERT_EQ(fi_connect(client, &addr, "legit", 6), 0);
+
+	struct cm_buf {
+		alignas(fi_eq_cm_entry) unsigned char raw[sizeof(fi_eq_cm_entry) + 256];
+		fi_eq_cm_entry &e = *reinterpret_cast<fi_eq_cm_entry *>(raw);
+		const char *data = reinterpret_cast<const char *>(raw + sizeof(fi_eq_cm_entry));
+	} ev;
+	int floods = 0;
+	fi_info *legit = nullptr;
+	auto t0 = std::chrono::steady_clock::now();
+	while (!legit && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20)) {
+		uint32_t event = 0;
+		ssize_t r = fi_eq_sread(peq, &event, ev.raw, sizeof ev.raw, 100, 0);
+		if (r == -FI_EAGAIN)
+			continue;
+		if (r == -FI_EAVAIL) {
+			fi_eq_err_entry err{};
+			fi_eq_readerr(peq, &err, 0);
+			FAIL() << "the passive endpoint's EQ reported an error: " << fi_strerror(err.err)
+			       << " after " << floods << " requests";
+		}
+		ASSERT_GT(r, 0);
+		ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+		if (!strcmp(ev.data, "legit")) {
+			legit = ev.e.info;
+			break;
+		}
+		EXPECT_STREQ(ev.data, "flood");
+		floods++;
+		EXPECT_EQ(fi_reject(pep, ev.e.info->handle, nullptr, 0), 0);
+		fi_freeinfo(ev.e.info);
+	}
+	ASSERT_NE(legit, nullptr) << "the client after the flood was not served (" << floods << " flood requests read)";
+	EXPECT_GT(floods, 64);
+
+	fid_ep *server = nullptr;
+	fid_cq *scq = nullptr;
+	ASSERT_EQ(fi_cq_open(env.domain, &ca, &scq, nullptr), 0);
+	ASSERT_EQ(fi_endpoint(env.domain, legit, &server, nullptr), 0);
+	fi_freeinfo(legit);
+	ASSERT_EQ(fi_ep_bind(server, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_ep_bind(server, &scq->fid, FI_TRANSMIT | FI_RECV), 0);
+	ASSERT_EQ(fi_accept(server, nullptr, 0), 0);
+	uint32_t event = 0;
+	ASSERT_GT(fi_eq_sread(env.eq, &event, ev.raw, sizeof ev.raw, 10000, 0), 0);
+	EXPECT_EQ(event, uint32_t(FI_CONNECTED));
+	EXPECT_EQ(ev.e.fid, &client->fid);
+
+	EXPECT_EQ(fi_close(&client->fid), 0);
+	EXPECT_EQ(fi_close(&pep->fid), 0);
+	EXPECT_EQ(fi_close(&server->fid), 0);
+	EXPECT_EQ(fi_close(&ccq->fid), 0);
+	EXPECT_EQ(fi_close(&scq->fid), 0);
+	EXPECT_EQ(fi_close(&peq->fid), 0);
+}
+
+/* fi_accept queues FI_CONNECTED before the peer can read ACCEPT: a fast
+ * client that connects, shuts down and connects again right away must not
+ * have its second FI_CONNREQ read before the first FI_CONNECTED (the
+ * server's endpoint and passive endpoint share one EQ, as in fabtests). */
+TEST(tcp_msg_order, connected_is_queued_before_the_peer_sees_accept)
+{
+	tcp_env env{FI_EP_MSG};
+	fid_eq *peq = nullptr;
+	fi_eq_attr ea{};
+	ea.wait_obj = FI_WAIT_UNSPEC;
+	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
+	fid_pep *pep = nullptr;
+	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	sockaddr_in addr{};
+	size_t alen = sizeof addr;
+	ASSERT_EQ(fi_getname(&pep->fid, &addr, &alen), 0);
+	fid_cq *cq = nullptr;
+	fi_cq_attr ca{};
+	ca.format = FI_CQ_FORMAT_CONTEXT;
+	ASSERT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
+	auto open_ep = [&](fi_info *info, fid_eq *eq) {
+		fid_ep *ep = nullptr;
+		EXPECT_EQ(fi_endpoint(env.domain, info, &ep, nullptr), 0);
+		EXPECT_EQ(fi_ep_bind(ep, &eq->fid, 0), 0);
+		EXPECT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+		EXPECT_EQ(fi_enable(ep), 0);
+		return ep;
+	};
+	fid_ep *c1 = open_ep(env.info, env.eq), *c2 = open_ep(env.info, env.eq);
+	ASSERT_EQ(fi_connect(c1, &addr, nullptr, 0), 0);
+	alignas(fi_eq_cm_entry) unsigned char raw[sizeof(fi_eq_cm_entry) + 256];
+	auto &ent = *reinterpret_cast<fi_eq_cm_entry *>(raw);
+	uint32_t event = 0;
+	ASSERT_GT(fi_eq_sread(peq, &event, raw, sizeof raw, 10000, 0), 0);
+	ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+	fid_ep *server = open_ep(ent.info, peq);
+	fi_freeinfo(ent.info);
+
+	/* The client's side, run as soon as ACCEPT is on the wire: it sees
+	 * FI_CONNECTED, shuts down and connects again; then wait until the
+	 * server's EQ shows an event (the second FI_CONNREQ unless
+	 * FI_CONNECTED came first). */
+	bool ran = false;
+	after_send = [&] {
+		ran = true;
+		uint32_t ev = 0;
+		alignas(fi_eq_cm_entry) unsigned char b[sizeof(fi_eq_cm_entry) + 256];
+		ASSERT_GT(fi_eq_sread(env.eq, &ev, b, sizeof b, 10000, 0), 0);
+		ASSERT_EQ(ev, uint32_t(FI_CONNECTED));
+		EXPECT_EQ(fi_shutdown(c1, 0), 0);
+		ASSERT_EQ(fi_connect(c2, &addr, nullptr, 0), 0);
+		auto t0 = std::chrono::steady_clock::now();
+		while (fi_eq_read(peq, &ev, b, sizeof b, FI_PEEK) == -FI_EAGAIN &&
+		       std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+			usleep(1000);
+	};
+	ASSERT_EQ(fi_accept(server, nullptr, 0), 0);
+	after_send = nullptr;
+	EXPECT_TRUE(ran) << "fi_accept wrote nothing through send / sendmsg";
+	ASSERT_GT(fi_eq_sread(peq, &event, raw, sizeof raw, 10000, 0), 0);
+	EXPECT_EQ(event, uint32_t(FI_CONNECTED)) << "the server read the client's next FI_CONNREQ first";
+	if (event == FI_CONNREQ) {
+		EXPECT_EQ(fi_reject(pep, ent.info->handle, nullptr, 0), 0);
+		fi_freeinfo(ent.info);
+	}
+	EXPECT_EQ(fi_close(&c1->fid), 0);
+	EXPECT_EQ(fi_close(&c2->fid), 0);
+	EXPECT_EQ(fi_close(&server->fid), 0);
+	EXPECT_EQ(fi_close(&pep->fid), 0);
+	EXPECT_EQ(fi_close(&cq->fid), 0);
+	EXPECT_EQ(fi_close(&peq->fid), 0);
+}
 
 TEST(tcp_peer_close, end_of_connection_between_messages_logs_no_warning)
 {

@@ -66,7 +66,7 @@ enum type : uint8_t {
 	WRITE_ACK,     /* id = op, data = 0 or positive FI_E* */
 	READ_REQ,      /* tag = key, aux = address, data = length, id = op */
 	READ_RESP,     /* id = op, data = status, payload = the bytes (status 0) */
-	CONNREQ,       /* MSG: payload = private data */
+	CONNREQ,       /* MSG: payload = private data; empty from the passive side: reported to its application */
 	ACCEPT,        /* MSG: payload = private data */
 	REJECT,        /* MSG: payload = private data */
 	CREDIT,        /* data = eager-window bytes the receiver gives back */

@@ -531,6 +531,7 @@ struct tcp_pep {
 	int tfd = -1; /* sweeps requests whose CONNREQ never came (FI_TCP_CONN_TIMEOUT) */
 	watch tw;
 	int timeout_ms = 0;
+	bool paused = false; /* not accepting: the EQ has no room (cm thread only) */
 };
 
 struct tcp_connreq {
@@ -1963,6 +1964,13 @@ void on_header(tcp_ep *ep, conn *c)
 			return (void)protocol_error(ep, c, "expected HELLO_ACK");
 		return on_hello_ack(ep, c);
 	case C_CM_WAIT:
+		if (h.type == frame::CONNREQ && h.len == 0) {
+			/* The passive endpoint reported the request: the answer is
+			 * now up to its application, which may take its time (as
+			 * with libfabric's tcp), so FI_TCP_CONN_TIMEOUT no longer runs. */
+			c->deadline = 0;
+			return;
+		}
 		if (h.type != frame::ACCEPT && h.type != frame::REJECT)
 			return (void)protocol_error(ep, c, "expected ACCEPT or REJECT");
 		return small();
@@ -4376,6 +4384,23 @@ void connreq_event(void *arg, uint32_t) noexcept
 				ent.info = info;
 				memcpy(buf.data(), &ent, sizeof ent);
 				memcpy(buf.data() + sizeof ent, cr->in.data() + frame::hdr_size, h.len);
+				if (pep->eq && !eq_room(pep->eq, nullptr)) {
+					/* Filled by others since it was accepted: refusing
+					 * beats overrunning the EQ for good. */
+					info_free(info);
+					WU_WARN(P(), FI_LOG_EP_CTRL,
+						"connection request from %s refused: the passive endpoint's EQ is full\n",
+						addr_text(addr_key(&cr->peer, cr->peerlen)).c_str());
+					return drop(nullptr);
+				}
+				/* An empty CONNREQ back tells the client that its request
+				 * reaches the application: it stops its FI_TCP_CONN_TIMEOUT
+				 * clock.  Written first: once posted, cr belongs to fi_accept. */
+				frame::header got;
+				got.type = frame::CONNREQ;
+				char hb[frame::hdr_size];
+				frame::encode(got, hb);
+				write_all(cr->fd, hb, sizeof hb);
 				cr->reported = true;
 				if (!pep->eq || eq_post(pep->eq, FI_CONNREQ, buf.data(), buf.size()) < 0) {
 					info_free(info);
@@ -4400,11 +4425,58 @@ void connreq_event(void *arg, uint32_t) noexcept
 	});
 }
 
+/* Room in the EQ for one more request, counting those accepted but not
+ * reported yet, and keeping a quarter of it for the events of the
+ * connections accepted from it (FI_CONNECTED, FI_SHUTDOWN): a full EQ
+ * overruns for good, so a flood of requests waits in the kernel's
+ * backlog instead. */
+bool pep_has_room(tcp_pep *pep)
+{
+	size_t size = 0;
+	size_t room = eq_room(pep->eq, &size);
+	size_t pending = 0;
+	{
+		std::lock_guard<std::mutex> g(pep->mtx);
+		for (tcp_connreq *cr : pep->reqs)
+			pending += !cr->reported;
+	}
+	size_t keep = size / 4;
+	return room > pending + keep;
+}
+
+/* Stops accepting until pep_sweep sees room again (every few ms meanwhile). */
+void pep_pause(tcp_pep *pep)
+{
+	if (pep->paused || pep->tfd < 0)
+		return;
+	WU_INFO(P(), FI_LOG_EP_CTRL, "passive endpoint: EQ full, connection requests wait in the backlog\n");
+	cm_engine::get().del(&pep->w, pep->lfd);
+	pep->paused = true;
+	itimerspec its{};
+	its.it_value.tv_nsec = 5 * 1000000L;
+	its.it_interval = its.it_value;
+	timerfd_settime(pep->tfd, 0, &its, nullptr);
+}
+
+void pep_sweep_period(tcp_pep *pep)
+{
+	long ms = pep->timeout_ms ? std::max(pep->timeout_ms / 4, 5) : 0;
+	itimerspec its{};
+	its.it_value.tv_sec = ms / 1000;
+	its.it_value.tv_nsec = (ms % 1000) * 1000000L;
+	its.it_interval = its.it_value;
+	timerfd_settime(pep->tfd, 0, &its, nullptr);
+}
+
 void pep_event(void *arg, uint32_t) noexcept
 {
 	guard_void("tcp listen", [&] {
 		auto *pep = static_cast<tcp_pep *>(arg);
 		for (;;) {
+			if (!pep_has_room(pep)) {
+				pep_pause(pep);
+				return;
+			}
 			sockaddr_storage ss{};
 			socklen_t l = sizeof ss;
 			int fd = accept4(pep->lfd, reinterpret_cast<sockaddr *>(&ss), &l, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -4437,6 +4509,13 @@ void pep_sweep(tcp_pep *pep)
 	uint64_t ticks;
 	ssize_t n = read(pep->tfd, &ticks, sizeof ticks);
 	(void)n;
+	if (pep->paused && pep_has_room(pep)) {
+		pep->paused = false;
+		pep_sweep_period(pep);
+		cm_engine::get().add(&pep->w, pep->lfd, EPOLLIN);
+	}
+	if (!pep->timeout_ms)
+		return;
 	int64_t now = now_ms();
 	std::vector<tcp_connreq *> old;
 	{
@@ -4470,17 +4549,11 @@ void pep_sweep_event(void *arg, uint32_t) noexcept
 void start_pep_sweep(tcp_pep *pep)
 {
 	pep->timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
-	if (!pep->timeout_ms)
-		return;
+	/* Created even with no timeout: pep_pause uses it to resume. */
 	pep->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (pep->tfd < 0)
 		throw fi_error(FI_ENOMEM);
-	long ms = std::max(pep->timeout_ms / 4, 5);
-	itimerspec its{};
-	its.it_value.tv_sec = ms / 1000;
-	its.it_value.tv_nsec = (ms % 1000) * 1000000L;
-	its.it_interval = its.it_value;
-	timerfd_settime(pep->tfd, 0, &its, nullptr);
+	pep_sweep_period(pep);
 	pep->tw = {pep_sweep_event, pep};
 	cm_engine::get().add(&pep->tw, pep->tfd, EPOLLIN);
 }
@@ -4491,12 +4564,13 @@ int pep_close(fid *f) noexcept
 		tcp_pep *pep = pep_of(f);
 		if (!pep)
 			return -FI_EINVAL;
-		if (pep->listening)
-			cm_engine::get().del(&pep->w, pep->lfd);
+		/* The timer first: it may resume the listen watch. */
 		if (pep->tfd >= 0) {
 			cm_engine::get().del(&pep->tw, pep->tfd);
 			close(pep->tfd);
 		}
+		if (pep->listening)
+			cm_engine::get().del(&pep->w, pep->lfd);
 		std::vector<tcp_connreq *> left;
 		{
 			std::lock_guard<std::mutex> g(pep->mtx);
