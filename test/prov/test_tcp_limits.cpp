@@ -180,3 +180,171 @@ TEST(tcp_mr_close, queued_read_response_becomes_an_access_error)
 	EXPECT_EQ(r.len, 0u);
 	EXPECT_EQ(fi_close(&mr->fid), 0);
 }
+
+/* max_msg_size is a real limit, and a send, RMA or read above it fails
+ * when posted (-FI_EMSGSIZE) rather than never completing. */
+TEST(tcp_limits, max_msg_size_is_enforced_at_post_time)
+{
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED | FI_RMA};
+	ASSERT_NE(env.info, nullptr);
+	EXPECT_EQ(env.info->ep_attr->max_msg_size, frame::max_payload);
+	EXPECT_LT(env.info->ep_attr->max_msg_size, uint64_t(SIZE_MAX));
+	rdm_ep a{env}, b{env};
+	fi_addr_t to_b = a.insert(b);
+	char buf[64] = {};
+	const size_t huge = size_t(1) << 40, over = size_t(frame::max_payload) + 1;
+	for (size_t len : {huge, over}) {
+		EXPECT_EQ(fi_send(a.ep, buf, len, nullptr, to_b, nullptr), -FI_EMSGSIZE) << len;
+		EXPECT_EQ(fi_tsend(a.ep, buf, len, nullptr, to_b, 1, nullptr), -FI_EMSGSIZE) << len;
+		EXPECT_EQ(fi_write(a.ep, buf, len, nullptr, to_b, 0, 1, nullptr), -FI_EMSGSIZE) << len;
+		EXPECT_EQ(fi_read(a.ep, buf, len, nullptr, to_b, 0, 1, nullptr), -FI_EMSGSIZE) << len;
+	}
+	/* iovecs whose lengths wrap around do not get past the check. */
+	iovec v[2] = {{buf, SIZE_MAX}, {buf, 2}};
+	EXPECT_EQ(fi_sendv(a.ep, v, nullptr, 2, to_b, nullptr), -FI_EMSGSIZE);
+	/* Nothing went out: a normal message still arrives first. */
+	int x = 5, y = 0;
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_recv(b.ep, &y, sizeof y, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &x, sizeof x, nullptr, to_b, nullptr), 0);
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx, a.rx}), 1);
+	EXPECT_EQ(y, 5);
+	EXPECT_EQ(e.len, sizeof x);
+}
+
+/* The decoder bounds every length a peer sends by max_msg_size before the
+ * receiver sizes anything from it. */
+TEST(tcp_limits, wire_lengths_above_max_msg_size_are_refused)
+{
+	unsigned char b[frame::hdr_size];
+	frame::header h, out;
+	h.type = frame::MSG;
+	h.flags = frame::F_CREDIT;
+	h.len = frame::max_payload + 1;
+	frame::encode(h, b);
+	EXPECT_EQ(frame::decode(b, sizeof b, out), frame::error::bad_len);
+	h = {};
+	h.type = frame::RTS;
+	h.aux = frame::max_payload + 1;
+	frame::encode(h, b);
+	EXPECT_EQ(frame::decode(b, sizeof b, out), frame::error::bad_field);
+	h = {};
+	h.type = frame::READ_REQ;
+	h.data = frame::max_payload + 1;
+	frame::encode(h, b);
+	EXPECT_EQ(frame::decode(b, sizeof b, out), frame::error::bad_field);
+	/* Outside the eager window a MSG carries at most max_eager bytes. */
+	h = {};
+	h.type = frame::MSG;
+	h.len = frame::max_eager + 1;
+	frame::encode(h, b);
+	EXPECT_EQ(frame::decode(b, sizeof b, out), frame::error::bad_len);
+	h.len = frame::max_eager;
+	frame::encode(h, b);
+	EXPECT_EQ(frame::decode(b, sizeof b, out), frame::error::ok);
+}
+
+namespace {
+/* Sets an FI_TCP_* variable for the endpoints opened while it lives. */
+struct env_var {
+	const char *name;
+	env_var(const char *n, const char *v) : name(n) { setenv(n, v, 1); }
+	~env_var() { unsetenv(name); }
+};
+} // namespace
+
+/* A sender told to send everything eagerly (FI_TCP_RNDV_SIZE=0) still
+ * keeps to the receiver's window: with a zero window, an unexpected 1 MiB
+ * message waits at the sender (rendezvous), nothing is held here. */
+TEST(tcp_limits, receiver_window_holds_whatever_the_sender_settings)
+{
+	env_var r("FI_TCP_RNDV_SIZE", "0"), w("FI_TCP_EAGER_WINDOW", "0");
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	rdm_ep a{env}, b{env};
+	fi_addr_t to_b = a.insert(b);
+	std::vector<char> src(mib), dst(mib, 0);
+	for (size_t i = 0; i < mib; i++)
+		src[i] = char(i * 13 + 5);
+	wu::tcp::stats before = wu::tcp::get_stats();
+	ASSERT_EQ(fi_send(a.ep, src.data(), mib, nullptr, to_b, nullptr), 0);
+	spin({a.tx, a.rx, b.tx, b.rx}, 3000);
+	wu::tcp::stats mid = wu::tcp::get_stats();
+	EXPECT_EQ(mid.staged_bytes, before.staged_bytes) << "the receiver held an unexpected message beyond its window";
+	EXPECT_EQ(mid.rndv_sends, before.rndv_sends + 1);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_recv(b.ep, dst.data(), mib, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx, a.rx}), 1);
+	EXPECT_EQ(e.len, mib);
+	EXPECT_EQ(dst, src);
+}
+
+/* A raw peer that sends a large message outside the window (no F_CREDIT)
+ * loses its connection instead of making the receiver hold it. */
+TEST(tcp_limits, large_message_outside_the_window_is_a_protocol_error)
+{
+	target t;
+	uint64_t bad = wu::tcp::get_stats().bad_frames;
+	uint64_t staged = wu::tcp::get_stats().staged_bytes;
+	std::vector<char> body(mib, 1);
+	frame::header h;
+	h.type = frame::MSG;
+	h.len = mib;
+	unsigned char hb[frame::hdr_size];
+	frame::encode(h, hb);
+	ASSERT_EQ(send(t.peer.fd, hb, sizeof hb, MSG_NOSIGNAL), ssize_t(sizeof hb));
+	(void)t.peer.put_raw(body.data(), body.size());
+	EXPECT_TRUE(t.peer.closed_by_peer());
+	EXPECT_EQ(wu::tcp::get_stats().bad_frames, bad + 1);
+	EXPECT_EQ(wu::tcp::get_stats().staged_bytes, staged);
+}
+
+/* Rendezvous requests waiting for a receive are bounded per peer. */
+TEST(tcp_limits, too_many_waiting_rendezvous_requests_are_a_protocol_error)
+{
+	target t;
+	uint64_t bad = wu::tcp::get_stats().bad_frames;
+	const size_t n = frame::max_queued + 1;
+	std::vector<unsigned char> all(n * frame::hdr_size);
+	frame::header h;
+	h.type = frame::RTS;
+	h.flags = frame::F_TAGGED;
+	h.aux = mib;
+	for (size_t i = 0; i < n; i++) {
+		h.tag = 1000 + i;
+		h.id = i + 1;
+		frame::encode(h, all.data() + i * frame::hdr_size);
+	}
+	(void)t.peer.put_raw(all.data(), all.size());
+	EXPECT_TRUE(t.peer.closed_by_peer());
+	EXPECT_EQ(wu::tcp::get_stats().bad_frames, bad + 1);
+}
+
+/* A peer that keeps asking for reads without reading the replies is cut
+ * off once max_queued frames wait for it, instead of queueing without end. */
+TEST(tcp_limits, requests_from_a_peer_that_reads_no_replies_are_bounded)
+{
+	target t;
+	std::vector<char> buf(mib, 7);
+	fid_mr *mr = nullptr;
+	ASSERT_EQ(fi_mr_reg(t.env.domain, buf.data(), buf.size(), FI_REMOTE_READ, 0, 21, 0, &mr, nullptr), 0);
+	uint64_t bad = wu::tcp::get_stats().bad_frames;
+	const size_t n = frame::max_queued + 256; /* the socket buffers take some replies */
+	std::vector<unsigned char> all(n * frame::hdr_size);
+	frame::header h;
+	h.type = frame::READ_REQ;
+	h.tag = 21;
+	h.aux = t.base(buf.data());
+	h.data = mib;
+	for (size_t i = 0; i < n; i++) {
+		h.id = i + 1;
+		frame::encode(h, all.data() + i * frame::hdr_size);
+	}
+	(void)t.peer.put_raw(all.data(), all.size());
+	auto until = std::chrono::steady_clock::now() + wait_limit;
+	while (wu::tcp::get_stats().bad_frames == bad && std::chrono::steady_clock::now() < until)
+		spin({t.a.tx, t.a.rx}, 1);
+	EXPECT_EQ(wu::tcp::get_stats().bad_frames, bad + 1);
+	t.peer.close();
+	spin({t.a.tx, t.a.rx}, 200);
+	EXPECT_EQ(fi_close(&mr->fid), 0);
+}

@@ -164,6 +164,8 @@ error decode(const void *in, size_t n, header &out) noexcept
 			return error::bad_field;
 		if (h.aux)
 			return error::bad_field;
+		if (!(h.flags & F_CREDIT) && h.len > max_eager)
+			return error::bad_len; /* larger ones go within the window or by RTS */
 		break;
 	case RTS:
 		if (h.len)

@@ -48,8 +48,19 @@ namespace wu::tcp::frame {
 inline constexpr size_t hdr_size = 48;
 inline constexpr uint16_t magic = 0x5755;
 inline constexpr uint8_t version = 1;
-/* Largest payload of one frame (max_msg_size bounds it too). */
-inline constexpr uint64_t max_payload = uint64_t{1} << 40;
+/* Largest payload of one frame, and of any message, RMA or read length
+ * (the endpoints' max_msg_size): decode() refuses a longer one before the
+ * receiver sizes anything from it. */
+inline constexpr uint64_t max_payload = uint64_t{1} << 32;
+/* Largest MSG frame outside the eager window (no F_CREDIT), whatever the
+ * sender's FI_TCP_RNDV_SIZE: what a receiver holds unannounced per message. */
+inline constexpr uint64_t max_eager = 65536;
+/* Most rendezvous requests (RTS) one peer may have waiting at a receiver,
+ * and most frames a receiver may have queued to a peer when a request that
+ * needs a reply (WRITE, READ_REQ, ATOMIC) comes in: a peer past either is
+ * a protocol error.  An initiator has at most tx_attr->size (2048)
+ * operations in flight, so no well-behaved peer comes near. */
+inline constexpr size_t max_queued = 65536;
 /* Private data of CONNREQ / ACCEPT / REJECT (FI_OPT_CM_DATA_SIZE). */
 inline constexpr size_t max_cm_data = 256;
 /* HELLO carries a listening sockaddr (in or in6). */

@@ -414,6 +414,7 @@ struct conn {
 	void *seg = nullptr; /* where this body starts in rop's buffer */
 	int body_err = 0;
 	mr::ref wref; /* B_WRITE: the region the body lands in */
+	size_t rts_held = 0; /* RTS received here and not yet cleared (grant) */
 	std::string small;
 	watch cmw; /* MSG: the cm engine's watch on this fd */
 	bool cm_watched = false;
@@ -1600,6 +1601,8 @@ void on_msg(tcp_ep *ep, conn *c)
 void grant(tcp_ep *ep, conn *c, uint64_t send_id, const rndv_rx &r)
 {
 	uint64_t token = ep->next_token++;
+	if (c->rts_held)
+		c->rts_held--;
 	c->rv_wait.emplace(token, r);
 	frame::header h;
 	h.type = frame::CTS;
@@ -1631,6 +1634,9 @@ size_t take_recv(tcp_ep *ep, op *o, size_t into)
 void on_rts(tcp_ep *ep, conn *c)
 {
 	const frame::header &h = c->h;
+	if (c->rts_held >= frame::max_queued)
+		return (void)protocol_error(ep, c, "more rendezvous requests waiting than allowed");
+	c->rts_held++;
 	rndv_rx r;
 	r.tagged = h.flags & frame::F_TAGGED;
 	r.has_data = h.flags & frame::F_CQ_DATA;
@@ -1979,6 +1985,10 @@ void on_header(tcp_ep *ep, conn *c)
 	default:
 		return (void)protocol_error(ep, c, "frame in an unexpected state");
 	}
+	/* A peer that does not read its replies cannot queue more requests. */
+	if ((h.type == frame::WRITE || h.type == frame::READ_REQ || h.type == frame::ATOMIC) &&
+	    c->txq.size() >= frame::max_queued)
+		return (void)protocol_error(ep, c, "requests while too many replies wait for the peer to read them");
 	switch (h.type) {
 	case frame::MSG:
 		return on_msg(ep, c);
@@ -2572,8 +2582,8 @@ void msg_timer_event(void *arg, uint32_t) noexcept
 size_t iov_total(const iovec *iov, size_t cnt)
 {
 	size_t t = 0;
-	for (size_t i = 0; i < cnt; i++)
-		t += iov[i].iov_len;
+	for (size_t i = 0; i < cnt; i++) /* saturates: a wrapped sum would pass the length checks */
+		t = iov[i].iov_len > SIZE_MAX - t ? SIZE_MAX : t + iov[i].iov_len;
 	return t;
 }
 
@@ -2632,6 +2642,19 @@ void queue_pending(tcp_ep *ep, conn *c, txitem *t, op *o)
 	reap(ep);
 }
 
+/* max_msg_size: what the endpoint's info says, never above what a frame carries. */
+uint64_t msg_limit(const tcp_ep *ep)
+{
+	return std::min<uint64_t>(ep->info->ep_attr->max_msg_size, frame::max_payload);
+}
+
+ssize_t too_long(const tcp_ep *ep, const char *what, size_t total)
+{
+	WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "%s of %zu bytes: above max_msg_size (%llu)\n", what, total,
+		       (unsigned long long)msg_limit(ep));
+	return -FI_EMSGSIZE;
+}
+
 ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64_t tag, uint64_t data,
 		uint64_t flags, void *ctx, bool tagged, bool inject_api)
 {
@@ -2640,6 +2663,8 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 	size_t total = iov_total(iov, cnt);
 	if ((inject_api || (flags & FI_INJECT)) && total > ep->info->tx_attr->inject_size)
 		return -FI_EINVAL;
+	if (total > msg_limit(ep))
+		return too_long(ep, "send", total);
 	bool post = false; /* completions to post once unlocked */
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
@@ -2663,7 +2688,9 @@ ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64
 		h.data = (flags & FI_REMOTE_CQ_DATA) ? data : 0;
 		h.len = total;
 		bool inject = inject_api || (flags & FI_INJECT);
-		bool large = !inject && ep->rndv_size && total > ep->rndv_size;
+		/* Receivers take at most max_eager bytes outside their window. */
+		size_t plain = ep->rndv_size ? std::min<size_t>(ep->rndv_size, frame::max_eager) : frame::max_eager;
+		bool large = !inject && total > plain;
 		if (large && take_credit(c, total)) {
 			h.flags |= frame::F_CREDIT; /* eager within the peer's window */
 		} else if (large) {
@@ -3030,6 +3057,8 @@ ssize_t do_rma(tcp_ep *ep, bool write, const iovec *iov, size_t cnt, fi_addr_t p
 	size_t total = iov_total(iov, cnt);
 	if (total != rma->len && !(write && total <= rma->len))
 		return -FI_EINVAL;
+	if (total > msg_limit(ep))
+		return too_long(ep, write ? "RMA write" : "RMA read", total);
 	if ((inject_api || (flags & FI_INJECT)) && total > ep->info->tx_attr->inject_size)
 		return -FI_EINVAL;
 	{

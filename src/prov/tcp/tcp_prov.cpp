@@ -29,6 +29,7 @@
 #include "prov/common/atomic.h"
 #include "prov/common/cq.h"
 #include "prov/common/poll.h"
+#include "prov/tcp/frame.h"
 #include "prov/tcp/tcp_ep.h"
 
 namespace wu::tcp {
@@ -68,7 +69,7 @@ void fill_common(fi_info &i, fi_ep_type type)
 	i.ep_attr->type = type;
 	i.ep_attr->protocol = FI_PROTO_SOCK_TCP;
 	i.ep_attr->protocol_version = 1;
-	i.ep_attr->max_msg_size = SIZE_MAX;
+	i.ep_attr->max_msg_size = frame::max_payload; /* a real limit: longer sends fail with -FI_EMSGSIZE */
 	i.ep_attr->max_order_raw_size = SIZE_MAX;
 	i.ep_attr->max_order_war_size = SIZE_MAX;
 	i.ep_attr->max_order_waw_size = SIZE_MAX;
@@ -360,7 +361,7 @@ constexpr param::def tcp_knobs[] = {
 	{FI_PARAM_STRING, "job_key", nullptr,
 	 "Shared secret every process of one job sets alike; an RDM connection whose handshake carries another key is refused and logged (default: a per-user constant)"},
 	{FI_PARAM_SIZE_T, "rndv_size", "65536",
-	 "Messages larger than this many bytes go by rendezvous: the payload moves only once a receive is posted, straight from the send buffer into the receive buffer (0: always eager)"},
+	 "Messages larger than this many bytes go by rendezvous (or within the peer's eager window): the payload moves only once a receive is posted, straight from the send buffer into the receive buffer (0 or above 65536: 65536, the most a receiver takes unannounced)"},
 	{FI_PARAM_SIZE_T, "eager_window", "4194304",
 	 "Bytes of larger-than-rndv_size messages a peer may send to this endpoint without rendezvous, held here until a receive takes them; the bound on what one peer's unexpected large messages cost (0: always rendezvous)"},
 	{FI_PARAM_SIZE_T, "sockbuf", "0",
