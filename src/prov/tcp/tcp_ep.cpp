@@ -886,7 +886,8 @@ bool flush_tx(tcp_ep *ep, conn *c)
 				return false;
 		}
 	}
-	want_out(ep, c, false);
+	if (c->state != C_CONNECTING) /* EPOLLOUT also says the connect completed */
+		want_out(ep, c, false);
 	return true;
 }
 
