@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -1087,6 +1088,64 @@ void endpoint_named(const void *name, size_t len, uint32_t addr_format) noexcept
 			s->cl->finalize();
 			s->up = false;
 		}
+	});
+}
+
+int job_secret(unsigned char *out, size_t len) noexcept
+{
+	return guard("tcp job key through PMIx", [&]() -> int {
+		static const char key[] = "wireup.tcp.jobkey";
+		static std::string cached_ns;
+		static std::vector<uint8_t> cached;
+		std::lock_guard<std::recursive_mutex> g(g_mu);
+		if (!out || !len)
+			return -FI_EINVAL;
+		if (!getenv("PMIX_NAMESPACE") && !g_next_is_test && !(g_sess && g_sess->up))
+			return -FI_ENODATA; /* not a PMIx client */
+		bool was_up = g_sess && g_sess->up;
+		session *s;
+		if (int r = get_session(s))
+			return r;
+		int r = 0;
+		std::vector<uint8_t> v;
+		if (cached_ns == s->nspace && cached.size() == len) {
+			v = cached;
+		} else if (s->rank == 0) {
+			/* One value for the job, not one per rank: rank 0 draws it. */
+			v.resize(len);
+			if (getrandom(v.data(), len, 0) != ssize_t(len))
+				r = -FI_EOTHER;
+			if (!r)
+				r = s->cl->put(key, v.data(), len, false);
+			if (!r)
+				r = s->cl->commit();
+		} else {
+			/* Rank 0 may not have put it yet (the server holds a direct
+			 * get up to its timeout); a local NOT-FOUND is retried. */
+			for (int i = 0; i < 3; i++) {
+				r = s->cl->get(s->nspace, 0, key, get_kind::direct, v);
+				if (r != -FI_ENODATA)
+					break;
+				std::this_thread::sleep_for(std::chrono::milliseconds(20));
+			}
+			if (!r && v.size() != len)
+				r = -FI_EINVAL;
+		}
+		if (!was_up && s->cl->guest()) {
+			/* As in endpoint_named: the session belongs to an MPI library. */
+			s->cl->finalize();
+			s->up = false;
+		}
+		if (r) {
+			WU_WARN(&pmix_prov, FI_LOG_CORE,
+				"PMIx: no job key for namespace %s from rank 0 (%s); the tcp provider falls back to the per-user key file\n",
+				s->nspace.c_str(), fi_strerror(-r));
+			return r;
+		}
+		cached_ns = s->nspace;
+		cached = v;
+		memcpy(out, v.data(), len);
+		return 0;
 	});
 }
 

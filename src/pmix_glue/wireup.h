@@ -50,6 +50,11 @@ int close() noexcept;
  * the process runs under a PMIx launcher; silent otherwise. */
 void endpoint_named(const void *name, size_t len, uint32_t addr_format) noexcept;
 
+/* For the tcp provider: the job's shared secret (len random bytes), one
+ * value per namespace: rank 0 generates and puts it, the others get it
+ * from rank 0.  -FI_ENODATA when the process is not a PMIx client. */
+int job_secret(unsigned char *out, size_t len) noexcept;
+
 /* fi_av_open of "pmix:" / "pmix:<nspace>" (AV engine hook). */
 int named_av_open(prov::domain *dom, const av::av_format *fmt, fi_av_attr *attr, fid_av **av,
 		  void *context) noexcept;

@@ -2,7 +2,8 @@
  * wire-frame decoder, read as a stream of frames the way a connection reads
  * them.  Invariants besides the sanitizers: a header that decodes encodes
  * back to the same 48 bytes; a decoded payload length, CREDIT amount and
- * announced eager window respect their limits; an ATOMIC names an operation
+ * announced eager window respect their limits; handshake frames carry room
+ * for exactly their nonce and proof; an ATOMIC names an operation
  * the atomic engine takes and carries exactly its operands; an ATOMIC_RESP
  * carries a status or old values, never both; decode never writes its
  * output on failure. */
@@ -48,8 +49,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (h.len > frame::max_payload)
 			fail("payload length above max_payload accepted");
 		if ((h.type == frame::CONNREQ || h.type == frame::ACCEPT || h.type == frame::REJECT) &&
-		    h.len > frame::max_cm_data)
+		    h.len > (h.type == frame::CONNREQ ? frame::connreq_auth : frame::accept_auth) + frame::max_cm_data)
 			fail("cm private data above max_cm_data accepted");
+		if (((h.type == frame::CONNREQ && h.len < frame::connreq_auth) ||
+		     (h.type == frame::ACCEPT && h.len < frame::accept_auth) ||
+		     (h.type == frame::REJECT && h.len < frame::accept_auth && !(h.data == frame::reject_bad_proof && !h.len))))
+			fail("cm frame without room for its proof accepted");
+		if (h.type == frame::HELLO_ACK && h.len != (h.data == frame::ack_bad_proof ? 0 : frame::auth_mac))
+			fail("HELLO_ACK without exactly its proof accepted");
+		if ((h.type == frame::HELLO || h.type == frame::CHALLENGE) && h.tag)
+			fail("a handshake frame with something in tag accepted (the job key never crosses the wire)");
+		if (h.type == frame::CHALLENGE && h.len != frame::auth_nonce)
+			fail("CHALLENGE of another length than a nonce accepted");
 		if (h.type == frame::HELLO && (h.len < frame::min_hello || h.len > frame::max_hello))
 			fail("HELLO address length out of range accepted");
 		if (h.type == frame::CREDIT && (h.len || !h.data || h.data > frame::max_payload))

@@ -27,6 +27,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "prov/tcp/auth.h"
 #include "prov/tcp/frame.h"
 #include "prov/tcp/tcp_ep.h"
 
@@ -206,28 +207,51 @@ struct silent_listener {
 	}
 };
 
+/* The job key endpoints of this process use (FI_TCP_JOB_KEY, or the
+ * per-user key file). */
+inline wu::tcp::auth::key test_job_key()
+{
+	wu::tcp::auth::key k;
+	EXPECT_EQ(wu::tcp::auth::job_key(k), 0);
+	return k;
+}
+
 /* A raw socket that speaks the protocol to endpoint `to` (it connects to
- * its listening address and says HELLO with the given window). */
+ * its listening address, reads its CHALLENGE and says HELLO with the given
+ * window and a proof under the job key). */
 struct raw_peer {
 	int fd = -1;
 	rdm_ep &to;
 	sockaddr_in fake{};
+	wu::tcp::auth::key key = test_job_key();
+	wu::tcp::auth::nonces an;
 
 	/* fake_port: the listening address its HELLO claims (127.0.0.1:port). */
 	raw_peer(rdm_ep &ep, uint64_t window, uint16_t fake_port = 1) : to(ep)
 	{
+		namespace frame = wu::tcp::frame;
+		namespace auth = wu::tcp::auth;
 		fd = socket(AF_INET, SOCK_STREAM, 0);
 		EXPECT_GE(fd, 0);
 		EXPECT_EQ(connect(fd, reinterpret_cast<const sockaddr *>(to.name.data()), socklen_t(to.name.size())), 0);
 		fake.sin_family = AF_INET;
 		fake.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		fake.sin_port = htons(fake_port);
-		wu::tcp::frame::header h;
-		h.type = wu::tcp::frame::HELLO;
-		h.tag = wu::tcp::job_key();
+		frame::header h;
+		EXPECT_TRUE(get(h));
+		EXPECT_EQ(h.type, frame::CHALLENGE);
+		EXPECT_TRUE(read_exact(an.acc, sizeof an.acc));
+		for (size_t i = 0; i < sizeof an.con; i++)
+			an.con[i] = (unsigned char)(fake_port + i * 7);
+		h = {};
+		h.type = frame::HELLO;
 		h.aux = window;
-		h.len = sizeof fake;
-		put(h, &fake, sizeof fake);
+		unsigned char body[auth::nonce_len + auth::mac_len + sizeof(sockaddr_in)];
+		memcpy(body, an.con, auth::nonce_len);
+		auth::prove(key, auth::role::connector, an, h, &fake, sizeof fake, body + auth::nonce_len);
+		memcpy(body + auth::nonce_len + auth::mac_len, &fake, sizeof fake);
+		h.len = sizeof body;
+		put(h, body, sizeof body);
 	}
 	~raw_peer() { close(); }
 	/* The peer goes away (its socket closes). */
@@ -280,12 +304,21 @@ struct raw_peer {
 		EXPECT_EQ(have, n);
 		return have == n;
 	}
+	/* Reads a header; a HELLO_ACK's proof is read and checked here. */
 	bool get(wu::tcp::frame::header &h)
 	{
-		unsigned char buf[wu::tcp::frame::hdr_size];
+		namespace frame = wu::tcp::frame;
+		namespace auth = wu::tcp::auth;
+		unsigned char buf[frame::hdr_size];
 		if (!read_exact(buf, sizeof buf))
 			return false;
-		EXPECT_EQ(wu::tcp::frame::decode(buf, sizeof buf, h), wu::tcp::frame::error::ok);
+		EXPECT_EQ(frame::decode(buf, sizeof buf, h), frame::error::ok);
+		if (h.type == frame::HELLO_ACK && h.len == auth::mac_len) {
+			unsigned char mac[auth::mac_len];
+			if (!read_exact(mac, sizeof mac))
+				return false;
+			EXPECT_TRUE(auth::verify(key, auth::role::acceptor, an, h, nullptr, 0, mac));
+		}
 		return true;
 	}
 	/* True once the endpoint closed the connection. */

@@ -73,7 +73,7 @@ TEST(tcp_frame, round_trip_and_rejects)
 	EXPECT_EQ(frame::decode(bad, sizeof bad, d), frame::error::bad_flags);
 	h = {};
 	h.type = frame::CONNREQ;
-	h.len = frame::max_cm_data + 1;
+	h.len = frame::connreq_auth + frame::max_cm_data + 1;
 	frame::encode(h, bad);
 	EXPECT_EQ(frame::decode(bad, sizeof bad, d), frame::error::bad_len);
 }
@@ -471,13 +471,16 @@ TEST_F(pair_fixture, stray_and_malformed_connections_are_refused_without_harm)
 		EXPECT_EQ(recv(fd, &c, 1, MSG_DONTWAIT), 0);
 		::close(fd);
 	};
+	/* A HELLO whose proof is made under another key. */
 	frame::header h;
 	h.type = frame::HELLO;
-	h.tag = job_key() ^ 1;
-	h.len = sizeof(sockaddr_in);
-	std::vector<unsigned char> hello(frame::hdr_size + sizeof(sockaddr_in));
+	h.len = frame::min_hello;
+	std::vector<unsigned char> hello(frame::hdr_size + frame::min_hello);
 	frame::encode(h, hello.data());
-	memcpy(hello.data() + frame::hdr_size, b.name.data(), sizeof(sockaddr_in));
+	auth::nonces an;
+	auth::prove(auth::key_from_text("not this job's key"), auth::role::connector, an, h, b.name.data(),
+		    sizeof(sockaddr_in), hello.data() + frame::hdr_size + auth::nonce_len);
+	memcpy(hello.data() + frame::hdr_size + auth::nonce_len + auth::mac_len, b.name.data(), sizeof(sockaddr_in));
 	raw(hello.data(), hello.size());
 	EXPECT_EQ(get_stats().refused_handshakes, before.refused_handshakes + 1);
 	std::string junk(64, 'J');
@@ -716,15 +719,37 @@ TEST_F(pair_fixture, peer_dying_mid_rendezvous_fails_the_receive)
 	fake.sin_family = AF_INET;
 	fake.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	fake.sin_port = htons(1);
+	auto get_body = [&](void *p, size_t n) {
+		size_t have = 0;
+		for (int i = 0; i < 20000 && have < n; i++) {
+			spin({a.rx}, 1);
+			ssize_t r = recv(fd, static_cast<char *>(p) + have, n - have, MSG_DONTWAIT);
+			if (r > 0)
+				have += size_t(r);
+			else
+				usleep(200);
+		}
+		ASSERT_EQ(have, n);
+	};
 	frame::header h;
+	get(h);
+	ASSERT_EQ(h.type, frame::CHALLENGE);
+	auth::nonces an;
+	get_body(an.acc, sizeof an.acc);
+	h = {};
 	h.type = frame::HELLO;
-	h.tag = job_key();
-	h.len = sizeof fake;
-	put(h, &fake, sizeof fake);
+	unsigned char body[frame::min_hello];
+	memcpy(body, an.con, auth::nonce_len);
+	auth::prove(test_job_key(), auth::role::connector, an, h, &fake, sizeof fake, body + auth::nonce_len);
+	memcpy(body + auth::nonce_len + auth::mac_len, &fake, sizeof fake);
+	h.len = sizeof body;
+	put(h, body, sizeof body);
 	frame::header ack;
 	get(ack);
 	ASSERT_EQ(ack.type, frame::HELLO_ACK);
 	ASSERT_EQ(ack.data, 0u);
+	unsigned char mac[auth::mac_len];
+	get_body(mac, sizeof mac);
 	const size_t n = 1 << 20;
 	h = {};
 	h.type = frame::RTS;

@@ -128,6 +128,7 @@ TEST(tcp_window_frame, credit_frames_and_window_fields_are_checked)
 	for (uint8_t t : {frame::HELLO_ACK, frame::CONNREQ, frame::ACCEPT, frame::REJECT}) {
 		h = {};
 		h.type = t;
+		h.len = t == frame::HELLO_ACK ? frame::auth_mac : t == frame::CONNREQ ? frame::connreq_auth : frame::accept_auth;
 		h.aux = 2 * mib;
 		frame::encode(h, buf);
 		EXPECT_EQ(frame::decode(buf, sizeof buf, d), t == frame::REJECT ? frame::error::bad_field : frame::error::ok)

@@ -148,14 +148,14 @@ error decode(const void *in, size_t n, header &out) noexcept
 	case HELLO:
 		if (h.len < min_hello || h.len > max_hello)
 			return error::bad_len;
-		if (h.data || h.id || h.aux > max_payload)
+		if (h.tag || h.data || h.id || h.aux > max_payload)
 			return error::bad_field;
 		break;
 	case HELLO_ACK:
-		if (h.len)
-			return error::bad_len;
-		if (h.data > 1 || h.tag || h.id || h.aux > max_payload)
+		if (h.data > ack_addr_taken || h.tag || h.id || h.aux > max_payload)
 			return error::bad_field;
+		if (h.len != (h.data == ack_bad_proof ? 0 : auth_mac))
+			return error::bad_len;
 		break;
 	case MSG:
 		if (!(h.flags & F_TAGGED) && h.tag)
@@ -211,10 +211,19 @@ error decode(const void *in, size_t n, header &out) noexcept
 		break;
 	case CONNREQ:
 	case ACCEPT:
-	case REJECT:
-		if (h.len > max_cm_data)
+	case REJECT: {
+		if (h.tag || h.id || h.aux > (h.type == REJECT ? 0 : max_payload) ||
+		    h.data > (h.type == REJECT ? reject_bad_proof : 0))
+			return error::bad_field;
+		size_t pre = h.type == CONNREQ ? connreq_auth : accept_auth;
+		if (h.data == reject_bad_proof ? h.len != 0 : (h.len < pre || h.len > pre + max_cm_data))
 			return error::bad_len;
-		if (h.tag || h.data || h.id || h.aux > (h.type == REJECT ? 0 : max_payload))
+		break;
+	}
+	case CHALLENGE:
+		if (h.len != auth_nonce)
+			return error::bad_len;
+		if (h.tag || h.data || h.id || h.aux)
 			return error::bad_field;
 		break;
 	case CREDIT:

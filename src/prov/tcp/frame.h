@@ -5,12 +5,12 @@
  *
  *   off size field
  *     0    2 magic    0x5755 ("WU")
- *     2    1 version  1
+ *     2    1 version  2 (1 carried the job key in clear)
  *     3    1 type     frame_type
  *     4    2 flags    frame_flags (only those the type allows)
  *     6    2 hdr_len  48
  *     8    8 len      payload bytes after the header
- *    16    8 tag      message tag; RMA key for WRITE/READ_REQ/ATOMIC; job key for HELLO
+ *    16    8 tag      message tag; RMA key for WRITE/READ_REQ/ATOMIC
  *    24    8 data     remote CQ data (MSG, RTS, WRITE); status for acks and responses;
  *                     length for READ_REQ; bytes returned for CREDIT; the operation
  *                     for ATOMIC (atomic_desc)
@@ -18,6 +18,20 @@
  *    40    8 aux      RMA target address (WRITE, READ_REQ, ATOMIC); message length for RTS;
  *                     receiver token for CTS/RDATA; the sender's eager window for HELLO,
  *                     HELLO_ACK, CONNREQ and ACCEPT
+ *
+ * Handshake (auth.h): the accepting side writes CHALLENGE (its nonce) as
+ * soon as it accepts.  The connecting side answers HELLO (RDM) or CONNREQ
+ * (MSG) whose payload starts with its nonce and its proof (HMAC under the
+ * job key); the accepting side answers HELLO_ACK, ACCEPT or REJECT whose
+ * payload starts with its own proof.  The key itself is never sent.
+ *   HELLO      nonce(16) proof(32) listening sockaddr
+ *   HELLO_ACK  data 0 accepted, 1 duplicate (simultaneous connect lost),
+ *              3 refused (that address has a live connection): proof(32);
+ *              data 2 refused (proof did not verify): no payload
+ *   CONNREQ    nonce(16) proof(32) private data
+ *   ACCEPT     proof(32) private data
+ *   REJECT     data 0 (fi_reject): proof(32) private data; data 1 (proof
+ *              did not verify): no payload
  *
  * Rendezvous (messages above FI_TCP_RNDV_SIZE): the sender writes RTS (no
  * payload); once a receive matches, the receiver answers CTS with a token;
@@ -47,7 +61,7 @@ namespace wu::tcp::frame {
 
 inline constexpr size_t hdr_size = 48;
 inline constexpr uint16_t magic = 0x5755;
-inline constexpr uint8_t version = 1;
+inline constexpr uint8_t version = 2;
 /* Largest payload of one frame, and of any message, RMA or read length
  * (the endpoints' max_msg_size): decode() refuses a longer one before the
  * receiver sizes anything from it. */
@@ -63,12 +77,18 @@ inline constexpr uint64_t max_eager = 65536;
 inline constexpr size_t max_queued = 65536;
 /* Private data of CONNREQ / ACCEPT / REJECT (FI_OPT_CM_DATA_SIZE). */
 inline constexpr size_t max_cm_data = 256;
-/* HELLO carries a listening sockaddr (in or in6). */
-inline constexpr size_t min_hello = 16, max_hello = 28;
+/* Handshake proofs: a nonce and an HMAC-SHA256. */
+inline constexpr size_t auth_nonce = 16, auth_mac = 32;
+/* HELLO carries a nonce, a proof and a listening sockaddr (in or in6). */
+inline constexpr size_t min_hello = auth_nonce + auth_mac + 16, max_hello = auth_nonce + auth_mac + 28;
+/* What precedes the private data of CONNREQ, and of ACCEPT / REJECT. */
+inline constexpr size_t connreq_auth = auth_nonce + auth_mac, accept_auth = auth_mac;
+/* HELLO_ACK's and REJECT's data when the connector's proof failed. */
+inline constexpr uint64_t ack_bad_proof = 2, ack_addr_taken = 3, reject_bad_proof = 1;
 
 enum type : uint8_t {
-	HELLO = 1,     /* RDM handshake: tag = job key, payload = listen address */
-	HELLO_ACK,     /* data: 0 accepted, 1 duplicate (simultaneous connect lost) */
+	HELLO = 1,     /* RDM handshake: payload = nonce, proof, listen address */
+	HELLO_ACK,     /* data: 0 accepted, 1 duplicate, 2 / 3 refused; payload = proof */
 	MSG,           /* eager message: tag, data, payload */
 	RTS,           /* rendezvous request: aux = total length, id = send op */
 	CTS,           /* rendezvous clear-to-send: id = send op, aux = receiver token */
@@ -77,12 +97,13 @@ enum type : uint8_t {
 	WRITE_ACK,     /* id = op, data = 0 or positive FI_E* */
 	READ_REQ,      /* tag = key, aux = address, data = length, id = op */
 	READ_RESP,     /* id = op, data = status, payload = the bytes (status 0) */
-	CONNREQ,       /* MSG: payload = private data; empty from the passive side: reported to its application */
-	ACCEPT,        /* MSG: payload = private data */
-	REJECT,        /* MSG: payload = private data */
+	CONNREQ,       /* MSG: payload = nonce, proof, private data; empty from the passive side: reported to its application */
+	ACCEPT,        /* MSG: payload = proof, private data */
+	REJECT,        /* MSG: payload = proof, private data (data 1: no payload) */
 	CREDIT,        /* data = eager-window bytes the receiver gives back */
 	ATOMIC,        /* tag = key, aux = address, id = op, data = atomic_desc, payload = operands */
 	ATOMIC_RESP,   /* id = op, data = status, payload = old values (fetch / compare, status 0) */
+	CHALLENGE,     /* accepting side's first frame: payload = its nonce */
 	type_end_
 };
 

@@ -59,6 +59,7 @@
 #include "core/shim.h"
 #include "eq/eq.h"
 #include "prov/common/atomic.h"
+#include "prov/tcp/auth.h"
 #include "prov/tcp/frame.h"
 
 namespace wu::tcp {
@@ -427,6 +428,11 @@ struct conn {
 	uint64_t tx_credit = 0, tx_window = 0;
 	uint64_t rx_out = 0;      /* window bytes received and not yet given back */
 	uint64_t credit_owed = 0; /* of those, released here: they go with the next frame */
+	/* Handshake (auth.h): nothing leaves an outgoing connection before the
+	 * peer's CHALLENGE; a MSG connect keeps its private data until then. */
+	auth::nonces an;
+	bool chal_wait = false;
+	std::string cm_param;
 };
 
 struct pcomp {
@@ -475,7 +481,7 @@ struct tcp_ep {
 	uint64_t next_serial = 1;
 	int conn_timeout_ms = 10000;
 	size_t tx_inflight = 0, rx_posted = 0;
-	uint64_t key = 0;
+	auth::key key;
 	/* MSG */
 	conn *mc = nullptr;
 	tcp_connreq *cr = nullptr;
@@ -533,6 +539,7 @@ struct tcp_pep {
 	watch tw;
 	int timeout_ms = 0;
 	bool paused = false; /* not accepting: the EQ has no room (cm thread only) */
+	auth::key key;
 };
 
 struct tcp_connreq {
@@ -546,6 +553,7 @@ struct tcp_connreq {
 	socklen_t peerlen = 0;
 	bool reported = false;
 	int64_t born = 0; /* accepted at (now_ms) */
+	auth::nonces an;  /* ours from CHALLENGE, the connector's from CONNREQ */
 };
 
 tcp_ep *ep_of(fid_ep *e) noexcept
@@ -870,7 +878,7 @@ bool flush_tx(tcp_ep *ep, conn *c)
 		size_t k = 0, items = 0;
 		for (txitem *t : c->txq) {
 			bool may = c->state == C_READY || (t->control && c->state != C_CONNECTING &&
-							     c->state != C_LOST && c->state != C_CLOSED);
+							     c->state != C_LOST && c->state != C_CLOSED && !c->chal_wait);
 			if (!may || k + size_t(t->cnt) > batch_iov || (t->mref.serial && items))
 				break;
 			memcpy(v + k, t->iov, size_t(t->cnt) * sizeof(iovec));
@@ -919,7 +927,8 @@ bool flush_tx(tcp_ep *ep, conn *c)
 				return false;
 		}
 	}
-	want_out(ep, c, false);
+	if (c->state != C_CONNECTING) /* EPOLLOUT also says the connect completed */
+		want_out(ep, c, false);
 	return true;
 }
 
@@ -1420,23 +1429,7 @@ conn *connect_to(tcp_ep *ep, const std::string &key)
 	c->in_map = true;
 	arm_deadline(ep, c);
 	ep->peers[key] = c;
-	frame::header h;
-	h.type = frame::HELLO;
-	h.tag = ep->key;
-	h.aux = ep->eager_window;
-	h.len = ep->self.size();
-	auto *t = new txitem();
-	frame::encode(h, t->hdr);
-	t->owned.reset(new char[ep->self.size()]);
-	memcpy(t->owned.get(), ep->self.data(), ep->self.size());
-	t->iov[0] = {t->hdr, frame::hdr_size};
-	t->iov[1] = {t->owned.get(), ep->self.size()};
-	t->cnt = 2;
-	t->left = frame::hdr_size + ep->self.size();
-	t->control = true;
-	c->txq.push_back(t);
-	if (c->state == C_HELLO_WAIT)
-		flush_tx(ep, c);
+	c->chal_wait = true; /* HELLO answers the peer's CHALLENGE (on_challenge) */
 	if (c->state == C_BACKOFF)
 		backoff(ep, c);
 	return c;
@@ -1724,21 +1717,76 @@ void move_queue(conn *from, conn *to)
 	from->txq.clear();
 }
 
-/* HELLO on an incoming connection: check the job key, then decide which of
- * two simultaneous connections survives (the one opened by the lower
- * listening address). */
+/* ---- handshake (auth.h) ---- */
+
+/* An accepted connection speaks first: CHALLENGE with a fresh nonce. */
+void send_challenge(tcp_ep *ep, conn *c)
+{
+	if (!auth::random_bytes(c->an.acc, sizeof c->an.acc))
+		return conn_fail(ep, c, FI_EOTHER, "no random nonce for the handshake");
+	frame::header h;
+	h.type = frame::CHALLENGE;
+	enqueue(ep, c, control_item(h, c->an.acc, sizeof c->an.acc));
+}
+
+/* The peer's CHALLENGE on an outgoing connection: answer with HELLO (RDM)
+ * or CONNREQ (MSG), our nonce and our proof of the key over both nonces. */
+void on_challenge(tcp_ep *ep, conn *c)
+{
+	memcpy(c->an.acc, c->small.data(), sizeof c->an.acc);
+	if (!auth::random_bytes(c->an.con, sizeof c->an.con))
+		return conn_fail(ep, c, FI_EOTHER, "no random nonce for the handshake");
+	frame::header h;
+	h.type = c->msg ? frame::CONNREQ : frame::HELLO;
+	h.aux = ep->eager_window;
+	const std::string &what = c->msg ? c->cm_param : ep->self;
+	std::string body(reinterpret_cast<const char *>(c->an.con), sizeof c->an.con);
+	unsigned char mac[auth::mac_len];
+	auth::prove(ep->key, auth::role::connector, c->an, h, what.data(), what.size(), mac);
+	body.append(reinterpret_cast<const char *>(mac), sizeof mac);
+	body += what;
+	c->chal_wait = false;
+	c->txq.push_front(control_item(h, body.data(), body.size()));
+	flush_tx(ep, c);
+}
+
+/* HELLO_ACK with our proof over the handshake's nonces. */
+txitem *ack_item(tcp_ep *ep, conn *c, uint64_t data)
+{
+	frame::header h;
+	h.type = frame::HELLO_ACK;
+	h.data = data;
+	h.aux = data == 0 ? ep->eager_window : 0;
+	unsigned char mac[auth::mac_len];
+	auth::prove(ep->key, auth::role::acceptor, c->an, h, nullptr, 0, mac);
+	return control_item(h, mac, sizeof mac);
+}
+
+/* HELLO on an incoming connection: check the peer's proof of the job key,
+ * refuse a claim on an address that already has a live connection, then
+ * decide which of two simultaneous connections survives (the one opened by
+ * the lower listening address). */
 void on_hello(tcp_ep *ep, conn *c)
 {
-	if (c->h.tag != ep->key) {
+	const size_t pre = auth::nonce_len + auth::mac_len;
+	memcpy(c->an.con, c->small.data(), auth::nonce_len);
+	const auto *mac = reinterpret_cast<const unsigned char *>(c->small.data()) + auth::nonce_len;
+	if (!auth::verify(ep->key, auth::role::connector, c->an, c->h, c->small.data() + pre, c->small.size() - pre,
+			  mac)) {
 		st_refused.fetch_add(1, std::memory_order_relaxed);
 		WU_WARN(P(), FI_LOG_EP_CTRL,
-			"refused a connection to %s: its handshake carries another job key (stray client, or "
-			"processes of one job started with different FI_TCP_JOB_KEY values)\n",
-			addr_text(ep->self).c_str());
-		conn_fail(ep, c, 0, nullptr);
+			"refused a connection from %s to %s: its handshake does not prove our job key (another "
+			"user or job, or processes of one job with different FI_TCP_JOB_KEY values)\n",
+			peer_of_fd(c->fd).c_str(), addr_text(ep->self).c_str());
+		frame::header h;
+		h.type = frame::HELLO_ACK;
+		h.data = frame::ack_bad_proof;
+		txitem *t = control_item(h);
+		t->after = AFTER_CLOSE;
+		enqueue(ep, c, t);
 		return;
 	}
-	std::string key = addr_key(c->small.data(), c->small.size());
+	std::string key = addr_key(c->small.data() + pre, c->small.size() - pre);
 	if (key.empty()) {
 		protocol_error(ep, c, "HELLO without a socket address");
 		return;
@@ -1755,7 +1803,21 @@ void on_hello(tcp_ep *ep, conn *c)
 	conn *existing = it == ep->peers.end() ? nullptr : it->second;
 	if (key != ep->self && existing && existing->outgoing && existing->state != C_BACKOFF && ep->self < key) {
 		/* Our own connection to this peer wins; refuse this one. */
-		txitem *t = control_item(frame::HELLO_ACK, 0, 1);
+		txitem *t = ack_item(ep, c, 1);
+		t->after = AFTER_CLOSE;
+		enqueue(ep, c, t);
+		return;
+	}
+	if (key != ep->self && existing && existing != c && existing->state == C_READY) {
+		/* The address already has a live, authenticated connection: this
+		 * one would take over its traffic and its FI_SOURCE. */
+		st_refused.fetch_add(1, std::memory_order_relaxed);
+		WU_WARN(P(), FI_LOG_EP_CTRL,
+			"refused a connection from %s to %s: it claims the listening address %s, which already has "
+			"a live connection\n",
+			peer_of_fd(c->fd).c_str(), addr_text(ep->self).c_str(), addr_text(key).c_str());
+		c->peer.clear();
+		txitem *t = ack_item(ep, c, frame::ack_addr_taken);
 		t->after = AFTER_CLOSE;
 		enqueue(ep, c, t);
 		return;
@@ -1773,15 +1835,40 @@ void on_hello(tcp_ep *ep, conn *c)
 	c->state = C_READY;
 	c->tx_window = c->tx_credit = c->h.aux;
 	/* The ack goes first, then whatever was queued for this peer. */
-	frame::header ack;
-	ack.type = frame::HELLO_ACK;
-	ack.aux = ep->eager_window;
-	c->txq.push_front(control_item(ack));
+	c->txq.push_front(ack_item(ep, c, 0));
 	flush_tx(ep, c);
 }
 
+/* Why an outgoing handshake failed, for the log line of the side that dialed. */
+void refused(conn *c, const char *why)
+{
+	st_refused.fetch_add(1, std::memory_order_relaxed);
+	WU_WARN(P(), FI_LOG_EP_CTRL, "%s %s refused: %s\n", c->msg ? "fi_connect to" : "connection to",
+		addr_text(c->peer).c_str(), why);
+}
+
+const char *const why_bad_proof =
+	"the peer does not accept our proof of the job key (another user or job listens there, or the "
+	"processes were started with different FI_TCP_JOB_KEY values)";
+const char *const why_peer_unproven =
+	"the peer's answer does not prove our job key (another user or job listens there, or the "
+	"processes were started with different FI_TCP_JOB_KEY values)";
+
 void on_hello_ack(tcp_ep *ep, conn *c)
 {
+	if (c->h.data == frame::ack_bad_proof) {
+		refused(c, why_bad_proof);
+		return conn_fail(ep, c, FI_ECONNREFUSED, nullptr);
+	}
+	if (!auth::verify(ep->key, auth::role::acceptor, c->an, c->h, nullptr, 0,
+			  reinterpret_cast<const unsigned char *>(c->small.data()))) {
+		refused(c, why_peer_unproven);
+		return conn_fail(ep, c, FI_ECONNREFUSED, nullptr);
+	}
+	if (c->h.data == frame::ack_addr_taken) {
+		refused(c, "the peer already has a live connection from our listening address");
+		return conn_fail(ep, c, FI_ECONNREFUSED, nullptr);
+	}
 	if (c->h.data == 0) {
 		c->state = C_READY;
 		c->tx_window = c->tx_credit = c->h.aux;
@@ -1806,6 +1893,25 @@ void on_hello_ack(tcp_ep *ep, conn *c)
 	conn_fail(ep, c, 0, nullptr);
 	if (it != ep->peers.end())
 		flush_tx(ep, it->second);
+}
+
+/* ACCEPT or REJECT on a MSG connect: only a peer that proves the key may
+ * answer (its private data reaches the application only then). */
+bool cm_answer_proven(tcp_ep *ep, conn *c)
+{
+	const char *why = nullptr;
+	if (c->h.type == frame::REJECT && c->h.data == frame::reject_bad_proof)
+		why = why_bad_proof;
+	else if (!auth::verify(ep->key, auth::role::acceptor, c->an, c->h, c->small.data() + frame::accept_auth,
+			       c->small.size() - frame::accept_auth,
+			       reinterpret_cast<const unsigned char *>(c->small.data())))
+		why = why_peer_unproven;
+	if (!why)
+		return true;
+	refused(c, why);
+	post_cm_error(ep, FI_ECONNREFUSED, std::string());
+	conn_fail(ep, c, FI_ECONNREFUSED, nullptr, true);
+	return false;
 }
 
 /* ATOMIC with its operands staged in c->small (decode checked the
@@ -1927,15 +2033,26 @@ void finish_body(tcp_ep *ep, conn *c)
 		case frame::HELLO:
 			on_hello(ep, c);
 			break;
+		case frame::CHALLENGE:
+			on_challenge(ep, c);
+			break;
+		case frame::HELLO_ACK:
+			on_hello_ack(ep, c);
+			break;
 		case frame::ACCEPT:
+			if (!cm_answer_proven(ep, c))
+				break;
 			c->state = C_READY;
 			c->tx_window = c->tx_credit = h.aux;
 			ep->connected = true;
-			post_cm_event(ep, FI_CONNECTED, c->small.data(), c->small.size());
+			post_cm_event(ep, FI_CONNECTED, c->small.data() + frame::accept_auth,
+				      c->small.size() - frame::accept_auth);
 			flush_tx(ep, c);
 			break;
 		case frame::REJECT:
-			post_cm_error(ep, FI_ECONNREFUSED, c->small);
+			if (!cm_answer_proven(ep, c))
+				break;
+			post_cm_error(ep, FI_ECONNREFUSED, c->small.substr(frame::accept_auth));
 			conn_fail(ep, c, FI_ECONNREFUSED, nullptr, true);
 			break;
 		}
@@ -1966,19 +2083,19 @@ void on_header(tcp_ep *ep, conn *c)
 			return (void)protocol_error(ep, c, "expected HELLO");
 		return small();
 	case C_HELLO_WAIT:
-		if (h.type != frame::HELLO_ACK)
-			return (void)protocol_error(ep, c, "expected HELLO_ACK");
-		return on_hello_ack(ep, c);
+		if (c->chal_wait ? h.type != frame::CHALLENGE : h.type != frame::HELLO_ACK)
+			return (void)protocol_error(ep, c, c->chal_wait ? "expected CHALLENGE" : "expected HELLO_ACK");
+		return small();
 	case C_CM_WAIT:
-		if (h.type == frame::CONNREQ && h.len == 0) {
+		if (!c->chal_wait && h.type == frame::CONNREQ && h.len == 0) {
 			/* The passive endpoint reported the request: the answer is
 			 * now up to its application, which may take its time (as
 			 * with libfabric's tcp), so FI_TCP_CONN_TIMEOUT no longer runs. */
 			c->deadline = 0;
 			return;
 		}
-		if (h.type != frame::ACCEPT && h.type != frame::REJECT)
-			return (void)protocol_error(ep, c, "expected ACCEPT or REJECT");
+		if (c->chal_wait ? h.type != frame::CHALLENGE : h.type != frame::ACCEPT && h.type != frame::REJECT)
+			return (void)protocol_error(ep, c, c->chal_wait ? "expected CHALLENGE" : "expected ACCEPT or REJECT");
 		return small();
 	case C_READY:
 		break;
@@ -2271,7 +2388,9 @@ void accept_all(tcp_ep *ep)
 			return;
 		set_nonblock_nodelay(fd);
 		local_cc(fd, nullptr);
-		arm_deadline(ep, new_conn(ep, fd, false, C_ACCEPTING));
+		conn *c = new_conn(ep, fd, false, C_ACCEPTING);
+		arm_deadline(ep, c);
+		send_challenge(ep, c);
 	}
 }
 
@@ -4224,12 +4343,10 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 					timerfd_settime(ep->tfd, 0, &its, nullptr);
 				ep->tw = {msg_timer_event, ep};
 			}
-			frame::header req;
-			req.type = frame::CONNREQ;
-			req.aux = ep->eager_window;
-			c->txq.push_back(control_item(req, param, paramlen));
-			if (c->state == C_CM_WAIT)
-				flush_tx(ep, c);
+			/* CONNREQ answers the passive side's CHALLENGE (on_challenge). */
+			c->chal_wait = true;
+			if (paramlen)
+				c->cm_param.assign(static_cast<const char *>(param), paramlen);
 			c->cmw = {msg_cm_event, c};
 			c->cm_watched = true;
 		}
@@ -4291,6 +4408,7 @@ int ep_accept(fid_ep *e, const void *param, size_t paramlen) noexcept
 			frame::header req; /* checked when it arrived */
 			if (frame::decode(cr->in.data(), cr->in.size(), req) == frame::error::ok)
 				c->tx_window = c->tx_credit = req.aux;
+			c->an = cr->an;
 			cr->fd = -1;
 			free_connreq(cr);
 			ep->cr = nullptr;
@@ -4303,7 +4421,11 @@ int ep_accept(fid_ep *e, const void *param, size_t paramlen) noexcept
 			 * application read that FI_CONNREQ before this FI_CONNECTED. */
 			ep->connected = true;
 			post_cm_event(ep, FI_CONNECTED, nullptr, 0);
-			txitem *t = control_item(acc, param, paramlen);
+			txitem *t = control_item(acc, nullptr, frame::accept_auth + paramlen);
+			auth::prove(ep->key, auth::role::acceptor, c->an, acc, param, paramlen,
+				    reinterpret_cast<unsigned char *>(t->owned.get()));
+			if (paramlen)
+				memcpy(t->owned.get() + frame::accept_auth, param, paramlen);
 			enqueue(ep, c, t);
 			if (c->state == C_CLOSED)
 				return 0; /* conn_fail queued FI_SHUTDOWN after FI_CONNECTED */
@@ -4397,6 +4519,24 @@ void connreq_event(void *arg, uint32_t) noexcept
 				need += h.len;
 			}
 			if (cr->in.size() == need && need > frame::hdr_size - 1 && cr->in.size() >= frame::hdr_size) {
+				const char *body = cr->in.data() + frame::hdr_size;
+				memcpy(cr->an.con, body, auth::nonce_len);
+				if (!auth::verify(pep->key, auth::role::connector, cr->an, h, body + frame::connreq_auth,
+						  h.len - frame::connreq_auth,
+						  reinterpret_cast<const unsigned char *>(body) + auth::nonce_len)) {
+					st_refused.fetch_add(1, std::memory_order_relaxed);
+					WU_WARN(P(), FI_LOG_EP_CTRL,
+						"refused a connection request from %s: it does not prove our job key "
+						"(another user or job, or processes with different FI_TCP_JOB_KEY values)\n",
+						addr_text(addr_key(&cr->peer, cr->peerlen)).c_str());
+					frame::header no;
+					no.type = frame::REJECT;
+					no.data = frame::reject_bad_proof;
+					char buf[frame::hdr_size];
+					frame::encode(no, buf);
+					write_all(cr->fd, buf, sizeof buf);
+					return drop(nullptr);
+				}
 				cm_engine::get().del(&cr->w, cr->fd);
 				fi_info *info = info_dup(pep->info);
 				if (!info)
@@ -4407,12 +4547,13 @@ void connreq_event(void *arg, uint32_t) noexcept
 					memcpy(info->dest_addr, &cr->peer, cr->peerlen);
 				info->dest_addrlen = info->dest_addr ? cr->peerlen : 0;
 				info->handle = &cr->fid_;
-				std::vector<char> buf(sizeof(fi_eq_cm_entry) + h.len);
+				size_t plen = h.len - frame::connreq_auth;
+				std::vector<char> buf(sizeof(fi_eq_cm_entry) + plen);
 				fi_eq_cm_entry ent{};
 				ent.fid = &pep->pep.fid;
 				ent.info = info;
 				memcpy(buf.data(), &ent, sizeof ent);
-				memcpy(buf.data() + sizeof ent, cr->in.data() + frame::hdr_size, h.len);
+				memcpy(buf.data() + sizeof ent, body + frame::connreq_auth, plen);
 				if (pep->eq && !eq_room(pep->eq, nullptr)) {
 					/* Filled by others since it was accepted: refusing
 					 * beats overrunning the EQ for good. */
@@ -4441,7 +4582,7 @@ void connreq_event(void *arg, uint32_t) noexcept
 				}
 				return;
 			}
-			char tmp[frame::hdr_size + frame::max_cm_data];
+			char tmp[frame::hdr_size + frame::connreq_auth + frame::max_cm_data];
 			ssize_t n = recv(cr->fd, tmp, need - cr->in.size(), MSG_DONTWAIT);
 			if (n > 0) {
 				cr->in.append(tmp, size_t(n));
@@ -4522,6 +4663,22 @@ void pep_event(void *arg, uint32_t) noexcept
 			cr->peerlen = l;
 			cr->born = now_ms();
 			cr->w = {connreq_event, cr};
+			/* The connector proves the key over this nonce in its CONNREQ. */
+			frame::header ch;
+			ch.type = frame::CHALLENGE;
+			ch.len = auth::nonce_len;
+			char chal[frame::hdr_size + auth::nonce_len];
+			frame::encode(ch, chal);
+			bool ok = auth::random_bytes(cr->an.acc, auth::nonce_len);
+			if (ok) {
+				memcpy(chal + frame::hdr_size, cr->an.acc, auth::nonce_len);
+				ok = write_all(fd, chal, sizeof chal);
+			}
+			if (!ok) {
+				close(fd);
+				delete cr;
+				continue;
+			}
 			{
 				std::lock_guard<std::mutex> g(pep->mtx);
 				pep->reqs.insert(cr);
@@ -4727,11 +4884,13 @@ int pep_reject(fid_pep *p, fid_t handle, const void *param, size_t paramlen) noe
 		}
 		frame::header h;
 		h.type = frame::REJECT;
-		h.len = paramlen;
-		std::vector<char> buf(frame::hdr_size + paramlen);
+		h.len = frame::accept_auth + paramlen;
+		std::vector<char> buf(frame::hdr_size + h.len);
 		frame::encode(h, buf.data());
+		auth::prove(pep->key, auth::role::acceptor, cr->an, h, param, paramlen,
+			    reinterpret_cast<unsigned char *>(buf.data() + frame::hdr_size));
 		if (paramlen)
-			memcpy(buf.data() + frame::hdr_size, param, paramlen);
+			memcpy(buf.data() + frame::hdr_size + frame::accept_auth, param, paramlen);
 		write_all(cr->fd, buf.data(), buf.size());
 		free_connreq(cr);
 		return 0;
@@ -4781,16 +4940,6 @@ fi_ops_cm pep_cm_ops = {
 	WU_NOSYS(fi_ops_cm, join),
 };
 
-uint64_t fnv1a(const std::string &s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (unsigned char ch : s) {
-		h ^= ch;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 /* Where an endpoint listens / binds: its info's src_addr, else the
  * domain's interface address, else loopback; the port of src_addr or 0. */
 void pick_src(tcp_ep *ep, const fi_info *info)
@@ -4815,14 +4964,6 @@ void pick_src(tcp_ep *ep, const fi_info *info)
 } // namespace
 
 fi_provider *prov_desc() noexcept;
-
-uint64_t job_key()
-{
-	auto v = param::get_string(prov_desc(), "job_key", true);
-	if (v.src == param::source::env && !v.value.empty())
-		return fnv1a(v.value);
-	return fnv1a("wireup-job-uid-" + std::to_string(getuid()));
-}
 
 stats get_stats() noexcept
 {
@@ -4877,7 +5018,10 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			ep->info->rx_attr->size = 2048;
 		if (ep->info->tx_attr->inject_size == 0 || ep->info->tx_attr->inject_size > 64)
 			ep->info->tx_attr->inject_size = 64;
-		ep->key = job_key();
+		if (int r = auth::job_key(ep->key)) {
+			info_free(ep->info);
+			return r;
+		}
 		ep->rndv_size = param::get_size(P(), "rndv_size").value;
 		ep->eager_window = std::min<uint64_t>(param::get_size(P(), "eager_window").value, frame::max_payload);
 		ep->conn_timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
@@ -4923,6 +5067,9 @@ int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 		memcpy(&ss, &in, sizeof in);
 		l = sizeof in;
 	}
+	auth::key key;
+	if (int r = auth::job_key(key))
+		return r;
 	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -FI_ENOMEM;
@@ -4945,6 +5092,7 @@ int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 	pep->fab = fab;
 	pep->info = info_dup(info);
 	pep->lfd = fd;
+	pep->key = key;
 	if (!pep->info) {
 		close(fd);
 		delete pep;

@@ -21,11 +21,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexc
 /* fabric_hooks::passive_ep. */
 int pep_open(prov::fabric *fab, fi_info *info, fid_pep **pep, void *context);
 
-/* The job key every RDM handshake carries: FI_TCP_JOB_KEY hashed, or a
- * per-user default. */
-uint64_t job_key();
-
-/* Counters for tests: stray connections refused, malformed frames seen. */
+/* Counters for tests: handshakes refused (on either side), malformed frames seen. */
 struct stats {
 	uint64_t refused_handshakes;
 	uint64_t bad_frames;

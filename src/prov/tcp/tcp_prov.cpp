@@ -359,7 +359,9 @@ const prov::fabric_hooks tcp_hooks = {&tcp_prov_desc, tcp_domain_open, pep_open}
 /* Provider knobs (FI_TCP_*). */
 constexpr param::def tcp_knobs[] = {
 	{FI_PARAM_STRING, "job_key", nullptr,
-	 "Shared secret every process of one job sets alike; an RDM connection whose handshake carries another key is refused and logged (default: a per-user constant)"},
+	 "Shared secret every process of one job sets alike; it is never sent, each side of a connection proves it holds it (HMAC over the other's nonce) and a connection that cannot is refused and logged (default: a random per-job secret through PMIx, else the per-user key file)"},
+	{FI_PARAM_STRING, "job_key_file", nullptr,
+	 "The per-user job key file, used without FI_TCP_JOB_KEY or PMIx; created with a random key (mode 0600) if missing, refused unless owned by the user and private (default: $XDG_CONFIG_HOME/wireup/tcp-job-key, else ~/.config/wireup/tcp-job-key)"},
 	{FI_PARAM_SIZE_T, "rndv_size", "65536",
 	 "Messages larger than this many bytes go by rendezvous (or within the peer's eager window): the payload moves only once a receive is posted, straight from the send buffer into the receive buffer (0 or above 65536: 65536, the most a receiver takes unannounced)"},
 	{FI_PARAM_SIZE_T, "eager_window", "4194304",
