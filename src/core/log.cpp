@@ -231,8 +231,77 @@ bool log_detail::enabled_slow(const struct fi_provider *prov, int level, int sub
 	return prov_passes(prov);
 }
 
+namespace {
+
+constinit std::mutex g_site_mu;
+constinit std::atomic<std::uint64_t (*)()> g_clock{nullptr};
+
+void vemit(const struct fi_provider *prov, enum fi_log_level level, enum fi_log_subsys subsys,
+	   const char *func, int line, std::uint64_t suppressed, const char *fmt, va_list ap) noexcept;
+
+} // namespace
+
+bool log_admit(log_site *site, enum fi_log_level level, std::uint64_t *suppressed) noexcept
+{
+	*suppressed = 0;
+	if (level != FI_LOG_WARN && level != FI_LOG_INFO)
+		return true;
+	std::uint64_t interval = static_cast<std::uint64_t>(g_interval_ms.load(std::memory_order_relaxed));
+	std::uint64_t (*clock)() = g_clock.load(std::memory_order_relaxed);
+	std::uint64_t now = clock ? clock() : now_ms();
+	std::lock_guard lk(g_site_mu);
+	if (!site->started) {
+		site->started = true;
+		site->tokens = log_site_burst;
+		site->refilled_ms = now;
+	}
+	if (interval == 0) {
+		site->tokens = log_site_burst;
+	} else if (now > site->refilled_ms) {
+		/* A token back per interval, up to the burst; the refill time
+		 * moves by whole intervals so no partial interval is lost. */
+		std::uint64_t gained = (now - site->refilled_ms) / interval;
+		if (gained) {
+			site->tokens = static_cast<std::uint32_t>(
+				std::min<std::uint64_t>(log_site_burst, site->tokens + gained));
+			site->refilled_ms += gained * interval;
+		}
+	}
+	if (!site->tokens) {
+		site->suppressed++;
+		return false;
+	}
+	site->tokens--;
+	*suppressed = site->suppressed;
+	site->suppressed = 0;
+	return true;
+}
+
+void log_emit_site(const struct fi_provider *prov, enum fi_log_level level,
+		   enum fi_log_subsys subsys, const char *func, int line, std::uint64_t suppressed,
+		   const char *fmt, ...) noexcept
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vemit(prov, level, subsys, func, line, suppressed, fmt, ap);
+	va_end(ap);
+}
+
+void log_set_clock_for_tests(std::uint64_t (*now)()) noexcept
+{
+	g_clock.store(now, std::memory_order_relaxed);
+}
+
 void log_vemit(const struct fi_provider *prov, enum fi_log_level level, enum fi_log_subsys subsys,
 	       const char *func, int line, const char *fmt, va_list ap) noexcept
+{
+	vemit(prov, level, subsys, func, line, 0, fmt, ap);
+}
+
+namespace {
+
+void vemit(const struct fi_provider *prov, enum fi_log_level level, enum fi_log_subsys subsys,
+	   const char *func, int line, std::uint64_t suppressed, const char *fmt, va_list ap) noexcept
 {
 	int saved_errno = errno;
 	/* One buffer and one write(2) per line: lines from threads never mix. */
@@ -247,6 +316,15 @@ void log_vemit(const struct fi_provider *prov, enum fi_log_level level, enum fi_
 		int b = std::vsnprintf(buf + len, cap - len, fmt, ap);
 		if (b > 0)
 			len += static_cast<std::size_t>(b);
+	}
+	if (suppressed && len < cap - 1) {
+		/* The count goes on the same line, before its newline. */
+		if (len && buf[len - 1] == '\n')
+			len--;
+		int n = std::snprintf(buf + len, cap - len, " (%llu lines like this suppressed)",
+				      static_cast<unsigned long long>(suppressed));
+		if (n > 0)
+			len = std::min(len + static_cast<std::size_t>(n), cap - 1);
 	}
 	if (len >= cap - 1) {
 		/* Truncated: say so and still end the line. */
@@ -265,6 +343,8 @@ void log_vemit(const struct fi_provider *prov, enum fi_log_level level, enum fi_
 	}
 	errno = saved_errno;
 }
+
+} // namespace
 
 void log_emit(const struct fi_provider *prov, enum fi_log_level level, enum fi_log_subsys subsys,
 	      const char *func, int line, const char *fmt, ...) noexcept

@@ -9,6 +9,13 @@
  *   WU_WARN_SPARSE(prov, subsys, ...) rate limited by FI_LOG_INTERVAL
  *   WU_WARN_ONCE(prov, subsys, ...)   first time only
  *
+ * WU_WARN and WU_INFO are limited per call site, so that a flood (of bad
+ * connections, say) cannot write thousands of lines: a burst of
+ * log_site_burst lines, then one per FI_LOG_INTERVAL ms, which says how
+ * many lines from that site were suppressed since the last one printed.
+ * FI_LOG_INTERVAL=0 turns the limit off.  Debug and trace, asked for
+ * explicitly, are never limited.
+ *
  * Messages end in "\n" by libfabric convention (one is added if missing).
  * A disabled call costs one relaxed load and one predictable branch; the
  * environment is parsed once, lazily, with no static constructor. */
@@ -79,6 +86,29 @@ void log_vemit(const struct fi_provider *prov, enum fi_log_level level,
 	       enum fi_log_subsys subsys, const char *func, int line, const char *fmt,
 	       va_list ap) noexcept __attribute__((format(printf, 6, 0)));
 
+/* One call site's limiter state (zero-initialised static storage in the
+ * macro; guarded by a lock in log.cpp). */
+struct log_site {
+	std::uint64_t refilled_ms; /* time tokens were last topped up */
+	std::uint64_t suppressed;  /* lines dropped since the last printed */
+	std::uint32_t tokens;
+	bool started;
+};
+inline constexpr std::uint32_t log_site_burst = 10;
+
+/* True when this site may print a line now; *suppressed is then how many
+ * were dropped before it (the count restarts). */
+bool log_admit(log_site *site, enum fi_log_level level, std::uint64_t *suppressed) noexcept;
+
+/* log_emit that appends "(N lines like this suppressed)" when N > 0. */
+void log_emit_site(const struct fi_provider *prov, enum fi_log_level level,
+		   enum fi_log_subsys subsys, const char *func, int line, std::uint64_t suppressed,
+		   const char *fmt, ...) noexcept __attribute__((format(printf, 7, 8)));
+
+/* Tests only: the millisecond clock of the per-site limit (nullptr: the
+ * monotonic clock). */
+void log_set_clock_for_tests(std::uint64_t (*now_ms)()) noexcept;
+
 /* Rate limiter behind fi_log_ready: true at most once per FI_LOG_INTERVAL
  * ms per *showtime (thread-safe). */
 bool log_ready(const struct fi_provider *prov, enum fi_log_level level,
@@ -100,9 +130,12 @@ void log_reset_for_tests() noexcept;
 
 #define WU_LOG(prov, level, subsys, fmt, ...)                                                      \
 	do {                                                                                       \
-		if (::wu::log_enabled((prov), (level), (subsys)))                                  \
-			::wu::log_emit((prov), (level), (subsys), WU_FUNC_, __LINE__,              \
-				       fmt __VA_OPT__(, ) __VA_ARGS__);                            \
+		static ::wu::log_site wu_site_;                                                    \
+		std::uint64_t wu_suppressed_;                                                      \
+		if (::wu::log_enabled((prov), (level), (subsys)) &&                                \
+		    ::wu::log_admit(&wu_site_, (level), &wu_suppressed_))                          \
+			::wu::log_emit_site((prov), (level), (subsys), WU_FUNC_, __LINE__,         \
+					    wu_suppressed_, fmt __VA_OPT__(, ) __VA_ARGS__);       \
 	} while (0)
 
 /* Compiled out, but the format is still checked against the arguments. */

@@ -1,5 +1,6 @@
 /* Logging: line format (Debian 1.17's), filters, rate limiting, the
  * compile-time ceiling, and one write per line under threads. */
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -75,7 +76,11 @@ private:
 class Log : public ::testing::Test {
 protected:
 	void SetUp() override { set({}); }
-	void TearDown() override { set({}); }
+	void TearDown() override
+	{
+		wu::log_set_clock_for_tests(nullptr);
+		set({});
+	}
 	/* Sets the given variables (name, value), clears the rest, re-parses. */
 	static void set(std::vector<std::pair<const char *, const char *>> vars)
 	{
@@ -247,8 +252,84 @@ TEST_F(Log, SparseAndOnce)
 	EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
 }
 
+std::uint64_t fake_now_ms = 0;
+std::uint64_t fake_clock()
+{
+	return fake_now_ms;
+}
+
+/* One call site, so the flood counts against one limit. */
+void flood(int n)
+{
+	for (int i = 0; i < n; ++i)
+		WU_WARN(&tcp_prov, FI_LOG_EP_CTRL, "garbage %d\n", i);
+}
+
+size_t lines_of(const std::string &out)
+{
+	return static_cast<size_t>(std::count(out.begin(), out.end(), '\n'));
+}
+
+/* A garbage-connection flood once wrote 45,000 warnings in 8 s: each call
+ * site gets a burst, then a line per FI_LOG_INTERVAL that says how many
+ * were dropped.  The limit's clock is injected, so nothing here waits. */
+TEST_F(Log, RepeatedLinesAreLimitedPerCallSite)
+{
+	set({{"FI_LOG_INTERVAL", "1000"}});
+	wu::log_set_clock_for_tests(fake_clock);
+	fake_now_ms = 5000;
+	StderrCapture cap;
+	flood(100);
+	WU_WARN(&tcp_prov, FI_LOG_EP_CTRL, "another site\n");
+	fake_now_ms += 999;
+	flood(5);
+	fake_now_ms += 1;
+	flood(5);
+	fake_now_ms += 3000;
+	flood(5);
+	std::string out = cap.text();
+	ASSERT_EQ(lines_of(out), wu::log_site_burst + 1 + 1 + 3) << out;
+	std::istringstream in(out);
+	std::vector<std::string> l;
+	for (std::string line; std::getline(in, line);)
+		l.push_back(line);
+	for (size_t i = 0; i < wu::log_site_burst; ++i)
+		EXPECT_TRUE(l[i].ends_with("<warn> garbage " + std::to_string(i))) << l[i];
+	EXPECT_TRUE(l[10].ends_with("<warn> another site")) << "sites are limited separately";
+	EXPECT_TRUE(l[11].ends_with("<warn> garbage 0 (95 lines like this suppressed)")) << l[11];
+	EXPECT_TRUE(l[12].ends_with("<warn> garbage 0 (4 lines like this suppressed)")) << l[12];
+	EXPECT_TRUE(l[13].ends_with("<warn> garbage 1")) << "a token back per interval, up to the burst";
+	EXPECT_TRUE(l[14].ends_with("<warn> garbage 2")) << l[14];
+}
+
+TEST_F(Log, SiteLimitCoversInfoButNotDebugAndIntervalZeroTurnsItOff)
+{
+	set({{"FI_LOG_LEVEL", "debug"}, {"FI_LOG_INTERVAL", "1000"}});
+	wu::log_set_clock_for_tests(fake_clock);
+	fake_now_ms = 1;
+	{
+		StderrCapture cap;
+		for (int i = 0; i < 50; ++i)
+			WU_INFO(&tcp_prov, FI_LOG_CORE, "info %d\n", i);
+		EXPECT_EQ(lines_of(cap.text()), wu::log_site_burst);
+	}
+#if WU_LOG_CEILING >= 2
+	{
+		StderrCapture cap;
+		for (int i = 0; i < 50; ++i)
+			WU_DBG(&tcp_prov, FI_LOG_CORE, "debug %d\n", i);
+		EXPECT_EQ(lines_of(cap.text()), 50u) << "debug lines were asked for";
+	}
+#endif
+	set({{"FI_LOG_INTERVAL", "0"}});
+	StderrCapture cap;
+	flood(50);
+	EXPECT_EQ(lines_of(cap.text()), 50u);
+}
+
 TEST_F(Log, ThreadsNeverInterleaveLines)
 {
+	set({{"FI_LOG_INTERVAL", "0"}}); /* every line, no per-site limit */
 	StderrCapture cap;
 	constexpr int threads = 8, lines = 200;
 	std::vector<std::thread> ts;

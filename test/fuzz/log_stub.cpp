@@ -48,4 +48,21 @@ void log_emit(const struct fi_provider *prov, enum fi_log_level level, enum fi_l
 	va_end(ap);
 }
 
+/* Every line is formatted: no per-site limit here. */
+bool log_admit(log_site *, enum fi_log_level, std::uint64_t *suppressed) noexcept
+{
+	*suppressed = 0;
+	return true;
+}
+
+void log_emit_site(const struct fi_provider *prov, enum fi_log_level level,
+		   enum fi_log_subsys subsys, const char *func, int line, std::uint64_t,
+		   const char *fmt, ...) noexcept
+{
+	va_list ap;
+	va_start(ap, fmt);
+	log_vemit(prov, level, subsys, func, line, fmt, ap);
+	va_end(ap);
+}
+
 } // namespace wu

@@ -18,6 +18,7 @@
 
 #include "../util/fake_provider.h"
 #include "core/log.h"
+#include "prov/common/cq.h"
 
 namespace {
 
@@ -162,6 +163,19 @@ TEST(fi_getinfo_tcp, version_0_0_is_accepted_as_libfabric_does)
 		ASSERT_EQ(fi_fabric(res->fabric_attr, &fab, nullptr), 0);
 		fid_domain *dom = nullptr;
 		ASSERT_EQ(fi_domain(fab, res.get(), &dom, nullptr), 0);
+		/* An old caller's fi_cq_err_entry ends at 80 bytes (before 1.20):
+		 * a fabric opened from this info must not write past it. */
+		fi_cq_attr ca{};
+		ca.wait_obj = FI_WAIT_NONE;
+		fid_cq *cq = nullptr;
+		ASSERT_EQ(fi_cq_open(dom, &ca, &cq, nullptr), 0);
+		ASSERT_EQ(wu::cq::post_error(cq, wu::cq::completion{}, FI_EIO, 0, 0), 0);
+		unsigned char buf[sizeof(fi_cq_err_entry) + 16];
+		memset(buf, 0xab, sizeof buf);
+		ASSERT_EQ(fi_cq_readerr(cq, reinterpret_cast<fi_cq_err_entry *>(buf), 0), 1);
+		for (size_t k = 80; k < sizeof buf; k++)
+			ASSERT_EQ(buf[k], 0xab) << "byte " << k << " written, version " << std::hex << v;
+		EXPECT_EQ(fi_close(&cq->fid), 0);
 		EXPECT_EQ(fi_close(&dom->fid), 0);
 		EXPECT_EQ(fi_close(&fab->fid), 0);
 	}

@@ -4,7 +4,8 @@ if WU_HAVE_GTEST
 cq_gtests = \
 	test/prov/test_cq \
 	test/prov/test_cntr \
-	test/prov/test_mr
+	test/prov/test_mr \
+	test/prov/test_poll
 check_PROGRAMS += $(cq_gtests)
 TESTS += $(cq_gtests)
 UNIT_TESTS += $(cq_gtests)
@@ -18,9 +19,12 @@ test_prov_test_mr_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_cq_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_cntr_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_mr_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_poll_SOURCES = test/prov/test_poll.cpp test/prov/cq_fixture.h test/prov/tcp_fixture.h
+test_prov_test_poll_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_poll_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 
 # Concurrency suites for the ThreadSanitizer run (make check-tsan).
 if WU_HAVE_GTEST
-TSAN_TESTS += test/prov/test_cq test/prov/test_cntr test/prov/test_mr
+TSAN_TESTS += test/prov/test_cq test/prov/test_cntr test/prov/test_mr test/prov/test_poll
 endif

@@ -280,8 +280,8 @@ int cntr_close_impl(fid *f)
 	cntr_impl *k = sh->impl;
 	if (int b = k->prog.binds()) {
 		WU_WARN(&core_prov, FI_LOG_CQ,
-			"fi_close(counter %p): %d endpoint or memory-region binding(s) still use it; "
-			"close those first\n",
+			"fi_close(counter %p): %d endpoint, memory-region or poll-set binding(s) still "
+			"use it; close those first (fi_poll_del for a poll set)\n",
 			static_cast<void *>(f), b);
 		return -FI_EBUSY;
 	}

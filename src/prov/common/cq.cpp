@@ -770,8 +770,8 @@ int cq_close_impl(fid *f)
 	cq_impl *q = sh->impl;
 	if (int b = q->prog.binds()) {
 		WU_WARN(&core_prov, FI_LOG_CQ,
-			"fi_close(CQ %p): %d endpoint binding(s) still use it; close the endpoints "
-			"first\n",
+			"fi_close(CQ %p): %d endpoint or poll-set binding(s) still use it; close the "
+			"endpoints (fi_poll_del for a poll set) first\n",
 			static_cast<void *>(f), b);
 		return -FI_EBUSY;
 	}
@@ -994,6 +994,16 @@ int trywait(fid *f) noexcept
 		return r;
 	/* Something may have completed while the hooks ran. */
 	return q->has_events() ? -FI_EAGAIN : 0;
+}
+
+int pending(fid *f) noexcept
+{
+	if (!is_cq(f))
+		return -FI_EINVAL;
+	cq_impl *q = impl_of(reinterpret_cast<fid_cq *>(f));
+	q->prog.run();
+	lock_guard g(q->lk);
+	return q->level() ? 1 : 0;
 }
 
 } // namespace cq

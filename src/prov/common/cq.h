@@ -91,6 +91,10 @@ void wake(fid_cq *cq) noexcept;
  * see progress_fn), -FI_EINVAL when not a CQ. */
 int trywait(fid *cq) noexcept;
 
+/* For poll sets: runs the bound endpoints' progress, then 1 when entries
+ * or errors are queued, 0 when empty, -FI_EINVAL when not a CQ. */
+int pending(fid *cq) noexcept;
+
 /* fi_ops_domain::cq_open as is, for domains built on prov::domain. */
 int domain_cq_open(fid_domain *domain, fi_cq_attr *attr, fid_cq **cq, void *context) noexcept;
 

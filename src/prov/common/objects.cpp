@@ -163,8 +163,10 @@ int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **ou
 	fab->fid.fid.context = context;
 	fab->fid.fid.ops = &fabric_fi_ops;
 	fab->fid.ops = &fabric_ops;
-	fab->fid.api_version = attr->api_version ? attr->api_version
-						 : FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+	/* Kept as asked, 0 included (libfabric does the same): an info from
+	 * fi_getinfo(FI_VERSION(0,0)) must get the oldest rules, e.g. the
+	 * 80-byte fi_cq_err_entry, not ours. */
+	fab->fid.api_version = attr->api_version;
 	fab->magic = fabric_magic;
 	fab->hooks = hooks;
 	fab->name = attr->name ? attr->name : "";

@@ -28,6 +28,7 @@
 #include "core/param.h"
 #include "prov/common/atomic.h"
 #include "prov/common/cq.h"
+#include "prov/common/poll.h"
 #include "prov/tcp/tcp_ep.h"
 
 namespace wu::tcp {
@@ -313,7 +314,7 @@ fi_ops_domain tcp_domain_ops = {
 	ep_open,
 	WU_NOSYS(fi_ops_domain, scalable_ep),
 	tcp_cntr_open,
-	WU_NOSYS(fi_ops_domain, poll_open),
+	wu::poll::domain_poll_open,
 	WU_NOSYS(fi_ops_domain, stx_ctx),
 	WU_NOSYS(fi_ops_domain, srx_ctx),
 	tcp_query_atomic,
