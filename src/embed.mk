@@ -20,3 +20,5 @@ src/wireup-embedded.lo: src/libwireup.la src/hide_syms$(EXEEXT)
 	  echo 'non_pic_object=none'; } >$@
 CLEANFILES += src/wireup-embedded.lo src/wireup-embedded-pic.o
 endif
+# What checks it (contrib/test.sh runs it).
+EXTRA_DIST += contrib/ci/embedded-check.sh
