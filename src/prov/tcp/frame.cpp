@@ -216,6 +216,9 @@ error decode(const void *in, size_t n, header &out) noexcept
 		    h.data > (h.type == REJECT ? reject_bad_proof : 0))
 			return error::bad_field;
 		size_t pre = h.type == CONNREQ ? connreq_auth : accept_auth;
+		/* An empty CONNREQ is the passive side's "reported to the application". */
+		if (h.type == CONNREQ && h.len == 0)
+			break;
 		if (h.data == reject_bad_proof ? h.len != 0 : (h.len < pre || h.len > pre + max_cm_data))
 			return error::bad_len;
 		break;

@@ -4514,8 +4514,8 @@ void connreq_event(void *arg, uint32_t) noexcept
 				frame::error e = frame::decode(cr->in.data(), cr->in.size(), h);
 				if (e != frame::error::ok)
 					return drop(frame::to_string(e));
-				if (h.type != frame::CONNREQ)
-					return drop("first frame is not a CONNREQ");
+				if (h.type != frame::CONNREQ || h.len < frame::connreq_auth)
+					return drop("first frame is not a CONNREQ with a proof");
 				need += h.len;
 			}
 			if (cr->in.size() == need && need > frame::hdr_size - 1 && cr->in.size() >= frame::hdr_size) {
