@@ -13,7 +13,8 @@ tcp_gtests = \
 	test/prov/test_tcp_conn \
 	test/prov/test_tcp_window \
 	test/prov/test_tcp_wire \
-	test/prov/test_tcp_atomic
+	test/prov/test_tcp_atomic \
+	test/prov/test_tcp_linger
 check_PROGRAMS += $(tcp_gtests)
 TESTS += $(tcp_gtests)
 UNIT_TESTS += $(tcp_gtests)
@@ -26,6 +27,7 @@ test_prov_test_tcp_conn_SOURCES = test/prov/test_tcp_conn.cpp test/prov/tcp_fixt
 test_prov_test_tcp_window_SOURCES = test/prov/test_tcp_window.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_wire_SOURCES = test/prov/test_tcp_wire.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_atomic_SOURCES = test/prov/test_tcp_atomic.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_linger_SOURCES = test/prov/test_tcp_linger.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_msg_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_threads_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
@@ -35,6 +37,7 @@ test_prov_test_tcp_conn_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_window_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_wire_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_atomic_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_linger_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_threads_LDADD = $(GTEST_LDADD_ALL) -lpthread
@@ -44,6 +47,7 @@ test_prov_test_tcp_conn_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_window_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_wire_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_atomic_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_linger_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/fi_pingpong.sh test/prov/ompi_mtl.sh
 EXTRA_DIST += test/prov/ompi_mtl.sh test/prov/mpi_pingpong.c
