@@ -81,11 +81,9 @@ fi_info *attr_only_entry(const fi_provider &p, uint32_t version)
 int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 	const fi_info *hints, fi_info **info)
 {
-	if (FI_MAJOR(version) < 1) {
-		WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: API version %u.%u is not a valid version\n",
-			FI_MAJOR(version), FI_MINOR(version));
-		return -FI_EINVAL;
-	}
+	/* Like libfabric, any version up to ours is accepted, 0.0 included:
+	 * MPICH 4.0's first call passes 0.0 before its settings are read.  An
+	 * old version only changes what is reported (mr_mode before 1.5). */
 	if (version > FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION)) {
 		WU_WARN(&core_prov, FI_LOG_CORE,
 			"fi_getinfo: API version %u.%u is newer than this library's %d.%d\n",
@@ -160,11 +158,11 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 			tail = &(*tail)->next;
 	}
 	if (!head) {
-		/* One line per provider.  A provider the caller ruled out by name
-		 * (prov_name, FI_PROVIDER) is the caller's choice, not a problem:
-		 * info level, since MPI stacks probe for providers they may lack
-		 * on every start.  A hint a provider cannot meet: warn level,
-		 * visible in release builds. */
+		/* One line per provider, at info level: an unmatched fi_getinfo
+		 * is an answer, and MPI stacks probe on purpose at every start
+		 * (provider names, atomic ordering, ...), so warn level would
+		 * print in every process of every job.  Only having no
+		 * provider at all is a warning. */
 		if (misses.empty())
 			WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no providers are available\n");
 		for (const miss &m : misses) {
@@ -172,10 +170,7 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 					(m.kind == skip::env	     ? std::string("excluded by FI_PROVIDER=") + env
 					 : m.kind == skip::prov_name ? std::string("fabric_attr->prov_name: asked ") + want
 								     : m.why);
-			if (m.kind == skip::env || m.kind == skip::prov_name)
-				WU_INFO(&core_prov, FI_LOG_CORE, "fi_getinfo: no match: %s\n", r.c_str());
-			else
-				WU_WARN(&core_prov, FI_LOG_CORE, "fi_getinfo: no match: %s\n", r.c_str());
+			WU_INFO(&core_prov, FI_LOG_CORE, "fi_getinfo: no match: %s\n", r.c_str());
 		}
 		return hard_err ? hard_err : -FI_ENODATA;
 	}

@@ -99,8 +99,12 @@ bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *wh
 	if ((t.mode & h->mode) != t.mode)
 		FAIL("mode", flags_str(h->mode, FI_TYPE_MODE), "needs " + flags_str(t.mode, FI_TYPE_MODE));
 	c.next();
+	/* FI_SOCKADDR is "any socket address" (programs that handle IPv4 and
+	 * IPv6 alike ask it): it takes both families, as libfabric's tcp. */
 	if (h->addr_format != FI_FORMAT_UNSPEC && h->addr_format != t.addr_format &&
-	    !(h->addr_format == FI_ADDR_STR))
+	    !(h->addr_format == FI_ADDR_STR) &&
+	    !(h->addr_format == FI_SOCKADDR &&
+	      (t.addr_format == FI_SOCKADDR_IN || t.addr_format == FI_SOCKADDR_IN6)))
 		FAIL("addr_format", enum_str(h->addr_format, FI_TYPE_ADDR_FORMAT),
 			      enum_str(t.addr_format, FI_TYPE_ADDR_FORMAT));
 	c.next();

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -119,6 +120,16 @@ bool to_str(void **addr, size_t *len, uint32_t fmt)
 	return set_addr(addr, len, buf, strlen(buf) + 1);
 }
 
+/* An FI_SOCKADDR hint address says its family in sa_family. */
+bool of_family(const void *addr, size_t len, int family)
+{
+	sa_family_t f;
+	if (len < sizeof(f))
+		return false;
+	memcpy(&f, static_cast<const char *>(addr) + offsetof(sockaddr, sa_family), sizeof(f));
+	return f == family;
+}
+
 /* Fills src/dest addresses of one narrowed entry; false (+ why) if the
  * entry cannot serve this node/service. */
 bool place(fi_info &o, const char *node, const char *service, uint64_t flags,
@@ -164,8 +175,12 @@ bool place(fi_info &o, const char *node, const char *service, uint64_t flags,
 	}
 	if (h && h->src_addr && h->src_addrlen) {
 		if (h->addr_format != FI_FORMAT_UNSPEC && h->addr_format != o.addr_format &&
-		    h->addr_format != FI_ADDR_STR) {
+		    h->addr_format != FI_ADDR_STR && h->addr_format != FI_SOCKADDR) {
 			*why = "hints->src_addr is of another address format";
+			return false;
+		}
+		if (h->addr_format == FI_SOCKADDR && !of_family(h->src_addr, h->src_addrlen, fam)) {
+			*why = "hints->src_addr (FI_SOCKADDR) is of another address family";
 			return false;
 		}
 		if (h->addr_format == FI_ADDR_STR) {
@@ -187,6 +202,10 @@ bool place(fi_info &o, const char *node, const char *service, uint64_t flags,
 		}
 	}
 	if (h && h->dest_addr && h->dest_addrlen && !(node && !source)) {
+		if (h->addr_format == FI_SOCKADDR && !of_family(h->dest_addr, h->dest_addrlen, fam)) {
+			*why = "hints->dest_addr (FI_SOCKADDR) is of another address family";
+			return false;
+		}
 		if (h->addr_format == FI_ADDR_STR) {
 			addr::parsed_addr p;
 			if (addr::parse_str(std::string_view(static_cast<const char *>(h->dest_addr),

@@ -143,6 +143,35 @@ TEST(fi_getinfo_tcp, open_mpi_mtl_hints_match)
 	ASSERT_NE(res->nic, nullptr) << "Open MPI picks NICs from fi_info->nic";
 }
 
+/* MPICH 4.0's first fi_getinfo passes FI_VERSION(0,0); libfabric accepts
+ * any version up to its own and answers in that version's terms. */
+TEST(fi_getinfo_tcp, version_0_0_is_accepted_as_libfabric_does)
+{
+	for (uint32_t v : {FI_VERSION(0, 0), FI_VERSION(1, 4)}) {
+		auto h = hints_for(FI_EP_RDM);
+		fi_info *i = nullptr;
+		ASSERT_EQ(fi_getinfo(v, nullptr, nullptr, 0, h.get(), &i), 0) << std::hex << v;
+		info_ptr res(i);
+		ASSERT_TRUE(res);
+		for (fi_info *p = res.get(); p; p = p->next) {
+			EXPECT_EQ(p->fabric_attr->api_version, v);
+			/* Before 1.5 only basic/scalable exist; tcp needs nothing. */
+			EXPECT_EQ(p->domain_attr->mr_mode, FI_MR_SCALABLE);
+		}
+		fid_fabric *fab = nullptr;
+		ASSERT_EQ(fi_fabric(res->fabric_attr, &fab, nullptr), 0);
+		fid_domain *dom = nullptr;
+		ASSERT_EQ(fi_domain(fab, res.get(), &dom, nullptr), 0);
+		EXPECT_EQ(fi_close(&dom->fid), 0);
+		EXPECT_EQ(fi_close(&fab->fid), 0);
+	}
+	fi_info *i = nullptr;
+	EXPECT_EQ(fi_getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION + 1), nullptr, nullptr, 0,
+			     nullptr, &i),
+		  -FI_ENOSYS)
+		<< "only a version newer than ours is refused";
+}
+
 TEST(fi_getinfo_tcp, node_and_service_give_the_destination)
 {
 	auto h = hints_for(FI_EP_RDM);
@@ -228,6 +257,45 @@ TEST(fi_getinfo_tcp, hints_src_addr_is_used)
 	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
 	EXPECT_EQ(0, memcmp(res->src_addr, &sin, sizeof(sin)));
 	h->src_addrlen = 3;
+	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
+}
+
+/* FI_SOCKADDR is a generic sockaddr: any family, as libfabric's tcp. */
+TEST(fi_getinfo_tcp, fi_sockaddr_means_any_socket_address_family)
+{
+	auto h = hints_for(FI_EP_RDM);
+	h->addr_format = FI_SOCKADDR;
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	bool saw_in = false;
+	for (fi_info *i = res.get(); i; i = i->next) {
+		/* Each entry still says which family it is. */
+		EXPECT_TRUE(i->addr_format == FI_SOCKADDR_IN || i->addr_format == FI_SOCKADDR_IN6);
+		saw_in |= i->addr_format == FI_SOCKADDR_IN;
+	}
+	EXPECT_TRUE(saw_in);
+
+	ASSERT_EQ(get("127.0.0.1", "4711", 0, h.get(), res), 0);
+	for (fi_info *i = res.get(); i; i = i->next) {
+		ASSERT_EQ(i->addr_format, (uint32_t)FI_SOCKADDR_IN);
+		ASSERT_EQ(i->dest_addrlen, sizeof(sockaddr_in));
+		EXPECT_EQ(ntohs(static_cast<sockaddr_in *>(i->dest_addr)->sin_port), 4711);
+	}
+
+	/* A hint address picks the entries of its own family. */
+	sockaddr_in sin{};
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(5555);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	h->src_addr = malloc(sizeof(sin));
+	memcpy(h->src_addr, &sin, sizeof(sin));
+	h->src_addrlen = sizeof(sin);
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	for (fi_info *i = res.get(); i; i = i->next) {
+		ASSERT_EQ(i->addr_format, (uint32_t)FI_SOCKADDR_IN);
+		EXPECT_EQ(0, memcmp(i->src_addr, &sin, sizeof(sin)));
+	}
+	h->src_addrlen = 1;
 	EXPECT_EQ(get(nullptr, nullptr, 0, h.get(), res), -FI_ENODATA);
 }
 
@@ -333,11 +401,21 @@ std::string enodata_log(const char *level, fi_info *hints)
 
 } // namespace
 
-TEST(fi_getinfo_explain, enodata_names_the_unmet_hint_per_provider)
+/* An unmatched fi_getinfo is an answer (MPICH probes for atomic ordering
+ * and the like at every MPI_Init): explained at info level, silent at the
+ * default warn level. */
+TEST(fi_getinfo_explain, enodata_names_the_unmet_hint_per_provider_at_info_level)
 {
 	auto h = hints_for(FI_EP_RDM, FI_COLLECTIVE);
-	std::string err = enodata_log("warn", h.get());
+	std::string err = enodata_log("info", h.get());
 	EXPECT_NE(err.find("tcp: caps: asked FI_COLLECTIVE not offered"), std::string::npos) << err;
+	h = hints_for(FI_EP_RDM, 0);
+	h->tx_attr->msg_order = FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW |
+				FI_ORDER_ATOMIC_RAR;
+	h->domain_attr->threading = FI_THREAD_SAFE;
+	h->caps = FI_ATOMIC | FI_COLLECTIVE;
+	err = enodata_log("warn", h.get());
+	EXPECT_EQ(err, "") << "a probe that matches nothing prints nothing by default";
 }
 
 /* Asking for a provider by a name we lack is the caller's choice (MPI
