@@ -70,6 +70,15 @@ if [ ! -x "$prefix/bin/mpiexec" ]; then
 		--disable-fortran --disable-cxx --disable-romio --enable-fast=O2 --disable-debuginfo \
 		--enable-g=none --without-cuda --without-ze) >"$log/mpich-configure.log" 2>&1 ||
 		{ say "MPICH configure failed: $log/mpich-configure.log"; exit 1; }
+	# MPICH takes libfabric's link line from Debian's libfabric.pc with
+	# its private (static-only) libraries, some of which Debian does not
+	# ship as -dev: drop those that are not installed.
+	for l in psm_infinipath psm2 rdmacm; do
+		if ! ls /usr/lib/*/lib$l.so /usr/lib/lib$l.so >/dev/null 2>&1; then
+			grep -rl -e "-l$l" "$bld" --include=Makefile --include='mpicc*' --include=config.status \
+				--include='*.conf' | xargs -r sed -i "s/ -l$l\b//g"
+		fi
+	done
 	(cd "$bld" && nice make -j"$jobs" && make install) >"$log/mpich-build.log" 2>&1 ||
 		{ say "MPICH build failed: $log/mpich-build.log"; exit 1; }
 fi
