@@ -15,7 +15,8 @@ tcp_gtests = \
 	test/prov/test_tcp_window \
 	test/prov/test_tcp_wire \
 	test/prov/test_tcp_limits \
-	test/prov/test_tcp_atomic
+	test/prov/test_tcp_atomic \
+	test/prov/test_tcp_linger
 check_PROGRAMS += $(tcp_gtests)
 TESTS += $(tcp_gtests)
 UNIT_TESTS += $(tcp_gtests)
@@ -30,6 +31,7 @@ test_prov_test_tcp_window_SOURCES = test/prov/test_tcp_window.cpp test/prov/tcp_
 test_prov_test_tcp_wire_SOURCES = test/prov/test_tcp_wire.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_limits_SOURCES = test/prov/test_tcp_limits.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_atomic_SOURCES = test/prov/test_tcp_atomic.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_linger_SOURCES = test/prov/test_tcp_linger.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_msg_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_threads_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
@@ -41,6 +43,7 @@ test_prov_test_tcp_window_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_wire_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_limits_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_atomic_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_tcp_linger_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_threads_LDADD = $(GTEST_LDADD_ALL) -lpthread
@@ -52,6 +55,7 @@ test_prov_test_tcp_window_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_wire_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_limits_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_atomic_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_tcp_linger_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/fi_pingpong.sh test/prov/ompi_mtl.sh test/prov/msg_cm.sh
 EXTRA_DIST += test/prov/msg_cm.sh test/prov/msg_cm.c

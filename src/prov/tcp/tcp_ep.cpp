@@ -22,9 +22,11 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <linux/sockios.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/uio.h>
@@ -480,6 +482,7 @@ struct tcp_ep {
 	uint64_t eager_window = 0; /* FI_TCP_EAGER_WINDOW: announced to every peer */
 	uint64_t next_serial = 1;
 	int conn_timeout_ms = 10000;
+	int linger_ms = 10000; /* FI_TCP_LINGER: ep_close waits this long for a stalled peer */
 	size_t tx_inflight = 0, rx_posted = 0;
 	auth::key key;
 	/* MSG */
@@ -3854,6 +3857,113 @@ void free_conn_state(tcp_ep *ep)
 
 void free_connreq(tcp_connreq *cr);
 
+/* ---- close: deliver what the application counts as sent ---- */
+
+/* An inject, or a send that asked for no completion, is done for the
+ * application when the call returns: the bytes may still be queued here
+ * (a connection still in its handshake, a full socket) or wait for the
+ * peer's CTS. */
+bool owes(const conn *c)
+{
+	if (c->state == C_CLOSED)
+		return false;
+	for (const txitem *t : c->txq)
+		if (t->o && !t->o->want_comp)
+			return true;
+	for (const auto &p : c->pending)
+		if (p.second->kind == OP_SEND && !p.second->want_comp)
+			return true;
+	return false;
+}
+
+/* Changes whenever a connection moves bytes or changes state. */
+uint64_t tx_signature(const tcp_ep *ep)
+{
+	uint64_t h = ep->conns.size();
+	for (const conn *c : ep->conns) {
+		h = h * 31 + c->state;
+		h = h * 31 + c->txq.size() + c->pending.size();
+		h = h * 31 + (c->txq.empty() ? 0 : c->txq.front()->left);
+	}
+	return h;
+}
+
+/* Before an RDM endpoint's sockets close (MPI_Finalize right after an
+ * MPI_Bsend or an injected send: the peer waits for those bytes).
+ * 1. Progress until no connection owes such bytes, giving up once nothing
+ *    moved for linger_ms (the peer is gone or never reads).
+ * 2. Shut each connection down for writing and wait until the kernel has
+ *    the peer's acknowledgement of every byte, reading and dropping what
+ *    arrives meanwhile: a socket closed with unread bytes, or that gets
+ *    bytes after its close, is reset, and a reset throws away what the
+ *    kernel still holds for the peer. */
+void linger(tcp_ep *ep)
+{
+	if (ep->type != FI_EP_RDM || !ep->enabled || !ep->linger_ms)
+		return;
+	int64_t quiet_until = now_ms() + ep->linger_ms;
+	uint64_t sig = 0;
+	for (bool first = true;; first = false) {
+		bool owed = false;
+		uint64_t now_sig;
+		{
+			std::lock_guard<std::mutex> g(ep->mtx);
+			if (!first)
+				progress_locked(ep);
+			for (conn *c : ep->conns)
+				owed |= owes(c);
+			now_sig = tx_signature(ep);
+		}
+		flush(ep);
+		if (!owed)
+			break;
+		int64_t now = now_ms();
+		if (first || now_sig != sig) {
+			sig = now_sig;
+			quiet_until = now + ep->linger_ms;
+		} else if (now >= quiet_until) {
+			WU_WARN(P(), FI_LOG_EP_DATA,
+				"fi_close: closing with sends still undelivered: no progress for FI_TCP_LINGER (%d ms)\n",
+				ep->linger_ms);
+			return;
+		}
+		std::this_thread::sleep_for(std::chrono::microseconds(200));
+	}
+	std::lock_guard<std::mutex> g(ep->mtx);
+	std::vector<int> fds;
+	for (conn *c : ep->conns)
+		if (c->state == C_READY && c->fd >= 0 && !c->cm_watched) {
+			shutdown(c->fd, SHUT_WR);
+			fds.push_back(c->fd);
+		}
+	char sink[4096];
+	int64_t until = now_ms() + ep->linger_ms;
+	while (!fds.empty()) {
+		for (size_t i = 0; i < fds.size();) {
+			ssize_t n;
+			while ((n = recv(fds[i], sink, sizeof sink, MSG_DONTWAIT)) > 0)
+				;
+			int out = 0;
+			bool eof = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
+			if (eof || (ioctl(fds[i], SIOCOUTQ, &out) == 0 && out == 0)) {
+				fds[i] = fds.back();
+				fds.pop_back();
+			} else {
+				i++;
+			}
+		}
+		if (fds.empty())
+			break;
+		if (now_ms() >= until) {
+			WU_WARN(P(), FI_LOG_EP_DATA,
+				"fi_close: %zu connection(s) closed with bytes the peer did not take within FI_TCP_LINGER (%d ms)\n",
+				fds.size(), ep->linger_ms);
+			break;
+		}
+		std::this_thread::sleep_for(std::chrono::microseconds(200));
+	}
+}
+
 int ep_close(fid *f) noexcept
 {
 	return guard("fi_close(ep)", [&]() -> int {
@@ -3876,6 +3986,7 @@ int ep_close(fid *f) noexcept
 			close(ep->tfd);
 			ep->tfd = -1;
 		}
+		linger(ep);
 		unbind_all(ep);
 		{
 			std::lock_guard<std::mutex> g(ep->mtx);
@@ -5025,6 +5136,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->rndv_size = param::get_size(P(), "rndv_size").value;
 		ep->eager_window = std::min<uint64_t>(param::get_size(P(), "eager_window").value, frame::max_payload);
 		ep->conn_timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
+		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);
 		ep->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (ep->epfd < 0) {
 			info_free(ep->info);

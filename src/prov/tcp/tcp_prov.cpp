@@ -372,6 +372,8 @@ constexpr param::def tcp_knobs[] = {
 	 "TCP congestion control of connections whose peer is on this host (loopback or one of its own addresses); reno does not pace, where BBR holds back every burst after a pause (empty: the system's default)"},
 	{FI_PARAM_INT, "conn_timeout", "10000",
 	 "Milliseconds a connection attempt may take (TCP connect plus handshake) before its operations fail with FI_ETIMEDOUT (0: wait for the kernel)"},
+	{FI_PARAM_INT, "linger", "10000",
+	 "Milliseconds fi_close of an RDM endpoint waits without progress for peers to take injected (or completion-less) sends still queued and bytes still in the kernel, before closing anyway (0: close at once)"},
 };
 
 int tcp_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept

@@ -1,0 +1,130 @@
+#!/bin/sh
+# MPICH, unmodified, on Wireup: Debian's MPICH source (apt-get source mpich)
+# built with --with-device=ch4:ofi against Debian's libfabric-dev headers,
+# then run with LD_LIBRARY_PATH at Wireup's build so that every libfabric
+# call is ours: cpi, then the pt2pt, comm, coll, rma and datatype
+# directories of MPICH's test suite, each with at most 2 and at most 4
+# ranks, every message through Wireup's tcp provider (MPICH has no shared
+# memory module, and MPIR_CVAR_NOLOCAL=1).  Prints a pass/fail table per
+# directory.  For a person to run, not part of CI: the MPICH build takes
+# 30+ minutes on two cores, the tests about as long.
+#
+# usage: sh contrib/mpich/check.sh [WORKDIR]      (default: build-mpich)
+#   WIREUP_LIB=dir   Wireup's libfabric.so.1 (default: build/src/.libs,
+#                    built first if missing)
+#   NPS="2 4"        rank caps (runtests -maxnp): a test listed for more
+#                    ranks runs with the cap
+#   DIRS="pt2pt ..." test directories
+#   MPITEST_TIMEOUT  seconds per test (default here 300)
+#   JOBS=2           make -j
+set -eu
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mkdir -p "${1:-$top/build-mpich}" && cd "${1:-$top/build-mpich}" && pwd)
+lib=${WIREUP_LIB:-$top/build/src/.libs}
+nps=${NPS:-"2 4"}
+dirs=${DIRS:-"pt2pt comm coll rma datatype"}
+jobs=${JOBS:-2}
+export MPITEST_TIMEOUT=${MPITEST_TIMEOUT:-300}
+log=$work/log
+mkdir -p "$log"
+
+say() { printf '%s\n' "check.sh: $*" >&2; }
+
+# 1. Wireup's library.
+if [ ! -e "$lib/libfabric.so.1" ]; then
+	say "building Wireup in $top/build"
+	(cd "$top" && ./autogen.sh && mkdir -p build && cd build && ../configure -q && nice make -j"$jobs") \
+		>"$log/wireup-build.log" 2>&1 || { say "Wireup build failed: $log/wireup-build.log"; exit 1; }
+fi
+
+# 2. MPICH's source, as Debian ships it.
+for p in libfabric-dev dpkg-dev libhwloc-dev; do
+	if ! dpkg -s "$p" >/dev/null 2>&1; then
+		say "installing $p"
+		apt-get install -y -q "$p" >/dev/null
+	fi
+done
+src=$(ls -d "$work"/mpich-*/ 2>/dev/null | head -n 1 || true)
+if [ -z "$src" ]; then
+	say "apt-get source mpich (in $work)"
+	if ! (cd "$work" && apt-get source -q mpich) >"$log/source.log" 2>&1; then
+		say "apt-get source failed ($log/source.log): enable deb-src, e.g."
+		say "  sed -i 's/^Types: deb\$/Types: deb deb-src/' /etc/apt/sources.list.d/debian.sources && apt-get update"
+		exit 1
+	fi
+	src=$(ls -d "$work"/mpich-*/ | head -n 1)
+fi
+src=${src%/}
+
+# 3. MPICH against Debian's libfabric headers: ch4:ofi, no shared memory
+# module (every message goes through libfabric), no Fortran, C++ or ROMIO,
+# the dataloop datatype engine (yaksa's generated code triples the build).
+prefix=$work/install
+bld=$work/build
+if [ ! -x "$prefix/bin/mpiexec" ]; then
+	say "configuring and building MPICH (log in $log/mpich-*.log; 30+ minutes)"
+	mkdir -p "$bld"
+	(cd "$bld" && nice "$src/configure" --prefix="$prefix" --with-device=ch4:ofi --with-libfabric=/usr \
+		--with-hwloc=/usr --with-datatype-engine=dataloop --with-ch4-shmmods=none \
+		--disable-fortran --disable-cxx --disable-romio --enable-fast=O2 --disable-debuginfo \
+		--enable-g=none --without-cuda --without-ze) >"$log/mpich-configure.log" 2>&1 ||
+		{ say "MPICH configure failed: $log/mpich-configure.log"; exit 1; }
+	# MPICH takes libfabric's link line from Debian's libfabric.pc with
+	# its private (static-only) libraries, some of which Debian does not
+	# ship as -dev: drop those that are not installed.
+	for l in psm_infinipath psm2 rdmacm; do
+		if ! ls /usr/lib/*/lib$l.so /usr/lib/lib$l.so >/dev/null 2>&1; then
+			grep -rl -e "-l$l" "$bld" --include=Makefile --include='mpicc*' --include=config.status \
+				--include='*.conf' | xargs -r sed -i "s/ -l$l\b//g"
+		fi
+	done
+	(cd "$bld" && nice make -j"$jobs" && make install) >"$log/mpich-build.log" 2>&1 ||
+		{ say "MPICH build failed: $log/mpich-build.log"; exit 1; }
+fi
+
+# 4. Every libfabric call is Wireup's.
+export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export FI_PROVIDER=tcp MPIR_CVAR_NOLOCAL=1 MPIR_CVAR_OFI_USE_PROVIDER=tcp
+got=$(ldd "$prefix/lib/libmpi.so" | awk '/libfabric.so.1/ {print $3}')
+if [ "$(readlink -f "$got")" != "$(readlink -f "$lib/libfabric.so.1")" ]; then
+	say "libmpi.so loads $got, not Wireup's $lib/libfabric.so.1"
+	exit 1
+fi
+mpiexec=$prefix/bin/mpiexec
+
+results=$work/results.txt
+: >"$results"
+row() { printf '%-10s %3s %6s %6s  %s\n' "$1" "$2" "$3" "$4" "$5" | tee -a "$results"; }
+printf '%-10s %3s %6s %6s  %s\n' directory np passed failed "failing tests (ranks)" | tee "$results"
+
+# 5. cpi.
+for np in $nps; do
+	if timeout 120 "$mpiexec" -n "$np" "$bld/examples/cpi" >"$log/cpi.$np.log" 2>&1 &&
+		grep -q 'pi is approximately' "$log/cpi.$np.log"; then
+		row cpi "$np" 1 0 ""
+	else
+		row cpi "$np" 0 1 "cpi (see $log/cpi.$np.log)"
+	fi
+done
+
+# 6. The test directories (runtests fails a test on any unexpected output,
+# a Wireup warning at MPI_Init or exit included).
+tests=$bld/test/mpi
+say "building MPICH's test programs"
+nice make -C "$tests/util" -j"$jobs" >"$log/tests-build.log" 2>&1
+for d in $dirs; do
+	nice make -C "$tests/$d" -j"$jobs" -k >>"$log/tests-build.log" 2>&1 || true
+done
+for np in $nps; do
+	for d in $dirs; do
+		tap=$log/$d.$np.tap
+		(cd "$tests/$d" && ../runtests -srcdir=. -tests=testlist -mpiexec="$mpiexec" -maxnp="$np" \
+			-tapfile="$tap") >"$log/$d.$np.log" 2>&1 || true
+		pass=$(grep '^ok ' "$tap" | grep -vc '# SKIP' || true)
+		fail=$(grep -c '^not ok ' "$tap" || true)
+		names=$(sed -n 's/^not ok [0-9]* - \([^ ]*\) *\([^ ]*\).*/\1(\2)/p' "$tap" | sed 's|.*/||' | tr '\n' ' ')
+		row "$d" "$np" "$pass" "$fail" "$names"
+	done
+done
+say "table in $results; per-test output in $tests/<dir> and $log"
