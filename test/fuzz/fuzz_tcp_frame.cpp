@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if ((h.type == frame::CONNREQ || h.type == frame::ACCEPT || h.type == frame::REJECT) &&
 		    h.len > (h.type == frame::CONNREQ ? frame::connreq_auth : frame::accept_auth) + frame::max_cm_data)
 			fail("cm private data above max_cm_data accepted");
-		if (((h.type == frame::CONNREQ && h.len < frame::connreq_auth) ||
+		if (((h.type == frame::CONNREQ && h.len && h.len < frame::connreq_auth) ||
 		     (h.type == frame::ACCEPT && h.len < frame::accept_auth) ||
 		     (h.type == frame::REJECT && h.len < frame::accept_auth && !(h.data == frame::reject_bad_proof && !h.len))))
 			fail("cm frame without room for its proof accepted");

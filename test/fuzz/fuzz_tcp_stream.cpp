@@ -33,6 +33,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "prov/tcp/auth.h"
 #include "prov/tcp/frame.h"
 #include "prov/tcp/tcp_ep.h"
 
@@ -159,19 +160,44 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	std::vector<unsigned char> out;
 	if (data[0] & 1) {
+		/* A peer that holds the job key: answer the endpoint's CHALLENGE
+		 * with a proven HELLO, so the rest reaches the data path. */
+		namespace auth = wu::tcp::auth;
+		unsigned char ch[frame::hdr_size + auth::nonce_len];
+		size_t got = 0;
+		for (int round = 0; round < 20000 && got < sizeof ch; round++) {
+			drain(cq);
+			ssize_t n = recv(fd, ch + got, sizeof ch - got, MSG_DONTWAIT);
+			if (n > 0)
+				got += size_t(n);
+			else if (n == 0)
+				break;
+		}
+		frame::header h;
+		if (got != sizeof ch || frame::decode(ch, sizeof ch, h) != frame::error::ok || h.type != frame::CHALLENGE)
+			fail("the endpoint sent no CHALLENGE");
+		static auth::key key;
+		static bool have_key = auth::job_key(key) == 0;
+		if (!have_key)
+			fail("no job key");
+		auth::nonces an;
+		memcpy(an.acc, ch + frame::hdr_size, sizeof an.acc);
+		memset(an.con, 0x33, sizeof an.con);
 		sockaddr_in fake{};
 		fake.sin_family = AF_INET;
 		fake.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		fake.sin_port = htons(1);
-		frame::header h;
+		h = {};
 		h.type = frame::HELLO;
-		h.tag = wu::tcp::job_key();
 		static const uint64_t windows[] = {0, 1024, 65536, 4u << 20};
 		h.aux = windows[(data[0] >> 1) & 3];
-		h.len = sizeof fake;
-		out.resize(frame::hdr_size + sizeof fake);
+		h.len = auth::nonce_len + auth::mac_len + sizeof fake;
+		out.resize(frame::hdr_size + h.len);
+		unsigned char *b = out.data() + frame::hdr_size;
+		memcpy(b, an.con, auth::nonce_len);
+		auth::prove(key, auth::role::connector, an, h, &fake, sizeof fake, b + auth::nonce_len);
+		memcpy(b + auth::nonce_len + auth::mac_len, &fake, sizeof fake);
 		frame::encode(h, out.data());
-		memcpy(out.data() + frame::hdr_size, &fake, sizeof fake);
 	}
 	out.insert(out.end(), data + 1, data + size);
 

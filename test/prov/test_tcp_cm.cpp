@@ -257,6 +257,23 @@ TEST(tcp_pep_flood, eq_never_overruns_and_a_later_client_is_served)
 	EXPECT_EQ(event, uint32_t(FI_CONNECTED));
 	EXPECT_EQ(ev.e.fid, &client->fid);
 
+	/* The application answers every request it read (a request whose event
+	 * is purged unread by fi_close(pep) is not freed yet: see the issue). */
+	for (;;) {
+		fl.pump();
+		ssize_t r = fi_eq_sread(peq, &event, ev.raw, sizeof ev.raw, 200, 0);
+		if (r == -FI_EAVAIL) {
+			fi_eq_err_entry err{};
+			fi_eq_readerr(peq, &err, 0);
+			continue;
+		}
+		if (r <= 0)
+			break;
+		if (event == FI_CONNREQ) {
+			fi_reject(pep, ev.e.info->handle, nullptr, 0);
+			fi_freeinfo(ev.e.info);
+		}
+	}
 	EXPECT_EQ(fi_close(&client->fid), 0);
 	EXPECT_EQ(fi_close(&pep->fid), 0);
 	EXPECT_EQ(fi_close(&server->fid), 0);
