@@ -290,6 +290,11 @@ struct eq_impl {
 		if (s.event == FI_CONNREQ && s.len >= cm_header) {
 			fi_info *info;
 			memcpy(&info, payload(s) + offsetof(fi_eq_cm_entry, info), sizeof info);
+			/* Nobody will fi_accept or fi_reject a request dropped
+			 * unread: its provider frees it through its close op. */
+			if (info && info->handle && info->handle->fclass == FI_CLASS_CONNREQ &&
+			    info->handle->ops && info->handle->ops->close)
+				info->handle->ops->close(info->handle);
 			info_free(info);
 		}
 		if (s.len > eq_inline_bytes)

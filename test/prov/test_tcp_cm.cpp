@@ -370,3 +370,48 @@ TEST(tcp_peer_close, reset_between_messages_logs_no_warning)
 {
 	peer_leaves(true);
 }
+
+/* A request still unread in the EQ when its passive endpoint closes is
+ * dropped with the event: its connection ends (the client learns it was
+ * refused, instead of waiting forever: the pep already told it the request
+ * reached the application) and nothing is leaked (LeakSanitizer). */
+TEST(tcp_pep_close, unread_request_is_freed_and_its_client_told)
+{
+	tcp_env env{FI_EP_MSG};
+	fid_eq *peq = nullptr;
+	fi_eq_attr ea{};
+	ea.wait_obj = FI_WAIT_UNSPEC;
+	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
+	fid_pep *pep = nullptr;
+	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	sockaddr_in addr{};
+	size_t alen = sizeof addr;
+	ASSERT_EQ(fi_getname(&pep->fid, &addr, &alen), 0);
+	fid_ep *c = nullptr;
+	ASSERT_EQ(fi_endpoint(env.domain, env.info, &c, nullptr), 0);
+	ASSERT_EQ(fi_ep_bind(c, &env.eq->fid, 0), 0);
+	ASSERT_EQ(fi_enable(c), 0);
+	ASSERT_EQ(fi_connect(c, &addr, nullptr, 0), 0);
+	alignas(fi_eq_cm_entry) unsigned char raw[sizeof(fi_eq_cm_entry) + 256];
+	uint32_t event = 0;
+	auto t0 = std::chrono::steady_clock::now();
+	while (fi_eq_read(peq, &event, raw, sizeof raw, FI_PEEK) == -FI_EAGAIN &&
+	       std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10))
+		usleep(1000);
+	ASSERT_EQ(event, uint32_t(FI_CONNREQ));
+	/* Let the client read the "reached the application" answer first. */
+	usleep(100 * 1000);
+	EXPECT_EQ(fi_close(&pep->fid), 0);
+	EXPECT_EQ(fi_eq_read(peq, &event, raw, sizeof raw, 0), -FI_EAGAIN) << "the request outlived its pep";
+	ssize_t n = fi_eq_sread(env.eq, &event, raw, sizeof raw, 10000, 0);
+	EXPECT_EQ(n, -FI_EAVAIL) << "the client was left waiting on a dropped request (" << n << ")";
+	if (n == -FI_EAVAIL) {
+		fi_eq_err_entry err{};
+		EXPECT_GT(fi_eq_readerr(env.eq, &err, 0), 0);
+		EXPECT_EQ(err.fid, &c->fid);
+	}
+	EXPECT_EQ(fi_close(&c->fid), 0);
+	EXPECT_EQ(fi_close(&peq->fid), 0);
+}

@@ -4600,6 +4600,33 @@ void free_connreq(tcp_connreq *cr)
 	delete cr;
 }
 
+/* fi_close on a request's handle: what an EQ does with an FI_CONNREQ it
+ * drops unread (purge at fi_close(pep), fi_close(eq)), so the request is
+ * not leaked.  Once reported, the request is off the pep's watch. */
+int connreq_close(fid *f) noexcept
+{
+	return guard("fi_close(connreq)", [&]() -> int {
+		if (!f || f->fclass != FI_CLASS_CONNREQ)
+			return -FI_EINVAL;
+		auto *cr = reinterpret_cast<tcp_connreq *>(f);
+		if (cr->magic != cr_magic)
+			return -FI_EINVAL;
+		if (tcp_pep *pep = cr->pep) {
+			if (!cr->reported)
+				return -FI_EBUSY; /* still being read by the pep */
+			std::lock_guard<std::mutex> g(pep->mtx);
+			pep->reqs.erase(cr);
+		}
+		free_connreq(cr);
+		return 0;
+	});
+}
+
+fi_ops connreq_fi_ops = {
+	sizeof(fi_ops), connreq_close, WU_NOSYS(fi_ops, bind), WU_NOSYS(fi_ops, control),
+	WU_NOSYS(fi_ops, ops_open), WU_NOSYS(fi_ops, tostr), WU_NOSYS(fi_ops, ops_set),
+};
+
 /* Reads a CONNREQ frame (header + private data) off a new connection,
  * then reports it with an fi_info whose handle is this object. */
 void connreq_event(void *arg, uint32_t) noexcept
@@ -4767,6 +4794,7 @@ void pep_event(void *arg, uint32_t) noexcept
 			local_cc(fd, reinterpret_cast<sockaddr *>(&ss));
 			auto *cr = new tcp_connreq();
 			cr->fid_.fclass = FI_CLASS_CONNREQ;
+			cr->fid_.ops = &connreq_fi_ops;
 			cr->magic = cr_magic;
 			cr->pep = pep;
 			cr->fd = fd;
