@@ -1,5 +1,7 @@
 # Completion queues, counters and memory regions shared by every provider
-# (GoogleTest, on a real tcp domain); all three also run under TSan.
+# (GoogleTest, parameterised over the providers of prov_fixture.h); all
+# also run under TSan.
+EXTRA_DIST += test/prov/prov_fixture.h
 if WU_HAVE_GTEST
 cq_gtests = \
 	test/prov/test_cq \

@@ -1,6 +1,6 @@
-/* Shared pieces of the CQ / counter / MR suites: a real tcp domain opened
- * through the public API (fi_getinfo prov_name "tcp", fi_fabric,
- * fi_domain) at a chosen API version, and RAII handles. */
+/* Shared pieces of the CQ / counter / MR / poll suites (run over every
+ * provider, see prov_fixture.h): a real domain opened through the public
+ * API at a chosen API version, and RAII handles. */
 #ifndef WU_TEST_PROV_CQ_FIXTURE_H
 #define WU_TEST_PROV_CQ_FIXTURE_H
 
@@ -18,6 +18,7 @@
 
 #include "prov/common/cq.h"
 #include "prov/common/objects.h"
+#include "prov_fixture.h"
 
 namespace wu::test {
 
@@ -33,48 +34,15 @@ using cntr_ptr = std::unique_ptr<fid_cntr, fid_closer>;
 using mr_ptr = std::unique_ptr<fid_mr, fid_closer>;
 using wait_ptr = std::unique_ptr<fid_wait, fid_closer>;
 
-class tcp_domain {
+/* A bare domain of one provider (prov_env at an API version) with the
+ * shared CQ, counter and MR implementations opened on it directly. */
+class cq_domain : public prov_env {
 public:
-	fi_info *info = nullptr;
-	fid_fabric *fabric = nullptr;
-	fid_domain *domain = nullptr;
-
 	/* tweak edits the info (mr_mode, ...) before fi_domain. */
-	explicit tcp_domain(uint32_t api = FI_VERSION(2, 0), void (*tweak)(fi_info *) = nullptr)
+	explicit cq_domain(const std::string &prov, uint32_t api = FI_VERSION(2, 0),
+			   void (*tweak)(fi_info *) = nullptr)
+		: prov_env(prov, api, tweak)
 	{
-		fi_info *hints = fi_allocinfo();
-		hints->fabric_attr->prov_name = strdup("tcp");
-		hints->ep_attr->type = FI_EP_RDM;
-		fi_info *got = nullptr;
-		int r = fi_getinfo(api, nullptr, nullptr, 0, hints, &got);
-		fi_freeinfo(hints);
-		if (r || !got) {
-			ADD_FAILURE() << "fi_getinfo(tcp): " << fi_strerror(-r);
-			return;
-		}
-		info = fi_dupinfo(got);
-		fi_freeinfo(got);
-		if (tweak)
-			tweak(info);
-		info->fabric_attr->api_version = api;
-		r = fi_fabric(info->fabric_attr, &fabric, nullptr);
-		if (r) {
-			ADD_FAILURE() << "fi_fabric: " << fi_strerror(-r);
-			return;
-		}
-		r = fi_domain(fabric, info, &domain, nullptr);
-		if (r)
-			ADD_FAILURE() << "fi_domain: " << fi_strerror(-r);
-	}
-	~tcp_domain()
-	{
-		if (domain) {
-			EXPECT_EQ(fi_close(&domain->fid), 0);
-		}
-		if (fabric) {
-			EXPECT_EQ(fi_close(&fabric->fid), 0);
-		}
-		fi_freeinfo(info);
 	}
 	prov::domain *dom() const { return prov::domain_of(domain); }
 
@@ -105,7 +73,7 @@ public:
 		EXPECT_EQ(r, 0) << fi_strerror(-r);
 		return cntr_ptr(c);
 	}
-	/* The MR ops as the tcp domain will expose them. */
+	/* The MR ops as the provider's domain will expose them. */
 	int reg(const void *buf, size_t len, uint64_t access, uint64_t offset, uint64_t key,
 		uint64_t flags, fid_mr **mr, void *ctx = nullptr)
 	{

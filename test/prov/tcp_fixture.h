@@ -1,7 +1,7 @@
-/* Shared pieces of the tcp provider suites: a loopback tcp domain (RDM or
- * MSG) opened through the public API, RDM endpoints with their CQs and AV,
- * and bounded waits that drive progress on every endpoint involved (data
- * progress is manual: only CQ reads move bytes). */
+/* Shared pieces of the tcp-only suites (wire format, handshake, connection
+ * management, tcp parameters): a tcp domain (prov_env of "tcp"), a
+ * listener that never answers, and a raw socket that speaks the tcp
+ * protocol.  Endpoints, MSG connect / accept and waits: prov_fixture.h. */
 #ifndef WU_TEST_PROV_TCP_FIXTURE_H
 #define WU_TEST_PROV_TCP_FIXTURE_H
 
@@ -30,150 +30,17 @@
 #include "prov/tcp/auth.h"
 #include "prov/tcp/frame.h"
 #include "prov/tcp/tcp_ep.h"
+#include "prov_fixture.h"
 
 namespace wu::test {
 
-inline constexpr auto wait_limit = std::chrono::seconds(10);
-
-struct tcp_env {
-	fi_info *info = nullptr;
-	fid_fabric *fabric = nullptr;
-	fid_domain *domain = nullptr;
-	fid_eq *eq = nullptr;
-
-	/* progress: FI_PROGRESS_AUTO asks for auto data and control progress. */
+/* A domain of the tcp provider (prov_env for "tcp"). */
+struct tcp_env : prov_env {
 	explicit tcp_env(fi_ep_type type, uint64_t caps = 0, fi_progress progress = FI_PROGRESS_UNSPEC)
+		: prov_env("tcp", type, caps, progress)
 	{
-		fi_info *hints = fi_allocinfo();
-		hints->fabric_attr->prov_name = strdup("tcp");
-		hints->ep_attr->type = type;
-		hints->caps = caps;
-		hints->domain_attr->data_progress = progress;
-		hints->domain_attr->control_progress = progress;
-		hints->addr_format = FI_SOCKADDR_IN;
-		fi_info *got = nullptr;
-		int r = fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", nullptr, FI_SOURCE, hints, &got);
-		fi_freeinfo(hints);
-		if (r || !got) {
-			ADD_FAILURE() << "fi_getinfo(tcp, 127.0.0.1): " << fi_strerror(-r);
-			return;
-		}
-		info = fi_dupinfo(got);
-		fi_freeinfo(got);
-		EXPECT_EQ(fi_fabric(info->fabric_attr, &fabric, nullptr), 0);
-		EXPECT_EQ(fi_domain(fabric, info, &domain, nullptr), 0);
-		fi_eq_attr ea{};
-		ea.wait_obj = FI_WAIT_UNSPEC;
-		EXPECT_EQ(fi_eq_open(fabric, &ea, &eq, nullptr), 0);
-	}
-	~tcp_env()
-	{
-		if (eq) {
-			EXPECT_EQ(fi_close(&eq->fid), 0);
-		}
-		if (domain) {
-			EXPECT_EQ(fi_close(&domain->fid), 0);
-		}
-		if (fabric) {
-			EXPECT_EQ(fi_close(&fabric->fid), 0);
-		}
-		fi_freeinfo(info);
 	}
 };
-
-/* An RDM endpoint with its own tx/rx CQs (FI_CQ_FORMAT_TAGGED) and AV. */
-struct rdm_ep {
-	fid_ep *ep = nullptr;
-	fid_cq *tx = nullptr, *rx = nullptr;
-	fid_av *av = nullptr;
-	std::vector<char> name;
-
-	explicit rdm_ep(tcp_env &env, fi_info *info = nullptr, fi_wait_obj wait = FI_WAIT_NONE)
-	{
-		fi_info *i = info ? info : env.info;
-		fi_cq_attr ca{};
-		ca.format = FI_CQ_FORMAT_TAGGED;
-		ca.wait_obj = wait;
-		EXPECT_EQ(fi_cq_open(env.domain, &ca, &tx, nullptr), 0);
-		EXPECT_EQ(fi_cq_open(env.domain, &ca, &rx, nullptr), 0);
-		fi_av_attr aa{};
-		aa.type = FI_AV_TABLE;
-		EXPECT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
-		EXPECT_EQ(fi_endpoint(env.domain, i, &ep, nullptr), 0);
-		if (!ep)
-			return;
-		EXPECT_EQ(fi_ep_bind(ep, &tx->fid, FI_TRANSMIT), 0);
-		EXPECT_EQ(fi_ep_bind(ep, &rx->fid, FI_RECV), 0);
-		EXPECT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
-		EXPECT_EQ(fi_enable(ep), 0);
-		size_t len = 0;
-		EXPECT_EQ(fi_getname(&ep->fid, nullptr, &len), -FI_ETOOSMALL);
-		name.resize(len);
-		EXPECT_EQ(fi_getname(&ep->fid, name.data(), &len), 0);
-	}
-	~rdm_ep() { close(); }
-	void close()
-	{
-		if (ep) {
-			EXPECT_EQ(fi_close(&ep->fid), 0);
-		}
-		if (av) {
-			EXPECT_EQ(fi_close(&av->fid), 0);
-		}
-		if (tx) {
-			EXPECT_EQ(fi_close(&tx->fid), 0);
-		}
-		if (rx) {
-			EXPECT_EQ(fi_close(&rx->fid), 0);
-		}
-		ep = nullptr;
-		av = nullptr;
-		tx = rx = nullptr;
-	}
-	fi_addr_t insert(const rdm_ep &peer)
-	{
-		fi_addr_t a = FI_ADDR_NOTAVAIL;
-		EXPECT_EQ(fi_av_insert(av, peer.name.data(), 1, &a, 0, nullptr), 1);
-		return a;
-	}
-};
-
-/* Polls cq (and drives progress through `also`) until one entry or an error
- * arrives.  Returns 1 with e filled, -FI_EAVAIL with err filled, or
- * -FI_ETIMEDOUT. */
-inline int wait_one(fid_cq *cq, fi_cq_tagged_entry &e, fi_cq_err_entry *err = nullptr,
-		    std::initializer_list<fid_cq *> also = {}, fi_addr_t *src = nullptr)
-{
-	auto until = std::chrono::steady_clock::now() + wait_limit;
-	while (std::chrono::steady_clock::now() < until) {
-		ssize_t r = src ? fi_cq_readfrom(cq, &e, 1, src) : fi_cq_read(cq, &e, 1);
-		if (r == 1)
-			return 1;
-		if (r == -FI_EAVAIL) {
-			fi_cq_err_entry tmp{};
-			fi_cq_err_entry *p = err ? err : &tmp;
-			EXPECT_EQ(fi_cq_readerr(cq, p, 0), 1);
-			return -FI_EAVAIL;
-		}
-		EXPECT_EQ(r, -FI_EAGAIN);
-		for (fid_cq *o : also) {
-			fi_cq_tagged_entry x;
-			ssize_t rr = fi_cq_read(o, &x, 0);
-			(void)rr;
-		}
-	}
-	return -FI_ETIMEDOUT;
-}
-
-/* Drives progress on the given CQs for a while (no entry expected). */
-inline void spin(std::initializer_list<fid_cq *> cqs, int rounds = 2000)
-{
-	for (int i = 0; i < rounds; i++)
-		for (fid_cq *c : cqs) {
-			fi_cq_tagged_entry x;
-			(void)fi_cq_read(c, &x, 0);
-		}
-}
 
 /* A loopback address that never answers: a listener that never accepts,
  * its accept queue filled by other clients, so the kernel drops further

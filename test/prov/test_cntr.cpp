@@ -28,9 +28,17 @@ struct counting_ep {
 
 /* ---- fi_cntr_open ---- */
 
-TEST(cntr_open, attributes)
+/* Suites run over every provider (prov_fixture.h). */
+WU_PROVIDER_TEST_SUITE(cntr_open)
+WU_PROVIDER_TEST_SUITE(cntr_values)
+WU_PROVIDER_TEST_SUITE(cntr_progress)
+WU_PROVIDER_TEST_SUITE(cntr_control)
+WU_PROVIDER_TEST_SUITE(cntr_close)
+WU_PROVIDER_TEST_SUITE(cntr_threads)
+
+TEST_P(cntr_open, attributes)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	for (fi_wait_obj w : {FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_MUTEX_COND,
 			      FI_WAIT_YIELD}) {
 		cntr_ptr c = d.cntr(w);
@@ -57,9 +65,9 @@ TEST(cntr_open, attributes)
 	EXPECT_EQ(wu::cntr::domain_cntr_open(nullptr, &a, &c, nullptr), -FI_EINVAL);
 }
 
-TEST(cntr_open, holds_the_domain)
+TEST_P(cntr_open, holds_the_domain)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	int ctx;
 	fi_cntr_attr a{};
 	fid_cntr *c = nullptr;
@@ -71,9 +79,9 @@ TEST(cntr_open, holds_the_domain)
 
 /* ---- fi_cntr_add / set / read ---- */
 
-TEST(cntr_values, add_set_and_errors)
+TEST_P(cntr_values, add_set_and_errors)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cntr_ptr c = d.cntr();
 	EXPECT_EQ(fi_cntr_add(c.get(), 3), 0);
 	wu::cntr::add(c.get());
@@ -90,12 +98,12 @@ TEST(cntr_values, add_set_and_errors)
 
 /* ---- fi_cntr_wait ---- */
 
-class cntr_blocking : public ::testing::TestWithParam<fi_wait_obj> {};
+struct cntr_blocking : ::wu::test::provider_test_with<fi_wait_obj> {};
 
 TEST_P(cntr_blocking, wait_until_threshold)
 {
-	tcp_domain d;
-	cntr_ptr c = d.cntr(GetParam());
+	cq_domain d{prov()};
+	cntr_ptr c = d.cntr(arg());
 	EXPECT_EQ(fi_cntr_wait(c.get(), 0, 0), 0);
 	std::thread t([&] {
 		for (int i = 0; i < 5; i++) {
@@ -110,8 +118,8 @@ TEST_P(cntr_blocking, wait_until_threshold)
 
 TEST_P(cntr_blocking, timeout_leaves_the_error_value)
 {
-	tcp_domain d;
-	cntr_ptr c = d.cntr(GetParam());
+	cq_domain d{prov()};
+	cntr_ptr c = d.cntr(arg());
 	auto t0 = clock::now();
 	EXPECT_EQ(fi_cntr_wait(c.get(), 1, 40), -FI_ETIMEDOUT);
 	EXPECT_GE(ms_since(t0), 35);
@@ -121,8 +129,8 @@ TEST_P(cntr_blocking, timeout_leaves_the_error_value)
 
 TEST_P(cntr_blocking, an_error_unblocks_the_waiter)
 {
-	tcp_domain d;
-	cntr_ptr c = d.cntr(GetParam());
+	cq_domain d{prov()};
+	cntr_ptr c = d.cntr(arg());
 	std::thread t([&] {
 		sleep_ms(20);
 		wu::cntr::add_err(c.get());
@@ -138,15 +146,14 @@ TEST_P(cntr_blocking, an_error_unblocks_the_waiter)
 	t2.join();
 }
 
-INSTANTIATE_TEST_SUITE_P(wait_objs, cntr_blocking,
-			 ::testing::Values(FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_FD,
-					   FI_WAIT_MUTEX_COND, FI_WAIT_YIELD));
+WU_PROVIDER_SUITE_WITH(cntr_blocking,
+		       ::testing::Values(FI_WAIT_NONE, FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_MUTEX_COND, FI_WAIT_YIELD))
 
 /* ---- progress ---- */
 
-TEST(cntr_progress, read_and_wait_drive_progress)
+TEST_P(cntr_progress, read_and_wait_drive_progress)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cntr_ptr c = d.cntr();
 	counting_ep ep;
 	ep.cntr = c.get();
@@ -164,9 +171,9 @@ TEST(cntr_progress, read_and_wait_drive_progress)
 
 /* ---- fi_control ---- */
 
-TEST(cntr_control, fd_fires_on_change_until_read)
+TEST_P(cntr_control, fd_fires_on_change_until_read)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cntr_ptr c = d.cntr(FI_WAIT_FD);
 	int fd = -1;
 	ASSERT_EQ(fi_control(&c->fid, FI_GETWAIT, &fd), 0);
@@ -183,9 +190,9 @@ TEST(cntr_control, fd_fires_on_change_until_read)
 	EXPECT_EQ(w, FI_WAIT_FD);
 }
 
-TEST(cntr_control, ops_flags)
+TEST_P(cntr_control, ops_flags)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cntr_ptr c = d.cntr();
 	uint64_t f = FI_TRANSMIT;
 	ASSERT_EQ(fi_control(&c->fid, FI_SETOPSFLAG, &f), 0);
@@ -196,9 +203,9 @@ TEST(cntr_control, ops_flags)
 	EXPECT_EQ(fi_control(&c->fid, FI_GETWAIT, &fd), -FI_ENODATA);
 }
 
-TEST(cntr_control, wait_set)
+TEST_P(cntr_control, wait_set)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	fi_wait_attr wa{};
 	wa.wait_obj = FI_WAIT_UNSPEC;
 	fid_wait *ws = nullptr;
@@ -220,9 +227,9 @@ TEST(cntr_control, wait_set)
 
 /* ---- fi_close ---- */
 
-TEST(cntr_close, closed_handle)
+TEST_P(cntr_close, closed_handle)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	fid_cntr *c = nullptr;
 	fi_cntr_attr a{};
 	ASSERT_EQ(wu::cntr::open(d.dom(), &a, &c, nullptr), 0);
@@ -235,9 +242,9 @@ TEST(cntr_close, closed_handle)
 
 /* ---- concurrency (TSan) ---- */
 
-TEST(cntr_threads, adders_and_waiters)
+TEST_P(cntr_threads, adders_and_waiters)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cntr_ptr c = d.cntr(FI_WAIT_UNSPEC);
 	constexpr int adders = 3, per = 20000;
 	std::vector<std::thread> ts;

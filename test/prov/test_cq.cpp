@@ -40,9 +40,22 @@ struct fake_ep {
 
 /* ---- fi_cq_open ---- */
 
-TEST(cq_open, defaults_and_formats)
+/* Suites run over every provider (prov_fixture.h). */
+WU_PROVIDER_TEST_SUITE(cq_open)
+WU_PROVIDER_TEST_SUITE(cq_read)
+WU_PROVIDER_TEST_SUITE(cq_readfrom)
+WU_PROVIDER_TEST_SUITE(cq_readerr)
+WU_PROVIDER_TEST_SUITE(cq_sread)
+WU_PROVIDER_TEST_SUITE(cq_sreadfrom)
+WU_PROVIDER_TEST_SUITE(cq_progress)
+WU_PROVIDER_TEST_SUITE(cq_strerror)
+WU_PROVIDER_TEST_SUITE(cq_control)
+WU_PROVIDER_TEST_SUITE(cq_close)
+WU_PROVIDER_TEST_SUITE(cq_threads)
+
+TEST_P(cq_open, defaults_and_formats)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	for (int f = FI_CQ_FORMAT_UNSPEC; f <= FI_CQ_FORMAT_TAGGED; f++) {
 		cq_ptr cq = d.cq(static_cast<fi_cq_format>(f), FI_WAIT_NONE, 0);
 		ASSERT_TRUE(cq);
@@ -50,9 +63,9 @@ TEST(cq_open, defaults_and_formats)
 	}
 }
 
-TEST(cq_open, unspec_format_reads_context_entries)
+TEST_P(cq_open, unspec_format_reads_context_entries)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq(FI_CQ_FORMAT_UNSPEC);
 	ASSERT_EQ(wu::cq::post(cq.get(), comp(5)), 0);
 	ASSERT_EQ(wu::cq::post(cq.get(), comp(6)), 0);
@@ -64,9 +77,9 @@ TEST(cq_open, unspec_format_reads_context_entries)
 	EXPECT_EQ(e[2].op_context, reinterpret_cast<void *>(~uintptr_t{0})); /* untouched */
 }
 
-TEST(cq_open, rejects_bad_attributes)
+TEST_P(cq_open, rejects_bad_attributes)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	fid_cq *cq = nullptr;
 	fi_cq_attr a{};
 	a.format = static_cast<fi_cq_format>(99);
@@ -91,9 +104,9 @@ TEST(cq_open, rejects_bad_attributes)
 	EXPECT_EQ(wu::cq::open(d.dom(), nullptr, &cq, nullptr), -FI_EINVAL);
 }
 
-TEST(cq_open, affinity_is_a_hint)
+TEST_P(cq_open, affinity_is_a_hint)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	fi_cq_attr a{};
 	a.flags = FI_AFFINITY;
 	a.signaling_vector = 100000;
@@ -102,9 +115,9 @@ TEST(cq_open, affinity_is_a_hint)
 	cq_ptr hold(cq);
 }
 
-TEST(cq_open, context_and_domain_reference)
+TEST_P(cq_open, context_and_domain_reference)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	int ctx;
 	fi_cq_attr a{};
 	fid_cq *cq = nullptr;
@@ -116,19 +129,19 @@ TEST(cq_open, context_and_domain_reference)
 
 /* ---- fi_cq_read ---- */
 
-class cq_format : public ::testing::TestWithParam<fi_cq_format> {};
+struct cq_format : ::wu::test::provider_test_with<fi_cq_format> {};
 
 TEST_P(cq_format, read_copies_the_format_prefix)
 {
-	tcp_domain d;
-	cq_ptr cq = d.cq(GetParam());
+	cq_domain d{prov()};
+	cq_ptr cq = d.cq(arg());
 	ASSERT_EQ(wu::cq::post(cq.get(), comp(3, 0x1234, 0x55)), 0);
 	fi_cq_tagged_entry e[2];
 	memset(e, 0xee, sizeof e);
 	ASSERT_EQ(fi_cq_read(cq.get(), e, 1), 1);
 	EXPECT_EQ(e[0].op_context, reinterpret_cast<void *>(3));
 	size_t size = 0;
-	switch (GetParam()) {
+	switch (arg()) {
 	case FI_CQ_FORMAT_CONTEXT:
 		size = sizeof(fi_cq_entry);
 		break;
@@ -156,13 +169,12 @@ TEST_P(cq_format, read_copies_the_format_prefix)
 	EXPECT_EQ(bytes[size], 0xee) << "wrote past one entry";
 }
 
-INSTANTIATE_TEST_SUITE_P(formats, cq_format,
-			 ::testing::Values(FI_CQ_FORMAT_CONTEXT, FI_CQ_FORMAT_MSG, FI_CQ_FORMAT_DATA,
-					   FI_CQ_FORMAT_TAGGED));
+WU_PROVIDER_SUITE_WITH(cq_format,
+		       ::testing::Values(FI_CQ_FORMAT_CONTEXT, FI_CQ_FORMAT_MSG, FI_CQ_FORMAT_DATA, FI_CQ_FORMAT_TAGGED))
 
-TEST(cq_read, empty_is_eagain_and_count_limits)
+TEST_P(cq_read, empty_is_eagain_and_count_limits)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	fi_cq_tagged_entry e[4];
 	EXPECT_EQ(fi_cq_read(cq.get(), e, 4), -FI_EAGAIN);
@@ -177,9 +189,9 @@ TEST(cq_read, empty_is_eagain_and_count_limits)
 	EXPECT_EQ(fi_cq_read(cq.get(), nullptr, 1), -FI_EINVAL);
 }
 
-TEST(cq_read, full_cq_refuses_and_drops_nothing)
+TEST_P(cq_read, full_cq_refuses_and_drops_nothing)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE, 1000);
 	for (int i = 0; i < 1000; i++) /* grows its ring past the first slots */
 		ASSERT_EQ(wu::cq::post(cq.get(), comp(i)), 0) << i;
@@ -193,9 +205,9 @@ TEST(cq_read, full_cq_refuses_and_drops_nothing)
 	EXPECT_EQ(wu::cq::post(cq.get(), comp(1000)), 0); /* the retry succeeds */
 }
 
-TEST(cq_read, error_keeps_its_place)
+TEST_P(cq_read, error_keeps_its_place)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	ASSERT_EQ(wu::cq::post(cq.get(), comp(1)), 0);
 	ASSERT_EQ(wu::cq::post_error(cq.get(), comp(2), FI_ETRUNC, 0, 16), 0);
@@ -214,9 +226,9 @@ TEST(cq_read, error_keeps_its_place)
 	EXPECT_EQ(fi_cq_readerr(cq.get(), &err, 0), -FI_EAGAIN);
 }
 
-TEST(cq_read, error_first_is_eavail)
+TEST_P(cq_read, error_first_is_eavail)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	ASSERT_EQ(wu::cq::post_error(cq.get(), comp(9), FI_ECANCELED, 0, 0), 0);
 	ASSERT_EQ(wu::cq::post(cq.get(), comp(1)), 0);
@@ -228,9 +240,9 @@ TEST(cq_read, error_first_is_eavail)
 
 /* ---- fi_cq_readfrom ---- */
 
-TEST(cq_readfrom, fills_source_addresses)
+TEST_P(cq_readfrom, fills_source_addresses)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq(FI_CQ_FORMAT_MSG);
 	completion a = comp(1);
 	a.src_addr = 42;
@@ -245,9 +257,9 @@ TEST(cq_readfrom, fills_source_addresses)
 
 /* ---- fi_cq_readerr ---- */
 
-TEST(cq_readerr, api_117_writes_only_80_bytes)
+TEST_P(cq_readerr, api_117_writes_only_80_bytes)
 {
-	tcp_domain d(FI_VERSION(1, 17));
+	cq_domain d(prov(), FI_VERSION(1, 17));
 	cq_ptr cq = d.cq();
 	completion c = comp(4);
 	c.src_addr = 7;
@@ -267,9 +279,9 @@ TEST(cq_readerr, api_117_writes_only_80_bytes)
 	EXPECT_STREQ(static_cast<const char *>(e.err_data), "detail");
 }
 
-TEST(cq_readerr, api_20_adds_src_addr_and_uses_callers_buffer)
+TEST_P(cq_readerr, api_20_adds_src_addr_and_uses_callers_buffer)
 {
-	tcp_domain d(FI_VERSION(2, 0));
+	cq_domain d(prov(), FI_VERSION(2, 0));
 	cq_ptr cq = d.cq();
 	completion c = comp(4);
 	c.src_addr = 7;
@@ -288,9 +300,9 @@ TEST(cq_readerr, api_20_adds_src_addr_and_uses_callers_buffer)
 	EXPECT_EQ(fi_cq_readerr(cq.get(), nullptr, 0), -FI_EINVAL);
 }
 
-TEST(cq_readerr, old_api_ignores_callers_size)
+TEST_P(cq_readerr, old_api_ignores_callers_size)
 {
-	tcp_domain d(FI_VERSION(1, 4));
+	cq_domain d(prov(), FI_VERSION(1, 4));
 	if (!d.domain)
 		GTEST_SKIP() << "no 1.4 domain";
 	cq_ptr cq = d.cq();
@@ -307,12 +319,12 @@ TEST(cq_readerr, old_api_ignores_callers_size)
 
 /* ---- fi_cq_sread / fi_cq_signal ---- */
 
-class cq_blocking : public ::testing::TestWithParam<fi_wait_obj> {};
+struct cq_blocking : ::wu::test::provider_test_with<fi_wait_obj> {};
 
 TEST_P(cq_blocking, sread_waits_for_a_completion)
 {
-	tcp_domain d;
-	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, GetParam());
+	cq_domain d{prov()};
+	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, arg());
 	std::thread t([&] {
 		sleep_ms(30);
 		EXPECT_EQ(wu::cq::post(cq.get(), comp(8)), 0);
@@ -327,8 +339,8 @@ TEST_P(cq_blocking, sread_waits_for_a_completion)
 
 TEST_P(cq_blocking, sread_times_out_with_eagain)
 {
-	tcp_domain d;
-	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, GetParam());
+	cq_domain d{prov()};
+	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, arg());
 	fi_cq_tagged_entry e;
 	auto t0 = clock::now();
 	EXPECT_EQ(fi_cq_sread(cq.get(), &e, 1, nullptr, 50), -FI_EAGAIN);
@@ -340,8 +352,8 @@ TEST_P(cq_blocking, sread_times_out_with_eagain)
 
 TEST_P(cq_blocking, signal_wakes_a_blocked_sread)
 {
-	tcp_domain d;
-	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, GetParam());
+	cq_domain d{prov()};
+	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, arg());
 	std::atomic<ssize_t> ret{1};
 	std::thread t([&] {
 		fi_cq_tagged_entry e;
@@ -355,8 +367,8 @@ TEST_P(cq_blocking, signal_wakes_a_blocked_sread)
 
 TEST_P(cq_blocking, sread_reports_an_error)
 {
-	tcp_domain d;
-	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, GetParam());
+	cq_domain d{prov()};
+	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, arg());
 	std::thread t([&] {
 		sleep_ms(20);
 		EXPECT_EQ(wu::cq::post_error(cq.get(), comp(1), FI_EIO, 0, 0), 0);
@@ -366,13 +378,12 @@ TEST_P(cq_blocking, sread_reports_an_error)
 	t.join();
 }
 
-INSTANTIATE_TEST_SUITE_P(wait_objs, cq_blocking,
-			 ::testing::Values(FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_MUTEX_COND,
-					   FI_WAIT_YIELD));
+WU_PROVIDER_SUITE_WITH(cq_blocking,
+		       ::testing::Values(FI_WAIT_UNSPEC, FI_WAIT_FD, FI_WAIT_MUTEX_COND, FI_WAIT_YIELD))
 
-TEST(cq_sread, signal_before_sread_is_not_lost)
+TEST_P(cq_sread, signal_before_sread_is_not_lost)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	ASSERT_EQ(fi_cq_signal(cq.get()), 0);
 	fi_cq_tagged_entry e;
@@ -381,9 +392,9 @@ TEST(cq_sread, signal_before_sread_is_not_lost)
 	EXPECT_LT(ms_since(t0), 1000);
 }
 
-TEST(cq_sread, threshold_waits_for_enough_entries)
+TEST_P(cq_sread, threshold_waits_for_enough_entries)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_UNSPEC, 0, FI_CQ_COND_THRESHOLD);
 	std::atomic<int> posted{0};
 	std::thread t([&] {
@@ -403,18 +414,18 @@ TEST(cq_sread, threshold_waits_for_enough_entries)
 	EXPECT_EQ(fi_cq_sread(cq.get(), e, 8, &cond, 30), 1);
 }
 
-TEST(cq_sread, not_allowed_without_a_wait_object)
+TEST_P(cq_sread, not_allowed_without_a_wait_object)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE);
 	fi_cq_tagged_entry e;
 	EXPECT_EQ(fi_cq_sread(cq.get(), &e, 1, nullptr, 10), -FI_ENOSYS);
 	EXPECT_EQ(fi_cq_signal(cq.get()), -FI_ENOSYS);
 }
 
-TEST(cq_sreadfrom, fills_source_addresses)
+TEST_P(cq_sreadfrom, fills_source_addresses)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	completion c = comp(1);
 	c.src_addr = 3;
@@ -427,9 +438,9 @@ TEST(cq_sreadfrom, fills_source_addresses)
 
 /* ---- progress (FI_PROGRESS_MANUAL) ---- */
 
-TEST(cq_progress, read_calls_bound_progress_functions)
+TEST_P(cq_progress, read_calls_bound_progress_functions)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	fake_ep ep;
 	ep.cq = cq.get();
@@ -448,9 +459,9 @@ TEST(cq_progress, read_calls_bound_progress_functions)
 	EXPECT_EQ(wu::cq::unbind(&cq->fid, ep.fn()), -FI_EINVAL);
 }
 
-TEST(cq_progress, sread_keeps_driving_progress)
+TEST_P(cq_progress, sread_keeps_driving_progress)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	fake_ep ep;
 	ep.cq = cq.get();
@@ -463,9 +474,9 @@ TEST(cq_progress, sread_keeps_driving_progress)
 	EXPECT_EQ(wu::cq::unbind(&cq->fid, ep.fn()), 0);
 }
 
-TEST(cq_progress, same_function_bound_twice_counts_twice)
+TEST_P(cq_progress, same_function_bound_twice_counts_twice)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	fake_ep ep;
 	ep.cq = cq.get();
@@ -479,9 +490,9 @@ TEST(cq_progress, same_function_bound_twice_counts_twice)
 	EXPECT_EQ(wu::cq::unbind(&cq->fid, ep.fn()), 0);
 }
 
-TEST(cq_progress, wake_rechecks_without_returning)
+TEST_P(cq_progress, wake_rechecks_without_returning)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	std::atomic<ssize_t> ret{0};
 	std::thread t([&] {
@@ -499,9 +510,9 @@ TEST(cq_progress, wake_rechecks_without_returning)
 
 /* ---- fi_cq_strerror ---- */
 
-TEST(cq_strerror, prints_provider_errno)
+TEST_P(cq_strerror, prints_provider_errno)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	char buf[64];
 	const char *s = fi_cq_strerror(cq.get(), ECONNRESET, nullptr, buf, sizeof buf);
@@ -513,9 +524,9 @@ TEST(cq_strerror, prints_provider_errno)
 
 /* ---- fi_control ---- */
 
-TEST(cq_control, getwaitobj_and_fd_follows_the_level)
+TEST_P(cq_control, getwaitobj_and_fd_follows_the_level)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_FD);
 	fi_wait_obj w;
 	ASSERT_EQ(fi_control(&cq->fid, FI_GETWAITOBJ, &w), 0);
@@ -537,9 +548,9 @@ TEST(cq_control, getwaitobj_and_fd_follows_the_level)
 	EXPECT_EQ(poll_fd(fd, 0), 0);
 }
 
-TEST(cq_control, mutex_cond_and_no_native_object)
+TEST_P(cq_control, mutex_cond_and_no_native_object)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr mc = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_MUTEX_COND);
 	fi_mutex_cond m{};
 	ASSERT_EQ(fi_control(&mc->fid, FI_GETWAIT, &m), 0);
@@ -552,9 +563,9 @@ TEST(cq_control, mutex_cond_and_no_native_object)
 	EXPECT_EQ(fi_control(&un->fid, FI_ENABLE, &fd), -FI_ENOSYS);
 }
 
-TEST(cq_control, wait_set_follows_the_cq)
+TEST_P(cq_control, wait_set_follows_the_cq)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	fi_wait_attr wa{};
 	wa.wait_obj = FI_WAIT_UNSPEC;
 	fid_wait *ws = nullptr;
@@ -582,9 +593,9 @@ TEST(cq_control, wait_set_follows_the_cq)
 
 /* ---- fi_close ---- */
 
-TEST(cq_close, busy_while_bound_then_bad_handle)
+TEST_P(cq_close, busy_while_bound_then_bad_handle)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	fi_cq_attr a{};
 	fid_cq *cq = nullptr;
 	ASSERT_EQ(d.open_cq(a, &cq), 0);
@@ -602,9 +613,9 @@ TEST(cq_close, busy_while_bound_then_bad_handle)
 
 /* ---- concurrency (TSan) ---- */
 
-TEST(cq_threads, posters_and_readers_see_every_completion_once)
+TEST_P(cq_threads, posters_and_readers_see_every_completion_once)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_UNSPEC, 64);
 	constexpr int posters = 3, readers = 2, per = 20000;
 	std::atomic<int> got{0};
@@ -639,9 +650,9 @@ TEST(cq_threads, posters_and_readers_see_every_completion_once)
 	EXPECT_EQ(got.load(), posters * per);
 }
 
-TEST(cq_threads, per_poster_order_is_kept)
+TEST_P(cq_threads, per_poster_order_is_kept)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_UNSPEC, 128);
 	constexpr int posters = 2, per = 20000;
 	std::vector<std::thread> ts;
@@ -670,9 +681,9 @@ TEST(cq_threads, per_poster_order_is_kept)
 		t.join();
 }
 
-TEST(cq_threads, signal_races_with_sread)
+TEST_P(cq_threads, signal_races_with_sread)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	std::atomic<bool> stop{false};
 	std::thread sig([&] {
@@ -688,9 +699,9 @@ TEST(cq_threads, signal_races_with_sread)
 	sig.join();
 }
 
-TEST(cq_threads, bind_unbind_while_reading)
+TEST_P(cq_threads, bind_unbind_while_reading)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = d.cq();
 	std::atomic<bool> stop{false};
 	std::thread reader([&] {

@@ -41,9 +41,16 @@ constexpr uint64_t rw = FI_REMOTE_READ | FI_REMOTE_WRITE;
 
 /* ---- fi_mr_reg / fi_mr_key / fi_mr_desc ---- */
 
-TEST(mr_reg, requested_keys_are_unique_per_domain)
+/* Suites run over every provider (prov_fixture.h). */
+WU_PROVIDER_TEST_SUITE(mr_reg)
+WU_PROVIDER_TEST_SUITE(mr_check)
+WU_PROVIDER_TEST_SUITE(mr_bind)
+WU_PROVIDER_TEST_SUITE(mr_control)
+WU_PROVIDER_TEST_SUITE(mr_threads)
+
+TEST_P(mr_reg, requested_keys_are_unique_per_domain)
 {
-	tcp_domain d, other;
+	cq_domain d{prov()}, other{prov()};
 	char buf[64];
 	fid_mr *a = nullptr, *b = nullptr, *c = nullptr;
 	int ctx;
@@ -62,9 +69,9 @@ TEST(mr_reg, requested_keys_are_unique_per_domain)
 	mr_ptr hb(b);
 }
 
-TEST(mr_reg, prov_key_mode_picks_distinct_keys)
+TEST_P(mr_reg, prov_key_mode_picks_distinct_keys)
 {
-	tcp_domain d(FI_VERSION(2, 0), virt_prov_key);
+	cq_domain d(prov(), FI_VERSION(2, 0), virt_prov_key);
 	char buf[16];
 	std::vector<mr_ptr> mrs;
 	std::vector<uint64_t> keys;
@@ -78,9 +85,9 @@ TEST(mr_reg, prov_key_mode_picks_distinct_keys)
 	EXPECT_EQ(std::unique(keys.begin(), keys.end()), keys.end());
 }
 
-TEST(mr_reg, basic_means_virt_addr_and_prov_key)
+TEST_P(mr_reg, basic_means_virt_addr_and_prov_key)
 {
-	tcp_domain d(FI_VERSION(2, 0), basic);
+	cq_domain d(prov(), FI_VERSION(2, 0), basic);
 	char buf[16];
 	fid_mr *a = nullptr, *b = nullptr;
 	ASSERT_EQ(d.reg(buf, sizeof buf, rw, 0, 1, 0, &a), 0);
@@ -93,9 +100,9 @@ TEST(mr_reg, basic_means_virt_addr_and_prov_key)
 		  buf + 3);
 }
 
-TEST(mr_reg, rejects_bad_arguments)
+TEST_P(mr_reg, rejects_bad_arguments)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	char buf[16];
 	fid_mr *m = nullptr;
 	EXPECT_EQ(d.reg(buf, 16, rw, 0, 1, FI_RMA_PMEM, &m), -FI_EBADFLAGS);
@@ -119,9 +126,9 @@ TEST(mr_reg, rejects_bad_arguments)
 	EXPECT_EQ(wu::mr::ops.reg(nullptr, buf, 16, rw, 0, 1, 0, &m, nullptr), -FI_EINVAL);
 }
 
-TEST(mr_reg, key_must_fit_the_key_size)
+TEST_P(mr_reg, key_must_fit_the_key_size)
 {
-	tcp_domain d(FI_VERSION(2, 0), small_keys_iov);
+	cq_domain d(prov(), FI_VERSION(2, 0), small_keys_iov);
 	char buf[16];
 	fid_mr *m = nullptr;
 	EXPECT_EQ(d.reg(buf, 16, rw, 0, 0x10000, 0, &m), -FI_EKEYREJECTED);
@@ -129,9 +136,9 @@ TEST(mr_reg, key_must_fit_the_key_size)
 	mr_ptr h(m);
 }
 
-TEST(mr_reg, holds_the_domain)
+TEST_P(mr_reg, holds_the_domain)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	char buf[8];
 	fid_mr *m = nullptr;
 	ASSERT_EQ(d.reg(buf, 8, rw, 0, 1, 0, &m), 0);
@@ -141,9 +148,9 @@ TEST(mr_reg, holds_the_domain)
 
 /* ---- RMA target checks (mr::check) ---- */
 
-TEST(mr_check, offset_mode_addresses_from_the_offset)
+TEST_P(mr_check, offset_mode_addresses_from_the_offset)
 {
-	tcp_domain d; /* tcp: mr_mode 0 */
+	cq_domain d{prov()}; /* tcp: mr_mode 0 */
 	char buf[100];
 	fid_mr *m = nullptr;
 	ASSERT_EQ(d.reg(buf, sizeof buf, FI_REMOTE_WRITE, 1000, 9, 0, &m), 0);
@@ -160,9 +167,9 @@ TEST(mr_check, offset_mode_addresses_from_the_offset)
 		  nullptr);
 }
 
-TEST(mr_check, virt_addr_mode_uses_virtual_addresses)
+TEST_P(mr_check, virt_addr_mode_uses_virtual_addresses)
 {
-	tcp_domain d(FI_VERSION(2, 0), virt_prov_key);
+	cq_domain d(prov(), FI_VERSION(2, 0), virt_prov_key);
 	char buf[100];
 	fid_mr *m = nullptr;
 	ASSERT_EQ(d.reg(buf, sizeof buf, rw | FI_SEND, 1000, 0, 0, &m), 0);
@@ -180,9 +187,9 @@ TEST(mr_check, virt_addr_mode_uses_virtual_addresses)
 	EXPECT_FALSE(wu::mr::check_desc(d.dom(), &junk, buf, 1, FI_SEND));
 }
 
-TEST(mr_check, regions_of_several_buffers)
+TEST_P(mr_check, regions_of_several_buffers)
 {
-	tcp_domain d(FI_VERSION(2, 0), small_keys_iov);
+	cq_domain d(prov(), FI_VERSION(2, 0), small_keys_iov);
 	char a[10], b[20];
 	iovec v[2] = {{a, sizeof a}, {b, sizeof b}};
 	fid_mr *m = nullptr;
@@ -195,9 +202,9 @@ TEST(mr_check, regions_of_several_buffers)
 
 /* ---- fi_mr_bind / fi_mr_enable / remote access events ---- */
 
-TEST(mr_bind, counter_counts_remote_writes)
+TEST_P(mr_bind, counter_counts_remote_writes)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cntr_ptr c = d.cntr();
 	char buf[8];
 	fid_mr *m = nullptr;
@@ -220,9 +227,9 @@ TEST(mr_bind, counter_counts_remote_writes)
 	EXPECT_EQ(fi_mr_bind(m, &cq->fid, FI_REMOTE_WRITE), -FI_EINVAL);
 }
 
-TEST(mr_bind, rma_event_regions_start_disabled)
+TEST_P(mr_bind, rma_event_regions_start_disabled)
 {
-	tcp_domain d(FI_VERSION(2, 0), rma_event);
+	cq_domain d(prov(), FI_VERSION(2, 0), rma_event);
 	cntr_ptr c = d.cntr();
 	char buf[8];
 	fid_mr *m = nullptr, *plain = nullptr;
@@ -239,9 +246,9 @@ TEST(mr_bind, rma_event_regions_start_disabled)
 	EXPECT_EQ(fi_mr_bind(m, &c->fid, FI_REMOTE_READ), -FI_EINVAL) << "bound after enable";
 }
 
-TEST(mr_bind, endpoint_mode_needs_an_endpoint)
+TEST_P(mr_bind, endpoint_mode_needs_an_endpoint)
 {
-	tcp_domain d(FI_VERSION(2, 0), endpoint_mode);
+	cq_domain d(prov(), FI_VERSION(2, 0), endpoint_mode);
 	char buf[8];
 	fid_mr *m = nullptr;
 	ASSERT_EQ(d.reg(buf, 8, rw, 0, 1, 0, &m), 0);
@@ -257,9 +264,9 @@ TEST(mr_bind, endpoint_mode_needs_an_endpoint)
 
 /* ---- fi_mr_refresh / fi_mr_raw_attr ---- */
 
-TEST(mr_control, refresh_and_raw_attr)
+TEST_P(mr_control, refresh_and_raw_attr)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	char buf[8];
 	fid_mr *m = nullptr;
 	ASSERT_EQ(d.reg(buf, 8, rw, 64, 0x1234, 0, &m), 0);
@@ -281,9 +288,9 @@ TEST(mr_control, refresh_and_raw_attr)
 
 /* ---- concurrency (TSan) ---- */
 
-TEST(mr_threads, checks_while_registering)
+TEST_P(mr_threads, checks_while_registering)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	static char buf[4096];
 	fid_mr *m = nullptr;
 	ASSERT_EQ(d.reg(buf, sizeof buf, rw, 0, 1, 0, &m), 0);

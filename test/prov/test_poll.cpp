@@ -34,7 +34,7 @@ poll_ptr open_poll(fid_domain *d)
 	return poll_ptr(p);
 }
 
-cq_ptr cq_with(tcp_domain &d, void *ctx)
+cq_ptr cq_with(cq_domain &d, void *ctx)
 {
 	fi_cq_attr a{};
 	a.format = FI_CQ_FORMAT_CONTEXT;
@@ -44,7 +44,7 @@ cq_ptr cq_with(tcp_domain &d, void *ctx)
 	return cq_ptr(c);
 }
 
-cntr_ptr cntr_with(tcp_domain &d, void *ctx)
+cntr_ptr cntr_with(cq_domain &d, void *ctx)
 {
 	fi_cntr_attr a{};
 	a.events = FI_CNTR_EVENTS_COMP;
@@ -56,9 +56,12 @@ cntr_ptr cntr_with(tcp_domain &d, void *ctx)
 
 } // namespace
 
-TEST(poll_set, open_checks_arguments_and_holds_the_domain)
+/* Suites run over every provider (prov_fixture.h). */
+WU_PROVIDER_TEST_SUITE(poll_set)
+
+TEST_P(poll_set, open_checks_arguments_and_holds_the_domain)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	ASSERT_NE(d.domain, nullptr);
 	fi_poll_attr a{};
 	fid_poll *p = nullptr;
@@ -77,9 +80,9 @@ TEST(poll_set, open_checks_arguments_and_holds_the_domain)
 	EXPECT_EQ(fi_close(&p->fid), -FI_EBADF);
 }
 
-TEST(poll_set, cq_context_while_not_empty)
+TEST_P(poll_set, cq_context_while_not_empty)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	int tag;
 	cq_ptr cq = cq_with(d, &tag);
 	poll_ptr p = open_poll(d.domain);
@@ -101,9 +104,9 @@ TEST(poll_set, cq_context_while_not_empty)
 	EXPECT_EQ(fi_poll_del(p.get(), &cq->fid, 0), 0);
 }
 
-TEST(poll_set, counter_context_once_per_change)
+TEST_P(poll_set, counter_context_once_per_change)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	int tag;
 	cntr_ptr c = cntr_with(d, &tag);
 	poll_ptr p = open_poll(d.domain);
@@ -130,9 +133,9 @@ TEST(poll_set, counter_context_once_per_change)
 	EXPECT_EQ(fi_poll_del(p.get(), &c2->fid, 0), 0);
 }
 
-TEST(poll_set, a_full_array_loses_nothing_and_rotates)
+TEST_P(poll_set, a_full_array_loses_nothing_and_rotates)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	int ta, tb, tc;
 	cq_ptr a = cq_with(d, &ta), b = cq_with(d, &tb);
 	cntr_ptr c = cntr_with(d, &tc);
@@ -160,9 +163,9 @@ TEST(poll_set, a_full_array_loses_nothing_and_rotates)
 	EXPECT_EQ(fi_cq_read(b.get(), &e, 1), 1);
 }
 
-TEST(poll_set, bad_arguments)
+TEST_P(poll_set, bad_arguments)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	cq_ptr cq = cq_with(d, nullptr);
 	poll_ptr p = open_poll(d.domain);
 	EXPECT_EQ(fi_poll_add(p.get(), &cq->fid, 1), -FI_EBADFLAGS);
@@ -181,9 +184,9 @@ TEST(poll_set, bad_arguments)
 }
 
 /* A member is held: closing it first would leave the set a dangling fid. */
-TEST(poll_set, closing_a_member_is_busy_until_removed_or_the_set_closes)
+TEST_P(poll_set, closing_a_member_is_busy_until_removed_or_the_set_closes)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	fi_cq_attr a{};
 	a.wait_obj = FI_WAIT_NONE;
 	fid_cq *cq = nullptr;
@@ -274,9 +277,9 @@ TEST(poll_set_tcp, cq_and_counter_of_real_endpoints)
 
 /* fi_poll, fi_poll_add / fi_poll_del and completions from other threads at
  * once (for the ThreadSanitizer run): the set stays consistent. */
-TEST(poll_set, threads_poll_add_del_and_post_at_once)
+TEST_P(poll_set, threads_poll_add_del_and_post_at_once)
 {
-	tcp_domain d;
+	cq_domain d{prov()};
 	int ta, tb, tc;
 	cq_ptr a = cq_with(d, &ta), b = cq_with(d, &tb);
 	cntr_ptr c = cntr_with(d, &tc);
