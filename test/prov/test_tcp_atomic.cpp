@@ -1,5 +1,5 @@
-/* fi_atomic(3) on the tcp provider, and the shared atomic engine
- * (src/prov/common/atomic.h) on its own.  Expected results come from a
+/* fi_atomic(3) on every provider (tcp's wire frames on tcp only), and the
+ * shared atomic engine (src/prov/common/atomic.h) on its own.  Expected results come from a
  * reference written here from the man page's pseudo-code; which (op,
  * datatype) pairs each family takes comes from an independent table. */
 #include <atomic>
@@ -241,10 +241,12 @@ TEST(atomic_engine, concurrent_sums_lose_nothing)
 	EXPECT_EQ(at<uint32_t>(mem + 9, 0), uint32_t(threads) * rounds);
 }
 
-/* ---- over tcp ---- */
+/* ---- over a provider ---- */
 
-struct atomic_pair : ::testing::Test {
-	tcp_env env{FI_EP_RDM, FI_ATOMIC | FI_RMA | FI_MSG};
+/* The atomics suite runs over every provider (prov_fixture.h); tcp_atomic,
+ * tcp's wire frames, over tcp only. */
+struct atomic_pair : provider_test {
+	prov_env env{prov(), FI_EP_RDM, FI_ATOMIC | FI_RMA | FI_MSG};
 	rdm_ep a{env}, b{env};
 	fi_addr_t a_to_b = a.insert(b), b_to_a = b.insert(a);
 	std::vector<char> target = std::vector<char>(8192);
@@ -295,7 +297,12 @@ struct atomic_pair : ::testing::Test {
 	}
 };
 
-TEST_F(atomic_pair, valid_calls_and_query_atomic_agree_with_the_man_page)
+struct atomics : atomic_pair {};
+struct tcp_atomic : atomic_pair {};
+WU_PROVIDER_SUITE(atomics)
+INSTANTIATE_TEST_SUITE_P(tcp, tcp_atomic, ::testing::Values(std::string("tcp")));
+
+TEST_P(atomics, valid_calls_and_query_atomic_agree_with_the_man_page)
 {
 	using valid_fn = int (*)(fid_ep *, fi_datatype, fi_op, size_t *);
 	const valid_fn fns[] = {fi_atomicvalid, fi_fetch_atomicvalid, fi_compare_atomicvalid};
@@ -334,7 +341,7 @@ TEST_F(atomic_pair, valid_calls_and_query_atomic_agree_with_the_man_page)
 /* MPICH probes every (op, datatype) pair at MPI_Init and its test runner
  * fails on any warning output: an unsupported pair is an expected answer,
  * logged at info (silent at the default warn level). */
-TEST_F(atomic_pair, an_unsupported_pair_is_refused_without_a_warning)
+TEST_P(atomics, an_unsupported_pair_is_refused_without_a_warning)
 {
 	if (getenv("FI_LOG_LEVEL"))
 		GTEST_SKIP() << "FI_LOG_LEVEL is set";
@@ -352,7 +359,7 @@ TEST_F(atomic_pair, an_unsupported_pair_is_refused_without_a_warning)
 /* Atomics from one peer travel in order on its one connection and the
  * target applies them as they arrive: fi_getinfo says so (MPICH ranks
  * providers without these bits lower). */
-TEST_F(atomic_pair, atomic_ordering_is_advertised)
+TEST_P(atomics, atomic_ordering_is_advertised)
 {
 	const uint64_t want = FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
 	EXPECT_EQ(env.info->tx_attr->msg_order & want, want);
@@ -372,7 +379,7 @@ TEST_F(atomic_pair, atomic_ordering_is_advertised)
 
 /* Every (op, datatype) of every family against the reference, through
  * fi_atomic / fi_fetch_atomic / fi_compare_atomic, at an unaligned target. */
-TEST_F(atomic_pair, every_op_and_datatype_matches_the_reference)
+TEST_P(atomics, every_op_and_datatype_matches_the_reference)
 {
 	const size_t off = 3;
 	int calls = 0;
@@ -423,7 +430,7 @@ TEST_F(atomic_pair, every_op_and_datatype_matches_the_reference)
 		  -FI_EOPNOTSUPP);
 }
 
-TEST_F(atomic_pair, argument_checks)
+TEST_P(atomics, argument_checks)
 {
 	uint64_t v = 1, res = 0, cmp = 0;
 	const fi_datatype u64 = FI_UINT64;
@@ -466,7 +473,7 @@ TEST_F(atomic_pair, argument_checks)
 	EXPECT_EQ(fi_cq_read(a.tx, &e, 1), -FI_EAGAIN);
 }
 
-TEST_F(atomic_pair, iov_msg_and_inject_forms)
+TEST_P(atomics, iov_msg_and_inject_forms)
 {
 	/* Five uint32 at the target, operands and results split over iocs. */
 	auto *t32 = reinterpret_cast<uint32_t *>(target.data());
@@ -543,7 +550,7 @@ TEST_F(atomic_pair, iov_msg_and_inject_forms)
 	EXPECT_EQ(fi_cq_read(a.tx, &e, 1), -FI_EAGAIN) << "fi_inject_atomic generated a completion";
 }
 
-TEST_F(atomic_pair, bad_key_range_or_access_is_eacces)
+TEST_P(atomics, bad_key_range_or_access_is_eacces)
 {
 	uint64_t v = 1, old = 0;
 	int ctx;
@@ -586,7 +593,7 @@ TEST_F(atomic_pair, bad_key_range_or_access_is_eacces)
 	done(FI_ATOMIC | FI_WRITE, &ctx);
 }
 
-TEST_F(atomic_pair, counters_count_both_sides)
+TEST_P(atomics, counters_count_both_sides)
 {
 	fi_cntr_attr ca{};
 	ca.events = FI_CNTR_EVENTS_COMP;
@@ -634,7 +641,7 @@ TEST_F(atomic_pair, counters_count_both_sides)
 
 /* Two initiators, each in its own thread with several operations in
  * flight, add to one target counter while a third thread drives the target. */
-TEST_F(atomic_pair, two_initiators_hammering_one_counter_lose_nothing)
+TEST_P(atomics, two_initiators_hammering_one_counter_lose_nothing)
 {
 	rdm_ep c{env};
 	fi_addr_t c_to_b = c.insert(b);
@@ -692,7 +699,7 @@ TEST_F(atomic_pair, two_initiators_hammering_one_counter_lose_nothing)
 /* The wire: what ATOMIC carries; a peer that dies before answering fails
  * the operation; a reply of the wrong length is a protocol error that fails
  * it too; a raw peer's ATOMIC gets the old values back. */
-TEST_F(atomic_pair, wire_frames_and_a_peer_dying_mid_operation)
+TEST_P(tcp_atomic, wire_frames_and_a_peer_dying_mid_operation)
 {
 	raw_peer peer(a, 0);
 	frame::header h;

@@ -1,7 +1,9 @@
-/* tcp provider, fi_tagged(3) FI_PEEK / FI_CLAIM / FI_DISCARD on RDM
- * endpoints: FI_ENOMSG when nothing matches, metadata of an unexpected
- * message, claiming it (eager and rendezvous-size) for a later FI_CLAIM
- * with the same fi_context, dropping it, and bad arguments. */
+/* fi_tagged(3) FI_PEEK / FI_CLAIM / FI_DISCARD on RDM endpoints of every
+ * provider (the peek_claim and peek_caps suites; a sender dying before
+ * the claim is tcp's own, with a raw socket): FI_ENOMSG when nothing
+ * matches, metadata of an unexpected message, claiming it (eager and
+ * rendezvous-size) for a later FI_CLAIM with the same fi_context,
+ * dropping it, and bad arguments. */
 #include <cstring>
 #include <string>
 #include <vector>
@@ -14,10 +16,9 @@ namespace {
 
 constexpr size_t big = 1 << 20; /* above FI_TCP_RNDV_SIZE: rendezvous */
 
-struct peek_pair : ::testing::Test {
-	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
-	rdm_ep a{env}, b{env};
-	fi_addr_t a_to_b = a.insert(b);
+/* Endpoint a sends to b, which peeks and claims. */
+struct peek_base : rdm_pair {
+	explicit peek_base(const std::string &prov) : rdm_pair(prov, FI_MSG | FI_TAGGED, false) {}
 
 	/* fi_trecvmsg on b with these flags; returns the call's result. */
 	ssize_t trecvmsg(uint64_t flags, void *ctx, uint64_t tag, uint64_t ignore = 0, void *buf = nullptr,
@@ -64,9 +65,21 @@ struct peek_pair : ::testing::Test {
 	}
 };
 
+/* The peek / claim / discard suite of every provider (prov_fixture.h). */
+struct peek_claim : provider_test, peek_base {
+	peek_claim() : peek_base(prov()) {}
+};
+/* tcp's own: a raw socket as the sender. */
+struct peek_pair : ::testing::Test, peek_base {
+	peek_pair() : peek_base("tcp") {}
+};
+
 } // namespace
 
-TEST_F(peek_pair, peek_with_nothing_there_is_an_enomsg_error_completion)
+WU_PROVIDER_SUITE(peek_claim)
+WU_PROVIDER_TEST_SUITE(peek_caps)
+
+TEST_P(peek_claim, peek_with_nothing_there_is_an_enomsg_error_completion)
 {
 	fi_context ctx{};
 	fi_cq_tagged_entry e{};
@@ -77,7 +90,7 @@ TEST_F(peek_pair, peek_with_nothing_there_is_an_enomsg_error_completion)
 	EXPECT_TRUE(err.flags & FI_TAGGED);
 }
 
-TEST_F(peek_pair, peek_reports_metadata_and_leaves_the_message)
+TEST_P(peek_claim, peek_reports_metadata_and_leaves_the_message)
 {
 	char msg[] = "peeked message";
 	int sctx;
@@ -107,7 +120,7 @@ TEST_F(peek_pair, peek_reports_metadata_and_leaves_the_message)
 	ASSERT_EQ(wait_one(a.tx, e), 1);
 }
 
-TEST_F(peek_pair, claimed_message_goes_only_to_the_paired_claim)
+TEST_P(peek_claim, claimed_message_goes_only_to_the_paired_claim)
 {
 	int v = 1234;
 	ASSERT_EQ(fi_tsend(a.ep, &v, sizeof v, nullptr, a_to_b, 9, nullptr), 0);
@@ -139,7 +152,7 @@ TEST_F(peek_pair, claimed_message_goes_only_to_the_paired_claim)
 	EXPECT_EQ(fi_cancel(&b.ep->fid, &octx), 0);
 }
 
-TEST_F(peek_pair, claimed_rendezvous_message_moves_only_at_the_claim)
+TEST_P(peek_claim, claimed_rendezvous_message_moves_only_at_the_claim)
 {
 	std::vector<char> out(big), in(big, 0);
 	for (size_t i = 0; i < big; i++)
@@ -162,7 +175,7 @@ TEST_F(peek_pair, claimed_rendezvous_message_moves_only_at_the_claim)
 	EXPECT_EQ(e.op_context, &sctx);
 }
 
-TEST_F(peek_pair, peek_discard_drops_eager_and_rendezvous_messages)
+TEST_P(peek_claim, peek_discard_drops_eager_and_rendezvous_messages)
 {
 	int v = 5;
 	std::vector<char> out(big, 'd');
@@ -194,7 +207,7 @@ TEST_F(peek_pair, peek_discard_drops_eager_and_rendezvous_messages)
 	EXPECT_EQ(got, 6);
 }
 
-TEST_F(peek_pair, claim_discard_drops_a_claimed_message)
+TEST_P(peek_claim, claim_discard_drops_a_claimed_message)
 {
 	std::vector<char> out(big, 'c');
 	int sctx;
@@ -212,7 +225,7 @@ TEST_F(peek_pair, claim_discard_drops_a_claimed_message)
 	EXPECT_EQ(fi_cq_read(b.rx, &e, 1), -FI_EAGAIN);
 }
 
-TEST_F(peek_pair, bad_arguments)
+TEST_P(peek_claim, bad_arguments)
 {
 	fi_context ctx{};
 	int x;
@@ -223,9 +236,9 @@ TEST_F(peek_pair, bad_arguments)
 	EXPECT_EQ(trecvmsg(FI_PEEK | FI_MULTI_RECV, &ctx, 1), -FI_EINVAL);
 }
 
-TEST(tcp_peek, needs_fi_tagged)
+TEST_P(peek_caps, needs_fi_tagged)
 {
-	tcp_env env{FI_EP_RDM, FI_MSG};
+	prov_env env{prov(), FI_EP_RDM, FI_MSG};
 	ASSERT_FALSE(env.info->caps & FI_TAGGED);
 	rdm_ep b{env};
 	fi_context ctx{};
@@ -235,7 +248,7 @@ TEST(tcp_peek, needs_fi_tagged)
 	EXPECT_EQ(fi_trecvmsg(b.ep, &m, FI_PEEK), -FI_EOPNOTSUPP);
 }
 
-TEST_F(peek_pair, untagged_recvmsg_refuses_peek_claim_discard)
+TEST_P(peek_claim, untagged_recvmsg_refuses_peek_claim_discard)
 {
 	int buf = 0;
 	iovec v{&buf, sizeof buf};

@@ -1,6 +1,7 @@
-/* tcp provider, FI_EP_RDM: two endpoints in one process over 127.0.0.1
- * (fi_endpoint, fi_msg, fi_tagged, fi_rma behaviours), a raw socket as a
- * stray or malformed peer, and a fork()ed peer killed mid-transfer. */
+/* FI_EP_RDM: two endpoints in one process over 127.0.0.1 (fi_endpoint,
+ * fi_msg, fi_tagged, fi_rma behaviours: the rdm, tagged and rma suites, run
+ * over every provider); tcp's own: a raw socket as a stray or malformed
+ * peer, connections, rendezvous, and a fork()ed peer killed mid-transfer. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -19,20 +20,21 @@ using namespace wu::test;
 
 namespace {
 
-struct pair_fixture : ::testing::Test {
-	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV};
-	rdm_ep a{env}, b{env};
-	fi_addr_t a_to_b = a.insert(b), b_to_a = b.insert(a);
+constexpr uint64_t pair_caps = FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV;
 
-	int wait_rx(rdm_ep &who, fi_cq_tagged_entry &e, fi_cq_err_entry *err = nullptr, fi_addr_t *src = nullptr)
-	{
-		return wait_one(who.rx, e, err, {a.tx, b.tx, a.rx, b.rx}, src);
-	}
-	int wait_tx(rdm_ep &who, fi_cq_tagged_entry &e, fi_cq_err_entry *err = nullptr)
-	{
-		return wait_one(who.tx, e, err, {a.rx, b.rx, a.tx, b.tx});
-	}
+/* Two tcp endpoints, for the tests of tcp's own connections and wire. */
+struct pair_fixture : ::testing::Test, rdm_pair {
+	pair_fixture() : rdm_pair("tcp", pair_caps) {}
 };
+
+/* The same pair of every provider (prov_fixture.h), for the suites of
+ * fi_msg (rdm), fi_tagged (tagged) and fi_rma (rma) behaviour. */
+struct provider_pair : provider_test, rdm_pair {
+	provider_pair() : rdm_pair(prov(), pair_caps) {}
+};
+struct rdm : provider_pair {};
+struct tagged : provider_pair {};
+struct rma : provider_pair {};
 
 /* FI_TCP_EAGER_WINDOW=0 for the fixture's endpoints: large messages always
  * go by rendezvous (test_tcp_window covers the eager window). */
@@ -43,6 +45,10 @@ struct no_window {
 struct rndv_pair : no_window, pair_fixture {};
 
 } // namespace
+
+WU_PROVIDER_SUITE(rdm)
+WU_PROVIDER_SUITE(tagged)
+WU_PROVIDER_SUITE(rma)
 
 TEST(tcp_frame, round_trip_and_rejects)
 {
@@ -189,7 +195,7 @@ TEST_F(pair_fixture, getname_is_a_loopback_sockaddr_and_setname_rebinds_before_e
 	EXPECT_EQ(fi_close(&ep->fid), 0);
 }
 
-TEST_F(pair_fixture, send_recv_both_ways_with_source_address)
+TEST_P(rdm, send_recv_both_ways_with_source_address)
 {
 	char out[8] = "ping123", in[8] = {};
 	int ctx_r, ctx_s;
@@ -217,7 +223,7 @@ TEST_F(pair_fixture, send_recv_both_ways_with_source_address)
 	ASSERT_EQ(wait_tx(b, e), 1);
 }
 
-TEST_F(pair_fixture, unexpected_messages_keep_order_and_tags_match_with_ignore)
+TEST_P(tagged, unexpected_messages_keep_order_and_tags_match_with_ignore)
 {
 	/* Sent before any receive is posted: queued as unexpected, SAS order. */
 	uint64_t vals[6];
@@ -246,7 +252,7 @@ TEST_F(pair_fixture, unexpected_messages_keep_order_and_tags_match_with_ignore)
 	}
 }
 
-TEST_F(pair_fixture, directed_receive_ignores_other_sources)
+TEST_P(tagged, directed_receive_ignores_other_sources)
 {
 	rdm_ep c{env};
 	fi_addr_t c_to_b = c.insert(b);
@@ -267,7 +273,7 @@ TEST_F(pair_fixture, directed_receive_ignores_other_sources)
 	EXPECT_EQ(src, b_to_a);
 }
 
-TEST_F(pair_fixture, truncation_is_an_etrunc_error_completion)
+TEST_P(rdm, truncation_is_an_etrunc_error_completion)
 {
 	char big[100], small[10];
 	memset(big, 'q', sizeof big);
@@ -290,7 +296,7 @@ TEST_F(pair_fixture, truncation_is_an_etrunc_error_completion)
 	EXPECT_EQ(w, 5);
 }
 
-TEST_F(pair_fixture, senddata_and_inject_carry_remote_cq_data_without_tx_completions)
+TEST_P(rdm, senddata_and_inject_carry_remote_cq_data_without_tx_completions)
 {
 	int v = 7, w = 0;
 	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
@@ -312,7 +318,7 @@ TEST_F(pair_fixture, senddata_and_inject_carry_remote_cq_data_without_tx_complet
 	EXPECT_EQ(fi_cq_read(a.tx, &e, 1), -FI_EAGAIN); /* inject: no completion */
 }
 
-TEST_F(pair_fixture, iovecs_and_large_messages_expected_and_unexpected)
+TEST_P(rdm, iovecs_and_large_messages_expected_and_unexpected)
 {
 	const size_t n = 4 << 20;
 	std::vector<char> src(n), dst(n);
@@ -338,7 +344,7 @@ TEST_F(pair_fixture, iovecs_and_large_messages_expected_and_unexpected)
 	ASSERT_EQ(wait_tx(a, e), 1);
 }
 
-TEST_F(pair_fixture, multi_recv_buffer_takes_several_messages)
+TEST_P(rdm, multi_recv_buffer_takes_several_messages)
 {
 	size_t min = 1500;
 	ASSERT_EQ(fi_setopt(&b.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof min), 0);
@@ -364,7 +370,7 @@ TEST_F(pair_fixture, multi_recv_buffer_takes_several_messages)
 	}
 }
 
-TEST_F(pair_fixture, cancel_reports_ecanceled_and_options)
+TEST_P(rdm, cancel_reports_ecanceled_and_options)
 {
 	int x, ctx;
 	ASSERT_EQ(fi_recv(b.ep, &x, sizeof x, nullptr, FI_ADDR_UNSPEC, &ctx), 0);
@@ -381,7 +387,7 @@ TEST_F(pair_fixture, cancel_reports_ecanceled_and_options)
 	EXPECT_EQ(fi_getopt(&a.ep->fid, FI_OPT_ENDPOINT, FI_OPT_TX_SIZE + 100, &v, &len), -FI_ENOPROTOOPT);
 }
 
-TEST_F(pair_fixture, close_rules_ebusy_while_bound)
+TEST_P(rdm, close_rules_ebusy_while_bound)
 {
 	EXPECT_EQ(fi_close(&a.tx->fid), -FI_EBUSY);
 	EXPECT_EQ(fi_close(&a.av->fid), -FI_EBUSY);
@@ -392,7 +398,7 @@ TEST_F(pair_fixture, close_rules_ebusy_while_bound)
 	a.tx = nullptr;
 }
 
-TEST_F(pair_fixture, rma_write_and_read_through_mr_keys)
+TEST_P(rma, rma_write_and_read_through_mr_keys)
 {
 	std::vector<char> target(4096, 0), local(4096);
 	for (size_t i = 0; i < local.size(); i++)
