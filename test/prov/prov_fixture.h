@@ -314,6 +314,14 @@ struct msg_listener {
 		EXPECT_EQ(fi_listen(pep), 0);
 		EXPECT_EQ(fi_getname(&pep->fid, addr, &addrlen), 0);
 	}
+	/* The name as a T (sockaddr_in, ...). */
+	template <class T>
+	T name_as() const
+	{
+		T t{};
+		memcpy(&t, addr, sizeof t < addrlen ? sizeof t : addrlen);
+		return t;
+	}
 	/* True once the listener is up (check with ASSERT_TRUE). */
 	bool ok() const { return eq && pep; }
 	void close_pep()

@@ -189,39 +189,25 @@ TEST(tcp_auto, msg_rendezvous_and_rma_with_the_peer_idle)
 	tcp_env env{FI_EP_MSG, FI_MSG | FI_RMA, FI_PROGRESS_AUTO};
 	ASSERT_NE(env.domain, nullptr);
 	EXPECT_EQ(env.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
-	fid_eq *peq = nullptr;
-	fi_eq_attr ea{};
-	ea.wait_obj = FI_WAIT_UNSPEC;
-	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
-	fid_pep *pep = nullptr;
-	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
-	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
-	ASSERT_EQ(fi_listen(pep), 0);
-	char addr[64];
-	size_t alen = sizeof addr;
-	ASSERT_EQ(fi_getname(&pep->fid, addr, &alen), 0);
+	msg_listener l{env};
+	ASSERT_TRUE(l.ok());
+	fid_eq *peq = l.eq;
+	const char *addr = l.addr;
 
-	fi_cq_attr ca{};
-	ca.format = FI_CQ_FORMAT_TAGGED;
-	ca.wait_obj = FI_WAIT_UNSPEC;
-	fid_cq *ccq = nullptr, *scq = nullptr;
-	fid_ep *client = nullptr, *server = nullptr;
-	ASSERT_EQ(fi_cq_open(env.domain, &ca, &ccq, nullptr), 0);
-	ASSERT_EQ(fi_cq_open(env.domain, &ca, &scq, nullptr), 0);
-	ASSERT_EQ(fi_endpoint(env.domain, env.info, &client, nullptr), 0);
-	ASSERT_EQ(fi_ep_bind(client, &env.eq->fid, 0), 0);
-	ASSERT_EQ(fi_ep_bind(client, &ccq->fid, FI_TRANSMIT | FI_RECV), 0);
+	msg_side cs, ss;
+	ASSERT_NO_FATAL_FAILURE(cs.open(env, env.info, env.eq, FI_CQ_FORMAT_TAGGED, FI_WAIT_UNSPEC, false));
+	fid_ep *client = cs.ep, *server = nullptr;
+	fid_cq *ccq = cs.cq, *scq = nullptr;
 	ASSERT_EQ(fi_connect(client, addr, nullptr, 0), 0);
 
-	alignas(fi_eq_cm_entry) unsigned char raw[sizeof(fi_eq_cm_entry) + 256];
-	auto &ev = *reinterpret_cast<fi_eq_cm_entry *>(raw);
-	uint32_t event = 0;
-	ASSERT_GE(fi_eq_sread(peq, &event, raw, sizeof raw, 10000, 0), ssize_t(sizeof ev));
-	ASSERT_EQ(event, uint32_t(FI_CONNREQ));
-	ASSERT_EQ(fi_endpoint(env.domain, ev.info, &server, nullptr), 0);
-	fi_freeinfo(ev.info);
-	ASSERT_EQ(fi_ep_bind(server, &peq->fid, 0), 0);
-	ASSERT_EQ(fi_ep_bind(server, &scq->fid, FI_TRANSMIT | FI_RECV), 0);
+	cm_buf cm;
+	fi_info *req = wait_connreq(peq, cm);
+	ASSERT_NE(req, nullptr);
+	ss.open(env, req, peq, FI_CQ_FORMAT_TAGGED, FI_WAIT_UNSPEC, false);
+	fi_freeinfo(req);
+	ASSERT_FALSE(HasFatalFailure());
+	server = ss.ep;
+	scq = ss.cq;
 	std::vector<char> out(big, 'm'), in(big, 0), mem(4096, 0);
 	fid_mr *mr = nullptr;
 	ASSERT_EQ(fi_mr_reg(env.domain, mem.data(), mem.size(), FI_REMOTE_WRITE, 0, 9, 0, &mr, nullptr), 0);
@@ -231,7 +217,8 @@ TEST(tcp_auto, msg_rendezvous_and_rma_with_the_peer_idle)
 	int rctx;
 	ASSERT_EQ(fi_recv(server, in.data(), in.size(), nullptr, 0, &rctx), 0);
 	/* From here the server side is idle. */
-	ASSERT_GE(fi_eq_sread(env.eq, &event, raw, sizeof raw, 10000, 0), ssize_t(sizeof ev));
+	uint32_t event = 0;
+	ASSERT_GE(read_cm(env.eq, event, &cm.entry, sizeof cm.raw), ssize_t(sizeof(fi_eq_cm_entry)));
 	ASSERT_EQ(event, uint32_t(FI_CONNECTED));
 	int sctx, wctx;
 	ASSERT_EQ(fi_send(client, out.data(), out.size(), nullptr, 0, &sctx), 0);
@@ -246,13 +233,13 @@ TEST(tcp_auto, msg_rendezvous_and_rma_with_the_peer_idle)
 	EXPECT_EQ(e.op_context, &rctx);
 	EXPECT_EQ(in, out);
 
-	EXPECT_EQ(fi_close(&client->fid), 0);
-	EXPECT_EQ(fi_close(&server->fid), 0);
+	cs.close_ep();
+	ss.close_ep();
 	EXPECT_EQ(fi_close(&mr->fid), 0);
-	EXPECT_EQ(fi_close(&ccq->fid), 0);
-	EXPECT_EQ(fi_close(&scq->fid), 0);
-	EXPECT_EQ(fi_close(&pep->fid), 0);
-	EXPECT_EQ(fi_close(&peq->fid), 0);
+	cs.close_cq();
+	ss.close_cq();
+	l.close_pep();
+	l.close_eq();
 }
 
 /* Manual progress, but the application sleeps in poll() on its CQ's fd

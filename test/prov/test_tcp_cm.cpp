@@ -174,18 +174,11 @@ struct flood {
 TEST(tcp_pep_flood, eq_never_overruns_and_a_later_client_is_served)
 {
 	tcp_env env{FI_EP_MSG};
-	fid_eq *peq = nullptr;
-	fi_eq_attr ea{};
-	ea.size = 64;
-	ea.wait_obj = FI_WAIT_UNSPEC;
-	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
-	fid_pep *pep = nullptr;
-	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
-	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
-	ASSERT_EQ(fi_listen(pep), 0);
-	sockaddr_in addr{};
-	size_t alen = sizeof addr;
-	ASSERT_EQ(fi_getname(&pep->fid, &addr, &alen), 0);
+	msg_listener l{env, 64};
+	ASSERT_TRUE(l.ok());
+	fid_eq *peq = l.eq;
+	fid_pep *pep = l.pep;
+	sockaddr_in addr = l.name_as<sockaddr_in>();
 
 	flood fl;
 	int sent = 0;
@@ -275,11 +268,11 @@ TEST(tcp_pep_flood, eq_never_overruns_and_a_later_client_is_served)
 		}
 	}
 	EXPECT_EQ(fi_close(&client->fid), 0);
-	EXPECT_EQ(fi_close(&pep->fid), 0);
+	l.close_pep();
 	EXPECT_EQ(fi_close(&server->fid), 0);
 	EXPECT_EQ(fi_close(&ccq->fid), 0);
 	EXPECT_EQ(fi_close(&scq->fid), 0);
-	EXPECT_EQ(fi_close(&peq->fid), 0);
+	l.close_eq();
 }
 
 /* fi_accept queues FI_CONNECTED before the peer can read ACCEPT: a fast
@@ -289,17 +282,11 @@ TEST(tcp_pep_flood, eq_never_overruns_and_a_later_client_is_served)
 TEST(tcp_msg_order, connected_is_queued_before_the_peer_sees_accept)
 {
 	tcp_env env{FI_EP_MSG};
-	fid_eq *peq = nullptr;
-	fi_eq_attr ea{};
-	ea.wait_obj = FI_WAIT_UNSPEC;
-	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
-	fid_pep *pep = nullptr;
-	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
-	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
-	ASSERT_EQ(fi_listen(pep), 0);
-	sockaddr_in addr{};
-	size_t alen = sizeof addr;
-	ASSERT_EQ(fi_getname(&pep->fid, &addr, &alen), 0);
+	msg_listener l{env};
+	ASSERT_TRUE(l.ok());
+	fid_eq *peq = l.eq;
+	fid_pep *pep = l.pep;
+	sockaddr_in addr = l.name_as<sockaddr_in>();
 	fid_cq *cq = nullptr;
 	fi_cq_attr ca{};
 	ca.format = FI_CQ_FORMAT_CONTEXT;
@@ -356,9 +343,9 @@ TEST(tcp_msg_order, connected_is_queued_before_the_peer_sees_accept)
 	EXPECT_EQ(fi_close(&c1->fid), 0);
 	EXPECT_EQ(fi_close(&c2->fid), 0);
 	EXPECT_EQ(fi_close(&server->fid), 0);
-	EXPECT_EQ(fi_close(&pep->fid), 0);
+	l.close_pep();
 	EXPECT_EQ(fi_close(&cq->fid), 0);
-	EXPECT_EQ(fi_close(&peq->fid), 0);
+	l.close_eq();
 }
 
 TEST(tcp_peer_close, end_of_connection_between_messages_logs_no_warning)
@@ -378,17 +365,10 @@ TEST(tcp_peer_close, reset_between_messages_logs_no_warning)
 TEST(tcp_pep_close, unread_request_is_freed_and_its_client_told)
 {
 	tcp_env env{FI_EP_MSG};
-	fid_eq *peq = nullptr;
-	fi_eq_attr ea{};
-	ea.wait_obj = FI_WAIT_UNSPEC;
-	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
-	fid_pep *pep = nullptr;
-	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
-	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
-	ASSERT_EQ(fi_listen(pep), 0);
-	sockaddr_in addr{};
-	size_t alen = sizeof addr;
-	ASSERT_EQ(fi_getname(&pep->fid, &addr, &alen), 0);
+	msg_listener l{env};
+	ASSERT_TRUE(l.ok());
+	fid_eq *peq = l.eq;
+	sockaddr_in addr = l.name_as<sockaddr_in>();
 	fid_ep *c = nullptr;
 	ASSERT_EQ(fi_endpoint(env.domain, env.info, &c, nullptr), 0);
 	ASSERT_EQ(fi_ep_bind(c, &env.eq->fid, 0), 0);
@@ -403,7 +383,7 @@ TEST(tcp_pep_close, unread_request_is_freed_and_its_client_told)
 	ASSERT_EQ(event, uint32_t(FI_CONNREQ));
 	/* Let the client read the "reached the application" answer first. */
 	usleep(100 * 1000);
-	EXPECT_EQ(fi_close(&pep->fid), 0);
+	l.close_pep();
 	EXPECT_EQ(fi_eq_read(peq, &event, raw, sizeof raw, 0), -FI_EAGAIN) << "the request outlived its pep";
 	ssize_t n = fi_eq_sread(env.eq, &event, raw, sizeof raw, 10000, 0);
 	EXPECT_EQ(n, -FI_EAVAIL) << "the client was left waiting on a dropped request (" << n << ")";
@@ -413,5 +393,5 @@ TEST(tcp_pep_close, unread_request_is_freed_and_its_client_told)
 		EXPECT_EQ(err.fid, &c->fid);
 	}
 	EXPECT_EQ(fi_close(&c->fid), 0);
-	EXPECT_EQ(fi_close(&peq->fid), 0);
+	l.close_eq();
 }

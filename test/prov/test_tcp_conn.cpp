@@ -128,17 +128,11 @@ TEST(tcp_handshake_timeout, passive_endpoint_drops_silent_clients)
 {
 	conn_timeout t{"300"};
 	tcp_env env{FI_EP_MSG};
-	fid_eq *peq = nullptr;
-	fi_eq_attr ea{};
-	ea.wait_obj = FI_WAIT_UNSPEC;
-	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
-	fid_pep *pep = nullptr;
-	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
-	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
-	ASSERT_EQ(fi_listen(pep), 0);
-	sockaddr_in addr{};
-	size_t alen = sizeof addr;
-	ASSERT_EQ(fi_getname(&pep->fid, &addr, &alen), 0);
+	msg_listener l{env};
+	ASSERT_TRUE(l.ok());
+	fid_eq *peq = l.eq;
+	fid_pep *pep = l.pep;
+	sockaddr_in addr = l.name_as<sockaddr_in>();
 	uint64_t before = get_stats().silent_drops;
 	int silent = raw_connect(&addr, sizeof addr);
 	int partial = raw_connect(&addr, sizeof addr);
@@ -163,8 +157,8 @@ TEST(tcp_handshake_timeout, passive_endpoint_drops_silent_clients)
 	ASSERT_EQ(fi_reject(pep, ent->info->handle, nullptr, 0), 0);
 	fi_freeinfo(ent->info);
 	EXPECT_EQ(fi_close(&client->fid), 0);
-	EXPECT_EQ(fi_close(&pep->fid), 0);
-	EXPECT_EQ(fi_close(&peq->fid), 0);
+	l.close_pep();
+	l.close_eq();
 }
 
 /* The peer starts listening 300 ms after our sends: they are delivered. */

@@ -16,68 +16,14 @@
 
 using namespace wu::test;
 
-namespace {
-
-/* Reads one CM event with a bounded wait; returns the event or -err. */
-ssize_t read_cm(fid_eq *eq, uint32_t &event, fi_eq_cm_entry *entry, size_t size, fi_eq_err_entry *err = nullptr)
-{
-	ssize_t r = fi_eq_sread(eq, &event, entry, size, 10000, 0);
-	if (r == -FI_EAVAIL) {
-		fi_eq_err_entry tmp{};
-		fi_eq_err_entry *p = err ? err : &tmp;
-		EXPECT_GT(fi_eq_readerr(eq, p, 0), 0);
-		return -FI_EAVAIL;
-	}
-	return r;
-}
-
-struct msg_side {
-	fid_ep *ep = nullptr;
-	fid_cq *cq = nullptr;
-	void open(tcp_env &env, fi_info *info, fid_eq *eq)
-	{
-		fi_cq_attr ca{};
-		ca.format = FI_CQ_FORMAT_TAGGED;
-		ASSERT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
-		ASSERT_EQ(fi_endpoint(env.domain, info, &ep, nullptr), 0);
-		ASSERT_EQ(fi_ep_bind(ep, &eq->fid, 0), 0);
-		ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
-		ASSERT_EQ(fi_enable(ep), 0);
-	}
-	~msg_side()
-	{
-		if (ep) {
-			EXPECT_EQ(fi_close(&ep->fid), 0);
-		}
-		if (cq) {
-			EXPECT_EQ(fi_close(&cq->fid), 0);
-		}
-	}
-};
-
-/* An fi_eq_cm_entry followed by room for its private data. */
-struct cm_buf {
-	alignas(fi_eq_cm_entry) unsigned char raw[sizeof(fi_eq_cm_entry) + 256];
-	fi_eq_cm_entry &entry = *reinterpret_cast<fi_eq_cm_entry *>(raw);
-	const char *data = reinterpret_cast<const char *>(raw + sizeof(fi_eq_cm_entry));
-};
-
-} // namespace
-
 TEST(tcp_msg, connect_accept_exchange_and_shutdown_with_private_data)
 {
 	tcp_env env{FI_EP_MSG};
-	fid_eq *peq = nullptr;
-	fi_eq_attr ea{};
-	ea.wait_obj = FI_WAIT_UNSPEC;
-	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
-	fid_pep *pep = nullptr;
-	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
-	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
-	ASSERT_EQ(fi_listen(pep), 0);
-	char addr[64];
-	size_t alen = sizeof addr;
-	ASSERT_EQ(fi_getname(&pep->fid, addr, &alen), 0);
+	msg_listener l{env};
+	ASSERT_TRUE(l.ok());
+	fid_eq *peq = l.eq;
+	fid_pep *pep = l.pep;
+	const char *addr = l.addr;
 	size_t cm = 0, cml = sizeof cm;
 	EXPECT_EQ(fi_getopt(&pep->fid, FI_OPT_ENDPOINT, FI_OPT_CM_DATA_SIZE, &cm, &cml), 0);
 	EXPECT_EQ(cm, 256u);
@@ -175,26 +121,20 @@ TEST(tcp_msg, connect_accept_exchange_and_shutdown_with_private_data)
 	EXPECT_EQ(ev.entry.fid, &server.ep->fid);
 
 	EXPECT_EQ(fi_close(&peq->fid), -FI_EBUSY); /* pep and server ep bound */
-	EXPECT_EQ(fi_close(&pep->fid), 0);
+	l.close_pep();
 	EXPECT_EQ(fi_close(&server.ep->fid), 0);
 	server.ep = nullptr;
-	EXPECT_EQ(fi_close(&peq->fid), 0);
+	l.close_eq();
 }
 
 TEST(tcp_msg, reject_carries_private_data_to_the_active_side)
 {
 	tcp_env env{FI_EP_MSG};
-	fid_eq *peq = nullptr;
-	fi_eq_attr ea{};
-	ea.wait_obj = FI_WAIT_UNSPEC;
-	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
-	fid_pep *pep = nullptr;
-	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
-	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
-	ASSERT_EQ(fi_listen(pep), 0);
-	char addr[64];
-	size_t alen = sizeof addr;
-	ASSERT_EQ(fi_getname(&pep->fid, addr, &alen), 0);
+	msg_listener l{env};
+	ASSERT_TRUE(l.ok());
+	fid_eq *peq = l.eq;
+	fid_pep *pep = l.pep;
+	const char *addr = l.addr;
 	msg_side client;
 	client.open(env, env.info, env.eq);
 	ASSERT_EQ(fi_connect(client.ep, addr, nullptr, 0), 0);
@@ -210,8 +150,8 @@ TEST(tcp_msg, reject_carries_private_data_to_the_active_side)
 	EXPECT_EQ(err.fid, &client.ep->fid);
 	ASSERT_EQ(err.err_data_size, 8u);
 	EXPECT_STREQ(static_cast<const char *>(err.err_data), "go away");
-	EXPECT_EQ(fi_close(&pep->fid), 0);
-	EXPECT_EQ(fi_close(&peq->fid), 0);
+	l.close_pep();
+	l.close_eq();
 }
 
 TEST(tcp_msg, connect_to_a_closed_port_is_econnrefused_on_the_eq)
@@ -242,17 +182,10 @@ TEST(tcp_msg, connect_to_a_closed_port_is_econnrefused_on_the_eq)
 TEST(tcp_msg_fault, peer_process_killed_gives_shutdown)
 {
 	tcp_env env{FI_EP_MSG};
-	fid_eq *peq = nullptr;
-	fi_eq_attr ea{};
-	ea.wait_obj = FI_WAIT_UNSPEC;
-	ASSERT_EQ(fi_eq_open(env.fabric, &ea, &peq, nullptr), 0);
-	fid_pep *pep = nullptr;
-	ASSERT_EQ(fi_passive_ep(env.fabric, env.info, &pep, nullptr), 0);
-	ASSERT_EQ(fi_pep_bind(pep, &peq->fid, 0), 0);
-	ASSERT_EQ(fi_listen(pep), 0);
-	char addr[64];
-	size_t alen = sizeof addr;
-	ASSERT_EQ(fi_getname(&pep->fid, addr, &alen), 0);
+	msg_listener l{env};
+	ASSERT_TRUE(l.ok());
+	fid_eq *peq = l.eq;
+	const char *addr = l.addr;
 	pid_t pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
@@ -290,8 +223,8 @@ TEST(tcp_msg_fault, peer_process_killed_gives_shutdown)
 	EXPECT_LT(fi_send(server.ep, big.data(), 10, nullptr, 0, nullptr), 0);
 	EXPECT_EQ(fi_close(&server.ep->fid), 0);
 	server.ep = nullptr;
-	EXPECT_EQ(fi_close(&pep->fid), 0);
-	EXPECT_EQ(fi_close(&peq->fid), 0);
+	l.close_pep();
+	l.close_eq();
 }
 
 /* FI_TCP_CONN_TIMEOUT: a connect to an address that never answers ends as
