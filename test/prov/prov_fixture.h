@@ -4,13 +4,14 @@
  * the MSG connect / accept steps, and bounded waits that drive progress
  * (data progress is manual: only CQ reads move bytes).
  *
- * How a provider joins the suites: add X(name) to WU_TEST_PROVIDER_LIST
- * below.  Every suite declared with WU_PROVIDER_SUITE (msg, tagged,
- * peek/claim, RMA, atomics, CQ, counters, MRs, poll sets) then runs once
- * more with GetParam() == "name", its tests named name/suite.test/N; the
- * provider must answer fi_getinfo for 127.0.0.1 with FI_SOURCE.  Tests of
- * one provider's own wire, handshake and parameters stay plain TEST / TEST_F
- * in that provider's files (tcp_fixture.h for tcp). */
+ * How a provider joins the suites: add X(name, __VA_ARGS__) to
+ * WU_TEST_PROVIDER_LIST below.  Every suite run with WU_PROVIDER_SUITE*
+ * (rdm, tagged, rma, msg_ep, peek_claim, atomics, cq_*, cntr_*, mr_*,
+ * poll_set) then runs once more with prov() == "name", its tests named
+ * name/suite.test/N; the provider must answer fi_getinfo for 127.0.0.1
+ * with FI_SOURCE.  Tests of one provider's own wire, handshake,
+ * connections and parameters stay plain TEST / TEST_F in that provider's
+ * files (tcp_fixture.h for tcp). */
 #ifndef WU_TEST_PROV_PROV_FIXTURE_H
 #define WU_TEST_PROV_PROV_FIXTURE_H
 
