@@ -2,7 +2,7 @@
  *
  * An EQ is a power-of-two ring of 64-byte slots (payloads up to 56 bytes
  * inline, larger ones on the heap) plus a separate error queue, all behind
- * one lock, biased to the first thread that uses it (eq/sync.h).  Blocking
+ * one lock, biased to the first thread that uses it (core/sync.h).  Blocking
  * readers spin briefly, then sleep on a futex word that writers bump only
  * when a sleeper registered, so an unwatched write is lock, copy, unlock.  Native wait objects (eventfd, mutex+cond, wait set) are kept in
  * step with the queue's "something to report" level only when they exist
@@ -35,7 +35,7 @@
 #include "core/log.h"
 #include "core/shim.h"
 #include "core/wait.h"
-#include "eq/sync.h"
+#include "core/sync.h"
 
 namespace wu {
 

@@ -34,7 +34,7 @@
 #include "core/log.h"
 #include "core/shim.h"
 #include "eq/eq.h"
-#include "eq/sync.h"
+#include "core/sync.h"
 #include "prov/common/cq_detail.h"
 
 namespace wu {

@@ -25,7 +25,7 @@
 #include "core/fid.h"
 #include "core/log.h"
 #include "core/shim.h"
-#include "eq/sync.h"
+#include "core/sync.h"
 #include "prov/common/cq.h"
 
 namespace wu::mr {
