@@ -22,12 +22,12 @@
 
 #include "av/region.h"
 #include "core/addr.h"
+#include "core/domain.h"
 #include "core/fid.h"
 #include "core/log.h"
 #include "core/shim.h"
 #include "core/shm.h"
 #include "eq/eq.h"
-#include "prov/common/objects.h"
 
 namespace wu::av {
 

@@ -24,12 +24,12 @@
 #include <rdma/fi_errno.h>
 
 #include "av/av.h"
+#include "core/domain.h"
 #include "core/log.h"
 #include "core/param.h"
 #include "core/shim.h"
 #include "pmix_glue/layout.h"
 #include "pmix_glue/wire.h"
-#include "prov/common/objects.h"
 
 namespace wu::pmix {
 
@@ -1223,8 +1223,8 @@ int domain_ops_open(struct fid *fid, const char *name, uint64_t flags, void **op
 
 } // namespace wu::pmix
 
-/* The AV engine asks once, before its first named open, who reserves names. */
-void wu::av::register_named_opens() noexcept
+/* Called by src/api before the first fabric opens. */
+void wu::pmix::register_av_names() noexcept
 {
 	wu::av::register_named_open(FI_WIREUP_AV_PREFIX, wu::pmix::named_av_open);
 }
