@@ -24,6 +24,7 @@
 #include <rdma/fi_errno.h>
 
 #include "av/av.h"
+#include "core/addr.h"
 #include "core/domain.h"
 #include "core/log.h"
 #include "core/param.h"
@@ -338,13 +339,7 @@ bool same_host(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b)
 
 std::string host_text(const std::vector<uint8_t> &a)
 {
-	char buf[INET6_ADDRSTRLEN] = "?";
-	const auto *sa = reinterpret_cast<const sockaddr *>(a.data());
-	if (sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in *>(a.data())->sin_addr, buf, sizeof buf);
-	else
-		inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 *>(a.data())->sin6_addr, buf, sizeof buf);
-	return buf;
+	return addr::sockaddr_text(a.data(), a.size(), false);
 }
 
 uint32_t ip_of(const std::vector<uint8_t> &a)
