@@ -22,12 +22,13 @@
 
 #include "av/region.h"
 #include "core/addr.h"
+#include "core/domain.h"
 #include "core/fid.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/shim.h"
 #include "core/shm.h"
 #include "eq/eq.h"
-#include "prov/common/objects.h"
 
 namespace wu::av {
 
@@ -112,27 +113,6 @@ const av_format fmt_sa = {"sockaddr", FI_SOCKADDR, sizeof(sockaddr_in6), validat
 			  pack_in, unpack_in, FI_SOCKADDR, FI_SOCKADDR};
 const av_format fmt_str = {"addr_str", FI_ADDR_STR, sizeof(sockaddr_in6), validate_sa,
 			   pack_in, unpack_in, FI_SOCKADDR, FI_SOCKADDR};
-
-/* ---- hashing for reverse lookup ---- */
-
-inline uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-uint64_t hash_bytes(const void *p, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-	auto *b = static_cast<const unsigned char *>(p);
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return mix64(h ^ n);
-}
 
 /* An address in canonical stored form: packed, or bytes. */
 struct key {

@@ -128,16 +128,15 @@ int reserve(fid_av *av, const uint64_t *tokens, size_t count, fi_addr_t *out) no
  * needs one call in its open path). */
 using named_open_fn = int (*)(prov::domain *dom, const av_format *fmt, fi_av_attr *attr,
 			      fid_av **av, void *context);
-/* Weak seam: defined by a part that reserves names (src/pmix_glue); called
- * once, before the first named open. */
-__attribute__((weak)) void register_named_opens() noexcept;
+/* A part that reserves names (src/pmix_glue) registers its handler here;
+ * src/api does it once before the first fabric opens, so every AV (which
+ * needs a domain, so a fabric) sees it. */
 namespace named_detail {
 struct slot {
 	std::atomic<const char *> prefix{nullptr};
 	std::atomic<named_open_fn> fn{nullptr};
 };
 inline slot slots[4];
-inline std::once_flag once;
 } // namespace named_detail
 /* prefix must be a literal; at most 4 prefixes.  0 or -FI_ENOSPC. */
 inline int register_named_open(const char *prefix, named_open_fn fn) noexcept
@@ -154,13 +153,6 @@ inline int register_named_open(const char *prefix, named_open_fn fn) noexcept
 /* The handler of name, or nullptr. */
 inline named_open_fn named_open_for(const char *name) noexcept
 {
-	try {
-		std::call_once(named_detail::once, [] {
-			if (register_named_opens)
-				register_named_opens();
-		});
-	} catch (...) {
-	}
 	for (named_detail::slot &s : named_detail::slots) {
 		const char *p = s.prefix.load();
 		if (p && std::strncmp(name, p, std::strlen(p)) == 0)

@@ -1301,4 +1301,33 @@ int next_service(std::string &service) noexcept
 	}
 }
 
+std::string sockaddr_text(const void *addr, std::size_t len, bool with_port)
+{
+	char ip[INET6_ADDRSTRLEN];
+	sockaddr_storage ss{};
+	if (!addr || len < sizeof(sa_family_t))
+		return "?";
+	std::memcpy(&ss, addr, std::min(len, sizeof ss)); /* aligned copy */
+	unsigned port;
+	if (ss.ss_family == AF_INET && len >= sizeof(sockaddr_in)) {
+		const auto &s = reinterpret_cast<const sockaddr_in &>(ss);
+		if (!inet_ntop(AF_INET, &s.sin_addr, ip, sizeof ip))
+			return "?";
+		if (!with_port)
+			return ip;
+		port = ntohs(s.sin_port);
+		return std::string(ip) + ":" + std::to_string(port);
+	}
+	if (ss.ss_family == AF_INET6 && len >= sizeof(sockaddr_in6)) {
+		const auto &s = reinterpret_cast<const sockaddr_in6 &>(ss);
+		if (!inet_ntop(AF_INET6, &s.sin6_addr, ip, sizeof ip))
+			return "?";
+		if (!with_port)
+			return ip;
+		port = ntohs(s.sin6_port);
+		return "[" + std::string(ip) + "]:" + std::to_string(port);
+	}
+	return "?";
+}
+
 } // namespace wu::addr

@@ -159,6 +159,12 @@ int next_service(std::string &service) noexcept;
  * buflen > 0; returns the length written. */
 std::size_t escape(std::string_view in, char *buf, std::size_t buflen) noexcept;
 
+/* A socket address for log lines: "A.B.C.D:PORT" or "[IPV6]:PORT", or the
+ * host alone without with_port; "?" when addr is not an IPv4 or IPv6
+ * sockaddr of at least its size in len bytes.  Logs only: an FI_ADDR_STR
+ * is what fi_av_straddr prints. */
+std::string sockaddr_text(const void *addr, std::size_t len, bool with_port = true);
+
 } // namespace wu::addr
 
 #endif

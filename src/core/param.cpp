@@ -536,8 +536,6 @@ extern "C" WU_EXPORT int fi_getparams(struct fi_param **params, int *count)
 	return guard(__func__, [&]() -> int {
 		if (!params || !count)
 			return -FI_EINVAL;
-		if (&param::on_getparams)
-			param::on_getparams();
 		std::lock_guard lk(param::g_mu);
 		auto &v = param::reg_locked().entries;
 		/* One extra zeroed entry terminates the array for fi_freeparams. */

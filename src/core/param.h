@@ -96,11 +96,6 @@ bool parse_bool(const char *text, int *out) noexcept;
 int parse_int(const char *text, bool *exact) noexcept;
 std::size_t parse_size(const char *text, bool *exact) noexcept;
 
-/* Optional seam: the part that loads providers defines this (once) so
- * fi_getparams can make every provider define its knobs first, the way
- * fi_info -e expects.  Weak: absent in builds without providers. */
-__attribute__((weak)) void on_getparams() noexcept;
-
 /* Tests only: drop every knob defined at run time (core knobs stay) and
  * forget recorded sources.  Not safe while other threads use params. */
 void reset_for_tests() noexcept;

@@ -21,7 +21,7 @@
 #include <rdma/fi_errno.h>
 
 #include "core/log.h"
-#include "eq/sync.h"
+#include "core/sync.h"
 
 namespace wu::waitobj {
 

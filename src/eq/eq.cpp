@@ -2,7 +2,7 @@
  *
  * An EQ is a power-of-two ring of 64-byte slots (payloads up to 56 bytes
  * inline, larger ones on the heap) plus a separate error queue, all behind
- * one lock, biased to the first thread that uses it (eq/sync.h).  Blocking
+ * one lock, biased to the first thread that uses it (core/sync.h).  Blocking
  * readers spin briefly, then sleep on a futex word that writers bump only
  * when a sleeper registered, so an unwatched write is lock, copy, unlock.  Native wait objects (eventfd, mutex+cond, wait set) are kept in
  * step with the queue's "something to report" level only when they exist
@@ -30,12 +30,14 @@
 
 #include <rdma/fi_errno.h>
 
+#include "core/err_rec.h"
 #include "core/fid.h"
+#include "core/hash.h"
 #include "core/info.h"
 #include "core/log.h"
 #include "core/shim.h"
 #include "core/wait.h"
-#include "eq/sync.h"
+#include "core/sync.h"
 
 namespace wu {
 
@@ -115,11 +117,7 @@ struct alignas(64) slot {
 };
 static_assert(sizeof(slot) == eq_slot_bytes);
 
-struct err_rec {
-	fi_eq_err_entry e{};
-	std::unique_ptr<unsigned char[]> data;
-	size_t size = 0;
-};
+using err_rec = err_record<fi_eq_err_entry>;
 
 constexpr size_t cm_header = sizeof(fi_eq_cm_entry);
 constexpr size_t initial_slots = 64;
@@ -128,14 +126,6 @@ constexpr size_t old_err_entry_bytes = offsetof(fi_eq_err_entry, err_data_size);
 bool is_cm_event(uint32_t event) noexcept
 {
 	return event == FI_CONNREQ || event == FI_CONNECTED || event == FI_SHUTDOWN;
-}
-
-size_t pow2_ceil(size_t n) noexcept
-{
-	size_t p = 1;
-	while (p < n)
-		p <<= 1;
-	return p;
 }
 
 /* ---- closed handles ---- */
@@ -423,15 +413,8 @@ struct eq_impl {
 	{
 		err_rec rec;
 		rec.e = e;
-		rec.e.err_data = nullptr;
-		rec.e.err_data_size = 0;
-		if (e.err_data && e.err_data_size) {
-			rec.data.reset(new (std::nothrow) unsigned char[e.err_data_size]);
-			if (!rec.data)
-				return -FI_ENOMEM;
-			memcpy(rec.data.get(), e.err_data, e.err_data_size);
-			rec.size = e.err_data_size;
-		}
+		if (int r = rec.keep_data(e.err_data, e.err_data_size))
+			return r;
 		bool wake = false;
 		int ret = 0;
 		{
@@ -569,18 +552,7 @@ struct eq_impl {
 		} else {
 			return -FI_EAGAIN;
 		}
-		fi_eq_err_entry out = rec.e;
-		if (new_rules && buf->err_data_size > 0) {
-			size_t n = std::min(buf->err_data_size, rec.size);
-			if (n)
-				memcpy(buf->err_data, rec.data.get(), n);
-			out.err_data = buf->err_data;
-			out.err_data_size = n;
-		} else {
-			owned_err = std::move(rec.data);
-			out.err_data = owned_err.get();
-			out.err_data_size = rec.size;
-		}
+		fi_eq_err_entry out = rec.take(buf, new_rules, owned_err);
 		size_t bytes = new_rules ? sizeof out : old_err_entry_bytes;
 		memcpy(buf, &out, bytes);
 		return static_cast<ssize_t>(bytes);

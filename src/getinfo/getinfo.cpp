@@ -11,7 +11,6 @@
 #include "core/info.h"
 #include "core/log.h"
 #include "getinfo/match.h"
-#include "prov/registry.h"
 
 namespace wu::getinfo {
 namespace {
@@ -78,8 +77,8 @@ fi_info *attr_only_entry(const fi_provider &p, uint32_t version)
 
 } // namespace
 
-int run(uint32_t version, const char *node, const char *service, uint64_t flags,
-	const fi_info *hints, fi_info **info)
+int run(const std::vector<const fi_provider *> &providers, uint32_t version, const char *node,
+	const char *service, uint64_t flags, const fi_info *hints, fi_info **info)
 {
 	/* Like libfabric, any version up to ours is accepted, 0.0 included:
 	 * MPICH 4.0's first call passes 0.0 before its settings are read.  An
@@ -108,7 +107,7 @@ int run(uint32_t version, const char *node, const char *service, uint64_t flags,
 		std::string why; /* skip::getinfo only */
 	};
 	std::vector<miss> misses;
-	for (const fi_provider *p : prov::providers()) {
+	for (const fi_provider *p : providers) {
 		if (!p->name)
 			continue;
 		if (!env_allows(env, p->name)) {

@@ -1,6 +1,7 @@
 /* The seam between the wire-up and PMIx: the few PMIx services it uses,
  * behind a small interface with two implementations, the real PMIx client
- * (real_client.cpp) and an in-memory fake (fake_client.h) that unit tests
+ * (real_client.cpp) and an in-memory fake (test/pmix/fake_client.h, built
+ * into the tests only, never into libfabric.so) that unit tests
  * and the benchmark's million-rank simulation drive.
  *
  * Every call returns 0 or a negative FI_E*: PMIX_ERR_NOT_FOUND is

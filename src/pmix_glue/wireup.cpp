@@ -24,12 +24,13 @@
 #include <rdma/fi_errno.h>
 
 #include "av/av.h"
+#include "core/addr.h"
+#include "core/domain.h"
 #include "core/log.h"
 #include "core/param.h"
 #include "core/shim.h"
 #include "pmix_glue/layout.h"
 #include "pmix_glue/wire.h"
-#include "prov/common/objects.h"
 
 namespace wu::pmix {
 
@@ -338,13 +339,7 @@ bool same_host(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b)
 
 std::string host_text(const std::vector<uint8_t> &a)
 {
-	char buf[INET6_ADDRSTRLEN] = "?";
-	const auto *sa = reinterpret_cast<const sockaddr *>(a.data());
-	if (sa->sa_family == AF_INET)
-		inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in *>(a.data())->sin_addr, buf, sizeof buf);
-	else
-		inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6 *>(a.data())->sin6_addr, buf, sizeof buf);
-	return buf;
+	return addr::sockaddr_text(a.data(), a.size(), false);
 }
 
 uint32_t ip_of(const std::vector<uint8_t> &a)
@@ -1223,8 +1218,8 @@ int domain_ops_open(struct fid *fid, const char *name, uint64_t flags, void **op
 
 } // namespace wu::pmix
 
-/* The AV engine asks once, before its first named open, who reserves names. */
-void wu::av::register_named_opens() noexcept
+/* Called by src/api before the first fabric opens. */
+void wu::pmix::register_av_names() noexcept
 {
 	wu::av::register_named_open(FI_WIREUP_AV_PREFIX, wu::pmix::named_av_open);
 }

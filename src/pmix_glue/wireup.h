@@ -56,6 +56,9 @@ void endpoint_named(const void *name, size_t len, uint32_t addr_format) noexcept
 int job_secret(unsigned char *out, size_t len) noexcept;
 
 /* fi_av_open of "pmix:" / "pmix:<nspace>" (AV engine hook). */
+/* Registers named_av_open for "pmix:" with the AV engine (src/api calls it
+ * before the first fabric opens; calling it again changes nothing). */
+void register_av_names() noexcept;
 int named_av_open(prov::domain *dom, const av::av_format *fmt, fi_av_attr *attr, fid_av **av,
 		  void *context) noexcept;
 

@@ -10,7 +10,7 @@
 #include <poll.h>
 #include <pthread.h>
 
-#include "eq/sync.h"
+#include "core/sync.h"
 #include "eq_fixture.h"
 
 using namespace wu::test;

@@ -5,7 +5,7 @@ if WU_HAVE_GTEST
 check_PROGRAMS += test/pmix/test_wireup_unit
 TESTS += test/pmix/test_wireup_unit
 UNIT_TESTS += test/pmix/test_wireup_unit
-test_pmix_test_wireup_unit_SOURCES = test/pmix/test_wireup_unit.cpp
+test_pmix_test_wireup_unit_SOURCES = test/pmix/test_wireup_unit.cpp test/pmix/fake_client.cpp test/pmix/fake_client.h
 test_pmix_test_wireup_unit_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_pmix_test_wireup_unit_LDADD = $(GTEST_LDADD_ALL)
 endif

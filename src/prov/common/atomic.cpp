@@ -17,6 +17,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/hash.h"
+
 namespace wu::atomic {
 namespace {
 
@@ -188,7 +190,7 @@ size_t stripe_of(const char *p)
 {
 	/* 64-byte granules; an element of at most 32 bytes touches two. */
 	uint64_t g = uint64_t(reinterpret_cast<uintptr_t>(p)) >> 6;
-	return size_t((g * 0x9e3779b97f4a7c15ULL) >> 56);
+	return size_t(fib_hash(g) >> 56);
 }
 static_assert(n_stripes == 256);
 

@@ -18,7 +18,7 @@
 #include "core/fid.h"
 #include "core/log.h"
 #include "core/shim.h"
-#include "eq/sync.h"
+#include "core/sync.h"
 #include "prov/common/cq.h"
 #include "prov/common/cq_detail.h"
 

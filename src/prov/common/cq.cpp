@@ -30,11 +30,13 @@
 
 #include <rdma/fi_errno.h>
 
+#include "core/err_rec.h"
 #include "core/fid.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/shim.h"
 #include "eq/eq.h"
-#include "eq/sync.h"
+#include "core/sync.h"
 #include "prov/common/cq_detail.h"
 
 namespace wu {
@@ -273,20 +275,9 @@ struct cq_shell {
 	cq_shell *next_dead;
 };
 
-struct err_rec {
-	fi_cq_err_entry e{};
-	std::unique_ptr<unsigned char[]> data;
-	size_t size = 0;
+struct err_rec : err_record<fi_cq_err_entry> {
 	uint64_t pos = 0; /* ring position it was posted at: reads stop there */
 };
-
-size_t pow2_ceil(size_t n) noexcept
-{
-	size_t p = 1;
-	while (p < n)
-		p <<= 1;
-	return p;
-}
 
 size_t entry_size(fi_cq_format f) noexcept
 {
@@ -560,18 +551,7 @@ struct cq_impl {
 		err_rec rec = std::move(errs.front());
 		errs.pop_front();
 		nw.set_level(level());
-		fi_cq_err_entry out = rec.e;
-		if (new_rules && buf->err_data_size > 0) {
-			size_t n = std::min(buf->err_data_size, rec.size);
-			if (n)
-				memcpy(buf->err_data, rec.data.get(), n);
-			out.err_data = buf->err_data;
-			out.err_data_size = n;
-		} else {
-			owned_err = std::move(rec.data);
-			out.err_data = owned_err.get();
-			out.err_data_size = rec.size;
-		}
+		fi_cq_err_entry out = rec.take(buf, new_rules, owned_err);
 		/* An old binary's struct ends at 80 bytes: never write past it. */
 		memcpy(buf, &out, has_src ? sizeof out : err_entry_117);
 		return 1;
@@ -963,11 +943,8 @@ int post_error_impl(fid_cq *cq, const completion &c, int err, int prov_errno, si
 	rec.e.err = err;
 	rec.e.prov_errno = prov_errno;
 	rec.e.src_addr = c.src_addr;
-	if (err_data && err_data_size) {
-		rec.data.reset(new unsigned char[err_data_size]);
-		memcpy(rec.data.get(), err_data, err_data_size);
-		rec.size = err_data_size;
-	}
+	if (int r = rec.keep_data(err_data, err_data_size))
+		return r;
 	return q->post_error(std::move(rec));
 }
 

@@ -12,7 +12,7 @@
 #include <rdma/fi_eq.h>
 
 #include "core/wait.h"
-#include "eq/sync.h"
+#include "core/sync.h"
 #include "prov/common/cq.h"
 
 namespace wu::compl_detail {

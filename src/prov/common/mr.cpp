@@ -23,9 +23,10 @@
 #include <rdma/fi_errno.h>
 
 #include "core/fid.h"
+#include "core/hash.h"
 #include "core/log.h"
 #include "core/shim.h"
-#include "eq/sync.h"
+#include "core/sync.h"
 #include "prov/common/cq.h"
 
 namespace wu::mr {
@@ -60,7 +61,7 @@ struct region {
 struct key_hash {
 	size_t operator()(const std::pair<const prov::domain *, uint64_t> &k) const noexcept
 	{
-		uint64_t h = k.second * 0x9e3779b97f4a7c15ULL;
+		uint64_t h = fib_hash(k.second);
 		return static_cast<size_t>(h ^ (reinterpret_cast<uintptr_t>(k.first) >> 4));
 	}
 };

@@ -148,14 +148,6 @@ fi_ops_fabric fabric_ops = {
 
 } // namespace
 
-fabric *fabric_of(fid_fabric *fid) noexcept
-{
-	if (!fid || fid->fid.fclass != FI_CLASS_FABRIC)
-		return nullptr;
-	fabric *f = container_of_fid<fabric>(fid);
-	return f->magic == fabric_magic ? f : nullptr;
-}
-
 int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **out, void *context)
 {
 	auto *fab = new fabric{};
@@ -172,14 +164,6 @@ int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **ou
 	fab->name = attr->name ? attr->name : "";
 	*out = &fab->fid;
 	return 0;
-}
-
-domain *domain_of(fid_domain *fid) noexcept
-{
-	if (!fid || fid->fid.fclass != FI_CLASS_DOMAIN)
-		return nullptr;
-	domain *d = container_of_fid<domain>(fid);
-	return d->magic == domain_magic ? d : nullptr;
 }
 
 int domain_init(domain *d, fabric *fab, const fi_info *info, fi_ops_domain *ops, fi_ops_mr *mr,

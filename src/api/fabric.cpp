@@ -4,6 +4,7 @@
 #include <rdma/fabric.h>
 #include <rdma/providers/fi_prov.h>
 
+#include "api/init.h"
 #include "core/export.h"
 #include "core/log.h"
 #include "core/shim.h"
@@ -18,6 +19,7 @@ int open_fabric(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *c
 		return -FI_EINVAL;
 	}
 	*fabric = nullptr;
+	wu::api::init_once();
 	if (!attr->prov_name) {
 		WU_WARN(&wu::core_prov, FI_LOG_FABRIC,
 			"fi_fabric: attr->prov_name is NULL; pass the fabric_attr fi_getinfo returned\n");

@@ -4,8 +4,8 @@
  * synthesised on demand so that a job of a million ranks costs no memory
  * per rank.  Faults: silent ranks, ranks off the symmetric layout, and
  * arbitrary stored values (corrupt blobs) that win over synthesis. */
-#ifndef WU_PMIX_GLUE_FAKE_CLIENT_H
-#define WU_PMIX_GLUE_FAKE_CLIENT_H
+#ifndef WU_TEST_PMIX_FAKE_CLIENT_H
+#define WU_TEST_PMIX_FAKE_CLIENT_H
 
 #include <cstdint>
 #include <map>

@@ -1,8 +1,9 @@
-/* Small synchronisation pieces for event queues and wait sets: a spin lock
+/* Small synchronisation pieces for event queues, wait sets, CQs and
+ * counters (core: every part above may use them): a spin lock
  * for the very short queue critical sections, futex waits that always
  * report a signal as EINTR, and monotonic deadlines. */
-#ifndef WU_EQ_SYNC_H
-#define WU_EQ_SYNC_H
+#ifndef WU_CORE_SYNC_H
+#define WU_CORE_SYNC_H
 
 #include <atomic>
 #include <cerrno>

@@ -1,5 +1,5 @@
 /* In-memory PMIx (fake_client.h). */
-#include "pmix_glue/fake_client.h"
+#include "fake_client.h"
 
 #include <pmix.h>
 

@@ -1,0 +1,29 @@
+#include "config.h"
+
+#include "api/init.h"
+
+#include <mutex>
+
+#ifdef WU_HAVE_PMIX
+#include "pmix_glue/wireup.h"
+#endif
+
+namespace wu::api {
+
+void init_once() noexcept
+{
+	/* once_flag is constant-initialised: no static constructor (embedded). */
+	static std::once_flag once;
+	try {
+		std::call_once(once, [] {
+#ifdef WU_HAVE_PMIX
+			pmix::register_av_names();
+#endif
+		});
+	} catch (...) {
+		/* call_once throws only on a system error; registration retries
+		 * on the next fabric open. */
+	}
+}
+
+} // namespace wu::api
