@@ -127,7 +127,7 @@ conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st)
 	if (ep->direct)
 		set_direct(ep, false); /* progress decides again with this one counted */
 	auto *c = new conn();
-	c->fd = fd;
+	c->fd.reset(fd);
 	c->ep = ep;
 	c->outgoing = outgoing;
 	c->state = st;
@@ -137,6 +137,7 @@ conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st)
 	e.data.ptr = c;
 	if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &e)) {
 		int err = errno;
+		c->fd.release(); /* a failed call leaves fd its caller's */
 		delete c;
 		throw std::system_error(err, std::generic_category(), "epoll_ctl");
 	}
@@ -191,8 +192,7 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 			epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
 		c->in_epoll = false;
 		if (!c->cm_watched) {
-			close(c->fd);
-			c->fd = -1;
+			c->fd.reset();
 		} else {
 			shutdown(c->fd, SHUT_RDWR); /* fd closed when the watch goes */
 		}
@@ -291,10 +291,8 @@ void reap(tcp_ep *ep)
 		ep->conns.erase(std::remove(ep->conns.begin(), ep->conns.end(), c), ep->conns.end());
 		if (ep->mc == c)
 			continue; /* the MSG connection is freed by ep close */
-		if (c->fd >= 0 && !c->cm_watched) {
-			close(c->fd);
-			c->fd = -1;
-		}
+		if (c->fd >= 0 && !c->cm_watched)
+			c->fd.reset();
 		if (!c->cm_watched)
 			delete c;
 	}
@@ -350,8 +348,7 @@ void backoff(tcp_ep *ep, conn *c)
 {
 	if (c->fd >= 0) {
 		epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
-		close(c->fd);
-		c->fd = -1;
+		c->fd.reset();
 	}
 	if (!c->retry_ms)
 		WU_INFO(P(), FI_LOG_EP_CTRL, "connect to %s refused; retrying for up to FI_TCP_CONN_TIMEOUT (%d ms)\n",
@@ -382,7 +379,7 @@ conn *new_backoff_conn(tcp_ep *ep)
 void retry_connect(tcp_ep *ep, conn *c)
 {
 	const sockaddr *sa = reinterpret_cast<const sockaddr *>(c->peer.data());
-	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	unique_fd fd(socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return conn_fail(ep, c, FI_ENOMEM, "socket() failed");
 	set_nonblock_nodelay(fd);
@@ -390,18 +387,18 @@ void retry_connect(tcp_ep *ep, conn *c)
 	int r = connect(fd, sa, socklen_t(c->peer.size()));
 	if (r && errno != EINPROGRESS) {
 		int err = errno;
-		close(fd);
+		fd.reset();
 		if (err == ECONNREFUSED)
 			return backoff(ep, c);
 		return conn_fail(ep, c, FI_ECONNREFUSED, strerror(err));
 	}
-	c->fd = fd;
+	c->fd = std::move(fd);
 	c->state = r == 0 ? C_HELLO_WAIT : C_CONNECTING;
 	c->want_out = c->state == C_CONNECTING;
 	epoll_event e{};
 	e.events = EPOLLIN | (c->want_out ? uint32_t(EPOLLOUT) : 0u);
 	e.data.ptr = c;
-	if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &e))
+	if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, c->fd, &e))
 		return conn_fail(ep, c, FI_ENOMEM, strerror(errno));
 	if (c->state == C_HELLO_WAIT)
 		flush_tx(ep, c);
@@ -474,15 +471,14 @@ namespace {
 conn *connect_to(tcp_ep *ep, const std::string &key)
 {
 	const sockaddr *sa = reinterpret_cast<const sockaddr *>(key.data());
-	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	unique_fd fd(socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		throw fi_error(FI_ENOMEM);
 	set_nonblock_nodelay(fd);
 	int r = connect(fd, sa, socklen_t(key.size()));
 	if (r && errno != EINPROGRESS) {
 		int err = errno;
-		close(fd);
-		fd = -1;
+		fd.reset();
 		if (err != ECONNREFUSED || ep->conn_timeout_ms <= 0) {
 			WU_WARN(P(), FI_LOG_EP_DATA, "connect to %s: %s\n", addr_text(key).c_str(), strerror(err));
 			return nullptr;
@@ -492,6 +488,7 @@ conn *connect_to(tcp_ep *ep, const std::string &key)
 	if (fd >= 0)
 		local_cc(fd, sa);
 	conn *c = fd < 0 ? new_backoff_conn(ep) : new_conn(ep, fd, true, r == 0 ? C_HELLO_WAIT : C_CONNECTING);
+	fd.release(); /* c owns it */
 	c->peer = key;
 	c->in_map = true;
 	arm_deadline(ep, c);
@@ -762,8 +759,7 @@ void on_hello_ack(tcp_ep *ep, conn *c)
 		if (c->in_epoll)
 			epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
 		c->in_epoll = false;
-		close(c->fd);
-		c->fd = -1;
+		c->fd.reset();
 		c->state = C_LOST;
 		return;
 	}

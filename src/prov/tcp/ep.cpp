@@ -247,18 +247,18 @@ void free_conn_state(tcp_ep *ep)
 		for (auto &p : c->pending)
 			delete p.second;
 		if (c->fd >= 0)
-			close(c->fd);
+			c->fd.reset();
 		if (c != ep->mc)
 			delete c;
 	}
 	for (conn *c : ep->dead)
 		if (c != ep->mc && std::find(ep->conns.begin(), ep->conns.end(), c) == ep->conns.end()) {
 			if (c->fd >= 0)
-				close(c->fd);
+				c->fd.reset();
 			delete c;
 		}
 	if (ep->mc && std::find(ep->conns.begin(), ep->conns.end(), ep->mc) == ep->conns.end() && ep->mc->fd >= 0)
-		close(ep->mc->fd);
+		ep->mc->fd.reset();
 	delete ep->mc;
 	ep->mc = nullptr;
 	ep->conns.clear();
@@ -399,8 +399,7 @@ int ep_close(fid *f) noexcept
 		if (ep->auto_progress) {
 			cm_engine::get().del(&ep->autow, ep->epfd);
 			cm_engine::get().del(&ep->atw, ep->atfd);
-			close(ep->atfd);
-			ep->atfd = -1;
+			ep->atfd.reset();
 		}
 		if (ep->mc && ep->mc->cm_watched) {
 			cm_engine::get().del(&ep->mc->cmw, ep->mc->fd);
@@ -408,8 +407,7 @@ int ep_close(fid *f) noexcept
 		}
 		if (ep->tfd >= 0) {
 			cm_engine::get().del(&ep->tw, ep->tfd);
-			close(ep->tfd);
-			ep->tfd = -1;
+			ep->tfd.reset();
 		}
 		linger(ep);
 		unbind_all(ep);
@@ -418,10 +416,8 @@ int ep_close(fid *f) noexcept
 			if (ep->mc && ep->mc->fd >= 0)
 				shutdown(ep->mc->fd, SHUT_RDWR);
 			free_conn_state(ep);
-			if (ep->lfd >= 0)
-				close(ep->lfd);
-			if (ep->epfd >= 0)
-				close(ep->epfd);
+			ep->lfd.reset();
+			ep->epfd.reset();
 		}
 		if (ep->cr)
 			free_connreq(ep->cr);
@@ -796,7 +792,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->eager_window = std::min<uint64_t>(param::get_size(P(), "eager_window").value, frame::max_payload);
 		ep->conn_timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
 		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);
-		ep->epfd = epoll_create1(EPOLL_CLOEXEC);
+		ep->epfd.reset(epoll_create1(EPOLL_CLOEXEC));
 		if (ep->epfd < 0) {
 			info_free(ep->info);
 			return -FI_ENOMEM;
@@ -805,7 +801,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		if (type == FI_EP_RDM) {
 			int r = open_listener(ep.get());
 			if (r) {
-				close(ep->epfd);
+				ep->epfd.reset();
 				info_free(ep->info);
 				return r;
 			}

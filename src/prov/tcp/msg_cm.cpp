@@ -63,7 +63,7 @@ int put_name(const void *a, size_t n, void *addr, size_t *addrlen)
 int open_listener(tcp_ep *ep)
 {
 	const sockaddr *sa = reinterpret_cast<const sockaddr *>(&ep->src);
-	int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	unique_fd fd(socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return -errno;
 	/* As the passive endpoint's: a fixed port whose accepted connections
@@ -74,7 +74,6 @@ int open_listener(tcp_ep *ep)
 		int err = errno;
 		WU_WARN(P(), FI_LOG_EP_CTRL, "cannot listen on %s: %s\n",
 			addr_text(addr_key(sa, ep->srclen)).c_str(), strerror(err));
-		close(fd);
 		return err == EADDRINUSE ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
 	}
 	sockaddr_storage ss{};
@@ -90,10 +89,10 @@ int open_listener(tcp_ep *ep)
 	e.data.ptr = nullptr;
 	if (ep->lfd >= 0) {
 		epoll_ctl(ep->epfd, EPOLL_CTL_DEL, ep->lfd, nullptr);
-		close(ep->lfd);
+		ep->lfd.reset();
 	}
 	epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &e);
-	ep->lfd = fd;
+	ep->lfd = std::move(fd);
 	ep->self = addr_key(&ss, l);
 	return 0;
 }
@@ -199,14 +198,14 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 				ep->enabled = true; /* fi_connect enables, as libfabric's providers do */
 			if (ep->mc)
 				return -FI_EISCONN;
-			int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+			unique_fd fd(socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 			if (fd < 0)
 				return -FI_ENOMEM;
 			set_nonblock_nodelay(fd);
 			int r = connect(fd, reinterpret_cast<sockaddr *>(&ss), l);
 			if (r && errno != EINPROGRESS) {
 				int err = errno;
-				close(fd);
+				fd.reset();
 				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_connect to %s: %s\n",
 					addr_text(addr_key(&ss, l)).c_str(), strerror(err));
 				return err == ECONNREFUSED ? -FI_ECONNREFUSED : -FI_EINVAL;
@@ -214,12 +213,13 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 			st_connects.fetch_add(1, std::memory_order_relaxed);
 			local_cc(fd, reinterpret_cast<sockaddr *>(&ss));
 			c = new_conn(ep, fd, true, r == 0 ? C_CM_WAIT : C_CONNECTING);
+			fd.release(); /* c owns it */
 			c->msg = true;
 			c->peer = addr_key(&ss, l);
 			ep->mc = c;
 			arm_deadline(ep, c);
 			if (c->deadline) {
-				ep->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+				ep->tfd.reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
 				itimerspec its{};
 				its.it_value.tv_sec = ep->conn_timeout_ms / 1000;
 				its.it_value.tv_nsec = long(ep->conn_timeout_ms % 1000) * 1000000L + 1000000L;
@@ -301,7 +301,7 @@ int ep_accept(fid_ep *e, const void *param, size_t paramlen) noexcept
 			if (frame::decode(cr->in.data(), cr->in.size(), req) == frame::error::ok)
 				c->tx_window = c->tx_credit = req.aux;
 			c->an = cr->an;
-			cr->fd = -1;
+			cr->fd.release(); /* c owns it */
 			free_connreq(cr);
 			ep->cr = nullptr;
 			ep->mc = c;

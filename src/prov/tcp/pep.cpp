@@ -21,8 +21,7 @@ tcp_pep *pep_of(fid *f) noexcept
 
 void free_connreq(tcp_connreq *cr)
 {
-	if (cr->fd >= 0)
-		close(cr->fd);
+	cr->fd.reset();
 	cr->magic = 0;
 	delete cr;
 }
@@ -216,7 +215,7 @@ void pep_event(void *arg, uint32_t) noexcept
 			}
 			sockaddr_storage ss{};
 			socklen_t l = sizeof ss;
-			int fd = accept4(pep->lfd, reinterpret_cast<sockaddr *>(&ss), &l, SOCK_NONBLOCK | SOCK_CLOEXEC);
+			unique_fd fd(accept4(pep->lfd, reinterpret_cast<sockaddr *>(&ss), &l, SOCK_NONBLOCK | SOCK_CLOEXEC));
 			if (fd < 0)
 				return;
 			set_nonblock_nodelay(fd);
@@ -226,7 +225,7 @@ void pep_event(void *arg, uint32_t) noexcept
 			cr->fid_.ops = &connreq_fi_ops;
 			cr->magic = cr_magic;
 			cr->pep = pep;
-			cr->fd = fd;
+			cr->fd = std::move(fd);
 			cr->peer = ss;
 			cr->peerlen = l;
 			cr->born = now_ms();
@@ -240,18 +239,17 @@ void pep_event(void *arg, uint32_t) noexcept
 			bool ok = auth::random_bytes(cr->an.acc, auth::nonce_len);
 			if (ok) {
 				memcpy(chal + frame::hdr_size, cr->an.acc, auth::nonce_len);
-				ok = write_all(fd, chal, sizeof chal);
+				ok = write_all(cr->fd, chal, sizeof chal);
 			}
 			if (!ok) {
-				close(fd);
-				delete cr;
+				delete cr; /* closes its socket */
 				continue;
 			}
 			{
 				std::lock_guard<std::mutex> g(pep->mtx);
 				pep->reqs.insert(cr);
 			}
-			cm_engine::get().add(&cr->w, fd, EPOLLIN);
+			cm_engine::get().add(&cr->w, cr->fd, EPOLLIN);
 		}
 	});
 }
@@ -304,7 +302,7 @@ void start_pep_sweep(tcp_pep *pep)
 {
 	pep->timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
 	/* Created even with no timeout: pep_pause uses it to resume. */
-	pep->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	pep->tfd.reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
 	if (pep->tfd < 0)
 		throw fi_error(FI_ENOMEM);
 	pep_sweep_period(pep);
@@ -321,7 +319,7 @@ int pep_close(fid *f) noexcept
 		/* The timer first: it may resume the listen watch. */
 		if (pep->tfd >= 0) {
 			cm_engine::get().del(&pep->tw, pep->tfd);
-			close(pep->tfd);
+			pep->tfd.reset();
 		}
 		if (pep->listening)
 			cm_engine::get().del(&pep->w, pep->lfd);
@@ -343,8 +341,7 @@ int pep_close(fid *f) noexcept
 			eq_purge(pep->eq, &pep->pep.fid);
 			eq_unbind(&pep->eq->fid);
 		}
-		if (pep->lfd >= 0)
-			close(pep->lfd);
+		pep->lfd.reset();
 		info_free(pep->info);
 		pep->fab->children.put();
 		pep->magic = 0;
@@ -422,17 +419,14 @@ int pep_setname(fid *f, void *addr, size_t len) noexcept
 		socklen_t l;
 		if (!take_sockaddr(addr, len, ss, l))
 			return -FI_EINVAL;
-		int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		unique_fd fd(socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 		if (fd < 0)
 			return -FI_ENOMEM;
 		int one = 1;
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-		if (bind(fd, reinterpret_cast<sockaddr *>(&ss), l)) {
-			close(fd);
+		if (bind(fd, reinterpret_cast<sockaddr *>(&ss), l))
 			return -FI_EADDRINUSE;
-		}
-		close(pep->lfd);
-		pep->lfd = fd;
+		pep->lfd = std::move(fd);
 		return 0;
 	});
 }
@@ -536,7 +530,7 @@ int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 	auth::key key;
 	if (int r = auth::job_key(key))
 		return r;
-	int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	unique_fd fd(socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 	if (fd < 0)
 		return -FI_ENOMEM;
 	int one = 1;
@@ -545,7 +539,6 @@ int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 		int err = errno;
 		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_passive_ep: cannot bind %s: %s\n",
 			addr_text(addr_key(&ss, l)).c_str(), strerror(err));
-		close(fd);
 		return err == EADDRINUSE ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
 	}
 	auto *pep = new tcp_pep();
@@ -557,11 +550,10 @@ int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 	pep->magic = pep_magic;
 	pep->fab = fab;
 	pep->info = info_dup(info);
-	pep->lfd = fd;
+	pep->lfd = std::move(fd);
 	pep->key = key;
 	if (!pep->info) {
-		close(fd);
-		delete pep;
+		delete pep; /* closes the socket */
 		return -FI_ENOMEM;
 	}
 	fab->children.get();

@@ -202,10 +202,10 @@ bool begin_auto_locked(tcp_ep *ep)
 	if (ep->auto_progress ||
 	    (ep->dom->info->domain_attr->data_progress != FI_PROGRESS_AUTO && !ep->want_auto))
 		return false;
-	int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	unique_fd tfd(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
 	if (tfd < 0)
 		throw fi_error(FI_ENOMEM);
-	ep->atfd = tfd;
+	ep->atfd = std::move(tfd);
 	ep->auto_progress = true;
 	ep->autow = {auto_event, ep};
 	ep->atw = {auto_timer_event, ep};

@@ -457,12 +457,13 @@ void read_conn(tcp_ep *ep, conn *c)
 void accept_all(tcp_ep *ep)
 {
 	for (;;) {
-		int fd = accept4(ep->lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		unique_fd fd(accept4(ep->lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
 		if (fd < 0)
 			return;
 		set_nonblock_nodelay(fd);
 		local_cc(fd, nullptr);
 		conn *c = new_conn(ep, fd, false, C_ACCEPTING);
+		fd.release(); /* c owns it */
 		arm_deadline(ep, c);
 		send_challenge(ep, c);
 	}

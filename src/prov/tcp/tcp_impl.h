@@ -58,6 +58,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "av/av.h"
+#include "core/fd.h"
 #include "core/fid.h"
 #include "core/info.h"
 #include "core/log.h"
@@ -289,7 +290,7 @@ enum body_kind : uint8_t { B_NONE, B_RECV, B_UNEXP, B_WRITE, B_READRESP, B_SMALL
 struct tcp_ep;
 
 struct conn {
-	int fd = -1;
+	unique_fd fd;
 	tcp_ep *ep = nullptr;
 	conn_state state = C_CONNECTING;
 	bool outgoing = false;
@@ -369,8 +370,8 @@ struct tcp_ep {
 	sockaddr_storage src{};
 	socklen_t srclen = 0;
 	std::string self; /* listening address key (RDM) */
-	int lfd = -1;
-	int epfd = -1;
+	unique_fd lfd;
+	unique_fd epfd;
 	std::unordered_map<std::string, conn *> peers;
 	std::vector<conn *> conns;
 	std::vector<conn *> dead;
@@ -397,7 +398,7 @@ struct tcp_ep {
 	watch autow; /* FI_PROGRESS_AUTO: engine watch on epfd */
 	bool auto_progress = false;
 	bool want_auto = false; /* fi_trywait on a bound CQ/counter: the application blocks */
-	int atfd = -1; /* FI_PROGRESS_AUTO: wakes the engine at next_deadline */
+	unique_fd atfd; /* FI_PROGRESS_AUTO: wakes the engine at next_deadline */
 	watch atw;
 	/* RDM: listening address of each fi_addr used so far (fi_av_remove
 	 * drops the entry and closes that peer's connection). */
@@ -411,7 +412,7 @@ struct tcp_ep {
 	/* Connect timeout: earliest deadline of a connection still being
 	 * set up (0: none); MSG arms tfd so the cm thread notices. */
 	int64_t next_deadline = 0;
-	int tfd = -1;
+	unique_fd tfd;
 	watch tw;
 	bool direct = false;	/* connections polled directly (poll_direct) */
 	int64_t last_epoll = 0; /* now_ns of the last epoll_wait while direct */
@@ -437,12 +438,12 @@ struct tcp_pep {
 	prov::fabric *fab;
 	fi_info *info;
 	fid_eq *eq = nullptr;
-	int lfd = -1;
+	unique_fd lfd;
 	bool listening = false;
 	watch w;
 	std::mutex mtx;
 	std::unordered_set<tcp_connreq *> reqs;
-	int tfd = -1; /* sweeps requests whose CONNREQ never came (FI_TCP_CONN_TIMEOUT) */
+	unique_fd tfd; /* sweeps requests whose CONNREQ never came (FI_TCP_CONN_TIMEOUT) */
 	watch tw;
 	int timeout_ms = 0;
 	bool paused = false; /* not accepting: the EQ has no room (cm thread only) */
@@ -453,7 +454,7 @@ struct tcp_connreq {
 	fid fid_; /* first: what CONNREQ's info->handle points at */
 	uint32_t magic;
 	tcp_pep *pep;
-	int fd;
+	unique_fd fd;
 	watch w;
 	std::string in; /* header + private data being read */
 	sockaddr_storage peer{};
