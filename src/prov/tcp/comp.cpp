@@ -1,5 +1,6 @@
-/* tcp provider: completions.  Collected under ep->mtx (pcomp), posted by
- * flush() once it is released; the transmit and receive completion helpers. */
+/* tcp provider: completions.  Collected under ep->mtx (prov::comp_batch),
+ * posted by flush() once it is released; the transmit and receive completion
+ * helpers. */
 #include "config.h"
 #include "prov/tcp/tcp_impl.h"
 
@@ -10,71 +11,13 @@ namespace wu::tcp::detail {
 void push_comp(tcp_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err,
 	       size_t olen, const void *err_data, size_t err_len)
 {
-	if (!cq && !cntr)
-		return;
-	/* Nothing queued ahead and nobody posting: a CQ that takes no other
-	 * lock gets it now, sparing the hand-off through flush (latency). */
-	if (!err && !cntr && ep->comps.empty() && !ep->flushing && cq::post_is_leaf(cq) &&
-	    cq::post(cq, c) == 0)
-		return;
-	pcomp p;
-	p.cq = cq;
-	p.cntr = cntr;
-	p.c = c;
-	p.err = err;
-	p.olen = olen;
-	if (err_len)
-		p.err_data.assign(static_cast<const char *>(err_data), err_len);
-	ep->comps.push_back(std::move(p));
+	ep->comps.push(cq, cntr, c, err, olen, err_data, err_len);
 }
 
-/* Posts collected completions; called without ep->mtx.  One thread posts
- * at a time so a CQ sees an endpoint's completions in order. */
+/* Posts collected completions; called without ep->mtx. */
 void flush(tcp_ep *ep) noexcept
 {
-	for (;;) {
-		std::vector<pcomp> batch;
-		{
-			std::lock_guard<std::mutex> g(ep->mtx);
-			if (ep->comps.empty() || ep->flushing)
-				return;
-			ep->flushing = true;
-			batch.swap(ep->comps);
-		}
-		std::vector<pcomp> retry;
-		for (pcomp &p : batch) {
-			if (p.cq) {
-				int r = p.err ? cq::post_error(p.cq, p.c, p.err, -p.err, p.olen,
-							       p.err_data.empty() ? nullptr : p.err_data.data(),
-							       p.err_data.size())
-					      : cq::post(p.cq, p.c);
-				if (r == -FI_EOVERRUN) {
-					retry.push_back(std::move(p));
-					continue;
-				}
-			}
-			if (p.cntr) {
-				if (p.err)
-					cntr::add_err(p.cntr, 1);
-				else
-					cntr::add(p.cntr, 1);
-			}
-		}
-		std::lock_guard<std::mutex> g(ep->mtx);
-		ep->flushing = false;
-		if (!retry.empty()) {
-			/* CQ full: keep them, in order, for the next progress call. */
-			retry.insert(retry.end(), std::make_move_iterator(ep->comps.begin()),
-				     std::make_move_iterator(ep->comps.end()));
-			ep->comps.swap(retry);
-			return;
-		}
-		if (ep->comps.empty()) {
-			batch.clear(); /* hand the storage back: no allocation next time */
-			ep->comps.swap(batch);
-			return;
-		}
-	}
+	ep->comps.flush(ep->mtx);
 }
 
 namespace {

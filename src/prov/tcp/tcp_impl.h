@@ -66,6 +66,8 @@
 #include "core/shim.h"
 #include "eq/eq.h"
 #include "prov/common/atomic.h"
+#include "prov/common/cm_engine.h"
+#include "prov/common/comp_batch.h"
 #include "prov/tcp/auth.h"
 #include "prov/tcp/frame.h"
 
@@ -119,86 +121,9 @@ inline fi_provider *P() noexcept
 	return prov_desc();
 }
 
-/* ---------------------------------------------------------------- */
-/* Process-wide connection-management thread.                        */
-
-struct watch {
-	void (*fn)(void *arg, uint32_t events) noexcept = nullptr;
-	void *arg = nullptr;
-};
-
-class cm_engine {
-public:
-	static cm_engine &get()
-	{
-		/* Never destroyed: the thread may still be in epoll_wait at exit.
-		 * A fork()ed child has no copy of the thread: it starts its own
-		 * (the parent's engine is abandoned there). */
-		static std::mutex m;
-		static cm_engine *e = nullptr;
-		static pid_t owner = 0;
-		std::lock_guard<std::mutex> g(m);
-		if (!e || owner != getpid()) {
-			e = new cm_engine();
-			owner = getpid();
-		}
-		return *e;
-	}
-	void add(watch *w, int fd, uint32_t ev)
-	{
-		std::lock_guard<std::recursive_mutex> g(mtx_);
-		live_.insert(w);
-		epoll_event e{};
-		e.events = ev;
-		e.data.ptr = w;
-		if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &e) && errno == EEXIST)
-			epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &e);
-	}
-	void mod(watch *w, int fd, uint32_t ev)
-	{
-		std::lock_guard<std::recursive_mutex> g(mtx_);
-		epoll_event e{};
-		e.events = ev;
-		e.data.ptr = w;
-		epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &e);
-	}
-	/* After del returns the watch's function is not running and will not
-	 * run again (callers must not hold an endpoint lock). */
-	void del(watch *w, int fd)
-	{
-		std::lock_guard<std::recursive_mutex> g(mtx_);
-		if (fd >= 0)
-			epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
-		live_.erase(w);
-	}
-
-private:
-	cm_engine()
-	{
-		epfd_ = epoll_create1(EPOLL_CLOEXEC);
-		if (epfd_ < 0)
-			throw std::system_error(errno, std::generic_category(), "epoll_create1");
-		std::thread([this] { run(); }).detach();
-	}
-	void run() noexcept
-	{
-		epoll_event ev[16];
-		for (;;) {
-			int n = epoll_wait(epfd_, ev, 16, -1);
-			if (n < 0 && errno != EINTR)
-				return;
-			for (int i = 0; i < n; i++) {
-				std::lock_guard<std::recursive_mutex> g(mtx_);
-				auto *w = static_cast<watch *>(ev[i].data.ptr);
-				if (live_.count(w))
-					w->fn(w->arg, ev[i].events);
-			}
-		}
-	}
-	int epfd_ = -1;
-	std::recursive_mutex mtx_;
-	std::unordered_set<watch *> live_;
-};
+/* The process-wide connection-management thread (prov/common/cm_engine.h). */
+using prov::cm_engine;
+using prov::watch;
 
 /* ---------------------------------------------------------------- */
 /* Operations, connections, endpoint.                                */
@@ -342,15 +267,6 @@ struct conn {
 	std::string cm_param;
 };
 
-struct pcomp {
-	fid_cq *cq = nullptr;
-	fid_cntr *cntr = nullptr;
-	cq::completion c;
-	int err = 0;
-	size_t olen = 0;
-	std::string err_data;
-};
-
 struct tcp_connreq;
 
 struct tcp_ep {
@@ -378,8 +294,7 @@ struct tcp_ep {
 	std::deque<op *> rq_msg, rq_tag;
 	std::deque<unexp *> ux_msg, ux_tag;
 	std::unordered_set<unexp *> claimed_ux; /* FI_PEEK | FI_CLAIM, awaiting FI_CLAIM */
-	std::vector<pcomp> comps;
-	bool flushing = false;
+	prov::comp_batch comps; /* posted by flush() after mtx is released */
 	size_t min_multi_recv = 64;
 	uint64_t next_id = 1;
 	uint64_t next_token = 1;
