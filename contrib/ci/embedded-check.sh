@@ -38,11 +38,11 @@ for p in contrib/bench/eq_bench contrib/bench/getinfo_bench util/fi_info; do
 done
 
 # Optimised although the parent passes no -O: -O2 -DNDEBUG before its flags.
-line=$(grep -- '-c .*tcp_ep\.cpp' make.out | head -1)
-[ -n "$line" ] || fail "no compile line for tcp_ep.cpp in make.out"
+line=$(grep -- '-c .*prov/tcp/ep\.cpp' make.out | head -1)
+[ -n "$line" ] || fail "no compile line for prov/tcp/ep.cpp in make.out"
 case "$line" in
 *" -O2 -DNDEBUG "*) ;;
-*) echo "$line"; fail "tcp_ep.cpp compiled without -O2 -DNDEBUG" ;;
+*) echo "$line"; fail "prov/tcp/ep.cpp compiled without -O2 -DNDEBUG" ;;
 esac
 line=$(grep -- '-c .*hide_syms\.c' make.out | head -1)
 case "$line" in

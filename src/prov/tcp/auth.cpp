@@ -21,6 +21,7 @@
 
 #include <rdma/fi_errno.h>
 
+#include "core/fd.h"
 #include "core/log.h"
 #include "core/param.h"
 #include "prov/tcp/tcp_ep.h"
@@ -71,7 +72,7 @@ void make_parent(const std::string &path)
 /* Reads an existing key file; -FI_ENOENT if there is none. */
 int read_key_file(const std::string &path, key &out)
 {
-	int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	unique_fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
 	if (fd < 0) {
 		int err = errno;
 		if (err == ENOENT)
@@ -94,7 +95,7 @@ int read_key_file(const std::string &path, key &out)
 		why = "readable or writable by other users (chmod 600 it, and make a new key: it may be known)";
 	else if ((n = read(fd, buf, sizeof buf)) != ssize_t(2 * key_len + 1) || buf[2 * key_len] != '\n')
 		why = "not 64 hex digits and a newline";
-	close(fd);
+	fd.reset();
 	for (size_t i = 0; !why && i < key_len; i++) {
 		int hi = unhex(buf[2 * i]), lo = unhex(buf[2 * i + 1]);
 		if (hi < 0 || lo < 0)
@@ -124,7 +125,7 @@ int create_key_file(const std::string &path)
 	std::string text = hex(k, sizeof k) + "\n";
 	OPENSSL_cleanse(k, sizeof k);
 	std::string tmp = path + ".tmp." + std::to_string(getpid());
-	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	unique_fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
 	if (fd < 0) {
 		WU_WARN(P(), FI_LOG_EP_CTRL, "job key file %s: cannot create: %s (set FI_TCP_JOB_KEY or FI_TCP_JOB_KEY_FILE)\n",
 			path.c_str(), strerror(errno));
@@ -133,7 +134,7 @@ int create_key_file(const std::string &path)
 	bool ok = fchmod(fd, 0600) == 0 && write(fd, text.data(), text.size()) == ssize_t(text.size()) &&
 		  fsync(fd) == 0;
 	OPENSSL_cleanse(&text[0], text.size());
-	close(fd);
+	fd.reset();
 	if (ok && link(tmp.c_str(), path.c_str()) && errno != EEXIST)
 		ok = false;
 	int err = errno;

@@ -1,5 +1,6 @@
 /* tcp provider internals shared by tcp_prov.cpp (domain, fabric) and
- * tcp_ep.cpp (endpoints, passive endpoints, connection manager, data path). */
+ * the files tcp_impl.h joins (endpoints, passive endpoints, connection
+ * manager, data path). */
 #ifndef WU_PROV_TCP_TCP_EP_H
 #define WU_PROV_TCP_TCP_EP_H
 

@@ -238,7 +238,7 @@ bool known_fabric(const char *name)
 }
 
 /* Data progress is manual unless asked: then the cm thread drives each
- * endpoint (see FI_ENABLE in tcp_ep.cpp). */
+ * endpoint (see FI_ENABLE in ep.cpp). */
 constexpr getinfo::template_opts tcp_opts = {.auto_control_progress = false, .auto_data_progress = true};
 
 int tcp_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,

@@ -1,0 +1,46 @@
+/* Completion batching for an endpoint: completions are collected under the
+ * endpoint's lock and posted to CQs and counters after it is released, so a
+ * CQ that calls the provider's progress while holding its own lock cannot
+ * deadlock with it.  Only a CQ whose post takes nothing but its own spin
+ * lock (cq::post_is_leaf) is posted to at once, when nothing is queued
+ * ahead.  One thread flushes at a time so a CQ sees the endpoint's
+ * completions in order; a full CQ keeps them for the next flush. */
+#ifndef WU_PROV_COMMON_COMP_BATCH_H
+#define WU_PROV_COMMON_COMP_BATCH_H
+
+#include <cstddef>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <rdma/fi_domain.h>
+
+#include "prov/common/cq.h"
+
+namespace wu::prov {
+
+class comp_batch {
+public:
+	/* Under the endpoint's lock. */
+	void push(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0, size_t olen = 0,
+		  const void *err_data = nullptr, size_t err_len = 0);
+	bool empty() const noexcept { return items_.empty(); }
+	/* Without the endpoint's lock mtx: posts what was collected. */
+	void flush(std::mutex &mtx) noexcept;
+
+private:
+	struct item {
+		fid_cq *cq = nullptr;
+		fid_cntr *cntr = nullptr;
+		cq::completion c;
+		int err = 0;
+		size_t olen = 0;
+		std::string err_data;
+	};
+	std::vector<item> items_;
+	bool flushing_ = false;
+};
+
+} // namespace wu::prov
+
+#endif

@@ -1,0 +1,514 @@
+/* tcp provider internals shared by its files (conn, reader, proto, recv,
+ * comp, rma, progress, msg_cm, ep, pep): the structs and the functions one
+ * file calls in another.  tcp_ep.h is the provider's face to tcp_prov.cpp
+ * and the tests.
+ *
+ * tcp provider endpoints: RDM (lazy connections keyed by the peer's
+ * listening address, job-key handshake, simultaneous-connect tie-break) and
+ * MSG (passive endpoints, CONNREQ/CONNECTED/SHUTDOWN through the EQ), one
+ * data path for both: eager frames read straight into posted buffers,
+ * unexpected queues, tagged matching, RMA through MR keys.
+ *
+ * Concurrency: one mutex per endpoint guards all of its state.  Completions
+ * are collected under it and posted to CQs/counters after it is released,
+ * so a CQ that calls our progress function while holding its own lock
+ * cannot deadlock with us; only a CQ whose post takes nothing but its own
+ * spin lock (cq::post_is_leaf) is posted to directly, when nothing is
+ * queued ahead.  Data progress is manual (CQ/counter reads call
+ * ep_progress); connection management for MSG runs on one process-wide
+ * thread (cm_engine) so fi_eq_sread sees CONNREQ/CONNECTED/SHUTDOWN without
+ * the application driving a CQ.  Lock order: engine -> endpoint -> CQ. */
+#ifndef WU_PROV_TCP_TCP_IMPL_H
+#define WU_PROV_TCP_TCP_IMPL_H
+
+#include "prov/tcp/tcp_ep.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <linux/sockios.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_eq.h>
+#include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
+
+#include "av/av.h"
+#include "core/fd.h"
+#include "core/fid.h"
+#include "core/info.h"
+#include "core/log.h"
+#include "core/param.h"
+#include "core/shim.h"
+#include "eq/eq.h"
+#include "prov/common/atomic.h"
+#include "prov/common/cm_engine.h"
+#include "prov/common/comp_batch.h"
+#include "prov/tcp/auth.h"
+#include "prov/tcp/frame.h"
+
+namespace wu::tcp::detail {
+
+constexpr size_t max_iov = 4;
+
+constexpr size_t rbuf_size = 64 * 1024;
+
+/* Bodies at least this large skip the staging buffer (readv into the
+ * destination) once it is drained. */
+constexpr size_t direct_read_min = 4096;
+
+/* With at most this many connections, all established, progress reads the
+ * sockets directly: one recv finds and takes a message where epoll_wait
+ * plus recv cost two system calls on the latency path.  epoll_wait then
+ * runs only every epoll_interval_ns, for the listener (new peers). */
+constexpr size_t direct_poll_max = 4;
+
+constexpr int64_t epoll_interval_ns = 20000;
+
+/* Size of the first socket read of a progress pass (see read_conn). */
+constexpr size_t first_read = 8192;
+
+/* Sends up to this size go out as one flat buffer (header + payload). */
+constexpr size_t small_send_max = 256;
+
+constexpr uint32_t ep_magic = 0x57555445;  /* "WUTE" */
+
+constexpr uint32_t pep_magic = 0x57555450; /* "WUTP" */
+
+constexpr uint32_t cr_magic = 0x57555443;  /* "WUTC" */
+
+inline int64_t now_ns()
+{
+	return std::chrono::duration_cast<std::chrono::nanoseconds>(
+		       std::chrono::steady_clock::now().time_since_epoch())
+		.count();
+}
+
+inline int64_t now_ms()
+{
+	return now_ns() / 1000000;
+}
+
+inline std::atomic<uint64_t> st_refused{0}, st_bad_frames{0}, st_connects{0}, st_rndv{0}, st_staged{0},
+	st_timeouts{0}, st_silent{0};
+
+inline fi_provider *P() noexcept
+{
+	return prov_desc();
+}
+
+/* The process-wide connection-management thread (prov/common/cm_engine.h). */
+using prov::cm_engine;
+using prov::watch;
+
+/* ---------------------------------------------------------------- */
+/* Operations, connections, endpoint.                                */
+
+/* OP_ATOMIC: fi_atomic family; OP_FETCH: fetch and compare families (old values come back). */
+enum op_kind : uint8_t { OP_SEND, OP_RECV, OP_WRITE, OP_READ, OP_ATOMIC, OP_FETCH };
+
+struct op {
+	op_kind kind;
+	bool tagged = false;
+	bool want_comp = true; /* success completion to the CQ */
+	void *context = nullptr;
+	uint64_t flags = 0;
+	iovec iov[max_iov];
+	size_t iov_cnt = 0;
+	size_t len = 0;
+	fi_addr_t addr = FI_ADDR_UNSPEC;
+	uint64_t tag = 0, ignore = 0, data = 0;
+	uint64_t id = 0;
+	size_t used = 0; /* FI_MULTI_RECV: bytes consumed */
+	int busy = 0;    /* FI_MULTI_RECV: bodies still landing in it */
+	bool discard = false; /* swallows a message dropped by FI_DISCARD */
+};
+
+/* A receive that a header matched, or an unexpected message's buffer. */
+struct unexp {
+	std::string peer;
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	bool tagged = false, has_data = false;
+	uint64_t tag = 0, data = 0;
+	size_t len = 0;
+	std::unique_ptr<char[]> buf;
+	bool done = false;     /* body fully arrived */
+	op *claimed = nullptr; /* matched before its body arrived */
+	size_t claim_off = 0;
+	struct conn *from = nullptr;
+	bool rts = false;  /* a rendezvous request: no body here, the sender waits for CTS */
+	uint64_t rts_id = 0;
+	void *claim_ctx = nullptr; /* FI_PEEK | FI_CLAIM: the fi_context it is held for */
+	int claim_err = 0;         /* its connection died before FI_CLAIM took it */
+	uint64_t credit = 0;       /* eager-window bytes it holds, given back when freed */
+	uint64_t credit_conn = 0;  /* serial of the connection they go back to */
+};
+
+/* A rendezvous this side cleared (CTS written): where its RDATA lands. */
+struct rndv_rx {
+	op *o = nullptr;
+	size_t off = 0;  /* offset in o's buffer */
+	size_t into = 0; /* bytes that fit */
+	size_t len = 0;  /* message length */
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	bool tagged = false, has_data = false;
+	uint64_t tag = 0, data = 0;
+};
+
+enum tx_after : uint8_t {
+	AFTER_NONE,
+	AFTER_COMPLETE, /* send done: complete the op */
+	AFTER_PENDING,  /* RMA: wait for WRITE_ACK / READ_RESP */
+	AFTER_CLOSE,    /* refusal: close the connection once written */
+};
+
+struct txitem {
+	unsigned char hdr[frame::hdr_size];
+	iovec iov[max_iov + 1];
+	int cnt = 0;
+	size_t left = 0;
+	op *o = nullptr;
+	tx_after after = AFTER_NONE;
+	bool control = false; /* may go out before the handshake completes */
+	std::unique_ptr<char[]> owned;
+	mr::ref mref; /* READ_RESP: the region its payload is read from */
+};
+
+enum conn_state : uint8_t {
+	C_CONNECTING, /* outgoing connect in flight */
+	C_HELLO_WAIT, /* outgoing, HELLO sent, waiting for HELLO_ACK */
+	C_ACCEPTING,  /* incoming, waiting for HELLO */
+	C_CM_WAIT,    /* MSG active side: CONNREQ sent, waiting ACCEPT/REJECT */
+	C_READY,
+	C_LOST,       /* lost a simultaneous connect: placeholder for queued sends */
+	C_BACKOFF,    /* outgoing RDM connect refused: no socket, dialed again at retry_at */
+	C_CLOSED,
+};
+
+/* B_READRESP also takes ATOMIC_RESP's old values; B_ATOMIC stages ATOMIC operands in small. */
+enum body_kind : uint8_t { B_NONE, B_RECV, B_UNEXP, B_WRITE, B_READRESP, B_SMALL, B_DISCARD, B_RNDV, B_ATOMIC };
+
+struct tcp_ep;
+
+struct conn {
+	unique_fd fd;
+	tcp_ep *ep = nullptr;
+	conn_state state = C_CONNECTING;
+	bool outgoing = false;
+	bool in_map = false;
+	bool want_out = false;
+	bool in_epoll = false; /* registered in ep->epfd (not while polled directly) */
+	bool msg = false; /* the connection of a MSG endpoint */
+	std::string peer;
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	std::deque<txitem *> txq;
+	std::unordered_map<uint64_t, op *> pending; /* RMA ops awaiting replies, sends awaiting CTS */
+	std::unordered_map<uint64_t, rndv_rx> rv_wait; /* CTS written, RDATA not yet here */
+	rndv_rx rv;                                    /* the RDATA body being read */
+	/* receive side */
+	std::unique_ptr<char[]> rbuf{new char[rbuf_size]};
+	size_t rpos = 0, rend = 0;
+	bool drained = false; /* a read this pass came back short: the socket is empty */
+	bool in_body = false;
+	frame::header h;
+	body_kind bk = B_NONE;
+	iovec tgt[max_iov];
+	size_t tgt_cnt = 0;
+	size_t body_into = 0;    /* bytes of this body that land in tgt */
+	size_t body_trunc = 0;   /* bytes of this body dropped (truncation) */
+	size_t body_left = 0;    /* bytes still to land in tgt */
+	size_t discard_left = 0; /* then bytes to drop */
+	op *rop = nullptr;
+	unexp *ux = nullptr;
+	void *seg = nullptr; /* where this body starts in rop's buffer */
+	int body_err = 0;
+	mr::ref wref; /* B_WRITE: the region the body lands in */
+	size_t rts_held = 0; /* RTS received here and not yet cleared (grant) */
+	std::string small;
+	watch cmw; /* MSG: the cm engine's watch on this fd */
+	bool cm_watched = false;
+	int64_t deadline = 0; /* outgoing: connect + handshake must end by then (now_ms) */
+	int64_t retry_at = 0; /* C_BACKOFF */
+	int retry_ms = 0;     /* C_BACKOFF: the current backoff step */
+	uint64_t serial = 0;  /* unique in the endpoint: CREDIT finds its connection by it */
+	/* Eager window (frame.h): what the peer lets us send without RTS, what
+	 * it announced, and the bytes of ours it holds that we have not given back. */
+	uint64_t tx_credit = 0, tx_window = 0;
+	uint64_t rx_out = 0;      /* window bytes received and not yet given back */
+	uint64_t credit_owed = 0; /* of those, released here: they go with the next frame */
+	/* Handshake (auth.h): nothing leaves an outgoing connection before the
+	 * peer's CHALLENGE; a MSG connect keeps its private data until then. */
+	auth::nonces an;
+	bool chal_wait = false;
+	std::string cm_param;
+};
+
+struct tcp_connreq;
+
+struct tcp_ep {
+	fid_ep ep; /* first */
+	uint32_t magic;
+	prov::domain *dom;
+	fi_info *info;
+	fi_ep_type type;
+	std::mutex mtx;
+	bool enabled = false;
+	fid_cq *tx_cq = nullptr, *rx_cq = nullptr;
+	bool tx_sel = false, rx_sel = false;
+	fid_cntr *c_send = nullptr, *c_recv = nullptr, *c_read = nullptr, *c_write = nullptr,
+		 *c_rread = nullptr, *c_rwrite = nullptr;
+	fid_av *av = nullptr;
+	fid_eq *eq = nullptr;
+	sockaddr_storage src{};
+	socklen_t srclen = 0;
+	std::string self; /* listening address key (RDM) */
+	unique_fd lfd;
+	unique_fd epfd;
+	std::unordered_map<std::string, conn *> peers;
+	std::vector<conn *> conns;
+	std::vector<conn *> dead;
+	std::deque<op *> rq_msg, rq_tag;
+	std::deque<unexp *> ux_msg, ux_tag;
+	std::unordered_set<unexp *> claimed_ux; /* FI_PEEK | FI_CLAIM, awaiting FI_CLAIM */
+	prov::comp_batch comps; /* posted by flush() after mtx is released */
+	size_t min_multi_recv = 64;
+	uint64_t next_id = 1;
+	uint64_t next_token = 1;
+	size_t rndv_size = 65536;
+	uint64_t eager_window = 0; /* FI_TCP_EAGER_WINDOW: announced to every peer */
+	uint64_t next_serial = 1;
+	int conn_timeout_ms = 10000;
+	int linger_ms = 10000; /* FI_TCP_LINGER: ep_close waits this long for a stalled peer */
+	size_t tx_inflight = 0, rx_posted = 0;
+	auth::key key;
+	/* MSG */
+	conn *mc = nullptr;
+	tcp_connreq *cr = nullptr;
+	bool connected = false, shut = false;
+	bool backlog = false; /* some connection stopped with bytes staged */
+	watch autow; /* FI_PROGRESS_AUTO: engine watch on epfd */
+	bool auto_progress = false;
+	bool want_auto = false; /* fi_trywait on a bound CQ/counter: the application blocks */
+	unique_fd atfd; /* FI_PROGRESS_AUTO: wakes the engine at next_deadline */
+	watch atw;
+	/* RDM: listening address of each fi_addr used so far (fi_av_remove
+	 * drops the entry and closes that peer's connection). */
+	struct fa_entry {
+		std::string key;
+		uint64_t stamp = 0; /* av::entry_stamp when looked up (shared AVs) */
+	};
+	std::unordered_map<fi_addr_t, fa_entry> fa_peer;
+	bool av_watched = false;
+	bool av_shared = false; /* other processes may change entries (av::is_shared) */
+	/* Connect timeout: earliest deadline of a connection still being
+	 * set up (0: none); MSG arms tfd so the cm thread notices. */
+	int64_t next_deadline = 0;
+	unique_fd tfd;
+	watch tw;
+	bool direct = false;	/* connections polled directly (poll_direct) */
+	int64_t last_epoll = 0; /* now_ns of the last epoll_wait while direct */
+	unsigned busy_passes = 0; /* direct passes in a row that read something */
+	uint64_t reads = 0;	/* successful socket reads (direct polling's "found data") */
+	/* RDM: the connection the last send to last_fa used (conn_for); reset
+	 * whenever connections are reaped or the AV drops an address. */
+	fi_addr_t last_fa = FI_ADDR_NOTAVAIL;
+	conn *last_conn = nullptr;
+	uint64_t last_stamp = 0;
+};
+
+/* For a shared AV: has another process removed or replaced fi_addr's
+ * entry since it was looked up (stamp)? */
+inline bool stale(tcp_ep *ep, fi_addr_t addr, uint64_t stamp)
+{
+	return ep->av_shared && av::entry_stamp(ep->av, addr) != stamp;
+}
+
+struct tcp_pep {
+	fid_pep pep; /* first */
+	uint32_t magic;
+	prov::fabric *fab;
+	fi_info *info;
+	fid_eq *eq = nullptr;
+	unique_fd lfd;
+	bool listening = false;
+	watch w;
+	std::mutex mtx;
+	std::unordered_set<tcp_connreq *> reqs;
+	unique_fd tfd; /* sweeps requests whose CONNREQ never came (FI_TCP_CONN_TIMEOUT) */
+	watch tw;
+	int timeout_ms = 0;
+	bool paused = false; /* not accepting: the EQ has no room (cm thread only) */
+	auth::key key;
+};
+
+struct tcp_connreq {
+	fid fid_; /* first: what CONNREQ's info->handle points at */
+	uint32_t magic;
+	tcp_pep *pep;
+	unique_fd fd;
+	watch w;
+	std::string in; /* header + private data being read */
+	sockaddr_storage peer{};
+	socklen_t peerlen = 0;
+	bool reported = false;
+	int64_t born = 0; /* accepted at (now_ms) */
+	auth::nonces an;  /* ours from CHALLENGE, the connector's from CONNREQ */
+};
+
+inline tcp_ep *ep_of(fid_ep *e) noexcept
+{
+	if (!e)
+		return nullptr;
+	auto *t = container_of_fid<tcp_ep>(e);
+	return t->magic == ep_magic ? t : nullptr;
+}
+
+inline tcp_ep *ep_of(fid *f) noexcept
+{
+	if (!f || f->fclass != FI_CLASS_EP)
+		return nullptr;
+	return ep_of(reinterpret_cast<fid_ep *>(f));
+}
+
+template <class F>
+ssize_t ep_call(fid_ep *e, const char *where, F &&fn) noexcept
+{
+	return guard(where, [&]() -> ssize_t {
+		tcp_ep *ep = ep_of(e);
+		if (!ep)
+			return -FI_EINVAL;
+		return fn(ep);
+	});
+}
+
+/* ---------------------------------------------------------------- */
+/* Functions one file calls in another.                               */
+
+/* conn.cpp */
+std::string addr_key(const void *a, size_t len);
+std::string addr_text(const std::string &k);
+void set_nonblock_nodelay(int fd);
+void local_cc(int fd, const sockaddr *peer);
+conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st);
+void post_cm_error(tcp_ep *ep, int err, const std::string &data);
+void post_cm_event(tcp_ep *ep, uint32_t event, const void *data, size_t len);
+void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm = false);
+void reap(tcp_ep *ep);
+void arm_auto_timer(tcp_ep *ep);
+void arm_deadline(tcp_ep *ep, conn *c);
+bool may_retry(const conn *c);
+void backoff(tcp_ep *ep, conn *c);
+void check_deadlines(tcp_ep *ep);
+conn *conn_for(tcp_ep *ep, fi_addr_t addr, int *err);
+void send_challenge(tcp_ep *ep, conn *c);
+void on_challenge(tcp_ep *ep, conn *c);
+void on_hello(tcp_ep *ep, conn *c);
+void on_hello_ack(tcp_ep *ep, conn *c);
+bool cm_answer_proven(tcp_ep *ep, conn *c);
+
+/* comp.cpp */
+void push_comp(tcp_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0,
+	       size_t olen = 0, const void *err_data = nullptr, size_t err_len = 0);
+void flush(tcp_ep *ep) noexcept;
+void complete_tx(tcp_ep *ep, op *o, int err);
+fi_addr_t src_of(tcp_ep *ep, conn *c);
+void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
+		 bool has_data, uint64_t data, size_t olen, int err, bool release);
+size_t op_room(const op *o);
+bool multi_spent(tcp_ep *ep, const op *o);
+
+/* recv.cpp */
+bool directed(tcp_ep *ep);
+size_t slice(const op *o, size_t off, size_t n, iovec *tgt);
+size_t copy_to_op(op *o, size_t off, const char *src, size_t n);
+void forget_claims(tcp_ep *ep, conn *c, int err);
+op *find_recv(tcp_ep *ep, bool tagged, uint64_t tag, fi_addr_t src);
+void remove_recv(tcp_ep *ep, op *o);
+ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		uint64_t flags, void *ctx, bool tagged);
+ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags);
+
+/* proto.cpp */
+void want_out(tcp_ep *ep, conn *c, bool on);
+bool flush_tx(tcp_ep *ep, conn *c);
+txitem *make_item(const frame::header &h, const iovec *iov, size_t cnt);
+txitem *control_item(frame::header h, const void *payload = nullptr, size_t plen = 0);
+txitem *control_item(uint8_t type, uint64_t id, uint64_t data, const void *payload = nullptr,
+		     size_t plen = 0);
+bool enqueue(tcp_ep *ep, conn *c, txitem *t);
+void free_unexp(tcp_ep *ep, unexp *u);
+void on_msg(tcp_ep *ep, conn *c);
+void grant(tcp_ep *ep, conn *c, uint64_t send_id, const rndv_rx &r);
+void on_rts(tcp_ep *ep, conn *c);
+void on_cts(tcp_ep *ep, conn *c);
+void on_rdata(tcp_ep *ep, conn *c);
+size_t iov_total(const iovec *iov, size_t cnt);
+void own_payload(txitem *t, const iovec *iov, size_t cnt, size_t total);
+conn *tx_conn(tcp_ep *ep, fi_addr_t dest, ssize_t *err);
+void queue_pending(tcp_ep *ep, conn *c, txitem *t, op *o);
+uint64_t msg_limit(const tcp_ep *ep);
+ssize_t too_long(const tcp_ep *ep, const char *what, size_t total);
+ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64_t tag, uint64_t data,
+		uint64_t flags, void *ctx, bool tagged, bool inject_api);
+
+/* reader.cpp */
+bool protocol_error(tcp_ep *ep, conn *c, const char *what);
+void start_body(conn *c, body_kind k, size_t into, size_t discard);
+void read_conn(tcp_ep *ep, conn *c);
+void accept_all(tcp_ep *ep);
+void connect_done(tcp_ep *ep, conn *c);
+
+/* rma.cpp */
+void on_atomic(tcp_ep *ep, conn *c);
+extern fi_ops_rma rma_ops;
+extern fi_ops_atomic atomic_ops;
+
+/* progress.cpp */
+void set_direct(tcp_ep *ep, bool on);
+void progress_locked(tcp_ep *ep);
+void progress_cb(void *arg) noexcept;
+void av_removed(void *arg, fi_addr_t fa) noexcept;
+void auto_progress(tcp_ep *ep);
+void start_auto(tcp_ep *ep);
+int block_cb(void *arg) noexcept;
+
+/* msg_cm.cpp */
+int put_name(const void *a, size_t n, void *addr, size_t *addrlen);
+int open_listener(tcp_ep *ep);
+bool take_sockaddr(const void *addr, size_t len, sockaddr_storage &out, socklen_t &outlen);
+bool write_all(int fd, const void *p, size_t n);
+extern fi_ops_cm ep_cm_ops;
+
+/* ep.cpp */
+uint64_t tx_flags(tcp_ep *ep);
+
+/* pep.cpp */
+void free_connreq(tcp_connreq *cr);
+
+} // namespace wu::tcp::detail
+
+#endif
