@@ -20,22 +20,10 @@ std::string addr_key(const void *a, size_t len)
 	return {};
 }
 
+/* A key (addr_key) as text for log lines. */
 std::string addr_text(const std::string &k)
 {
-	char buf[INET6_ADDRSTRLEN + 8] = "?";
-	if (k.size() == sizeof(sockaddr_in)) {
-		sockaddr_in s;
-		memcpy(&s, k.data(), sizeof s);
-		inet_ntop(AF_INET, &s.sin_addr, buf, sizeof buf);
-		return std::string(buf) + ":" + std::to_string(ntohs(s.sin_port));
-	}
-	if (k.size() == sizeof(sockaddr_in6)) {
-		sockaddr_in6 s;
-		memcpy(&s, k.data(), sizeof s);
-		inet_ntop(AF_INET6, &s.sin6_addr, buf, sizeof buf);
-		return "[" + std::string(buf) + "]:" + std::to_string(ntohs(s.sin6_port));
-	}
-	return buf;
+	return addr::sockaddr_text(k.data(), k.size());
 }
 
 namespace {

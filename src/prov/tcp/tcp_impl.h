@@ -58,6 +58,7 @@
 #include <rdma/fi_tagged.h>
 
 #include "av/av.h"
+#include "core/addr.h"
 #include "core/fd.h"
 #include "core/fid.h"
 #include "core/info.h"
