@@ -139,13 +139,13 @@ void engine::free_ux(unexpected *u)
 
 /* A directed receive takes only its source's messages; a message whose
  * source was unknown on arrival is asked again (its peer may be in the AV now). */
-bool engine::src_ok(const recv *r, unexpected *u)
+bool engine::src_ok(fi_addr_t want, unexpected *u)
 {
-	if (r->src == FI_ADDR_UNSPEC)
+	if (want == FI_ADDR_UNSPEC)
 		return true;
 	if (u->m.src == FI_ADDR_NOTAVAIL && u->m.tp)
 		u->m.src = u->m.tp->resolve(u->m);
-	return u->m.src == r->src;
+	return u->m.src == want;
 }
 
 recv *engine::find_recv(queue &qu, queue_kind q, const message &m)
@@ -176,20 +176,18 @@ recv *engine::find_recv(queue &qu, queue_kind q, const message &m)
 
 unexpected *engine::find_ux(queue &qu, queue_kind q, uint64_t tag, uint64_t ignore, fi_addr_t src)
 {
-	recv probe;
-	probe.src = src;
 	if (q == queue_kind::tagged && ignore == 0) {
 		link &h = qu.ux_hash.at(tag);
 		for (link *l = h.next; l != &h; l = l->next) {
 			auto *u = static_cast<unexpected *>(l->owner);
-			if (u->m.tag == tag && src_ok(&probe, u))
+			if (u->m.tag == tag && src_ok(src, u))
 				return u;
 		}
 		return nullptr;
 	}
 	for (link *l = qu.ux_all.next; l != &qu.ux_all; l = l->next) {
 		auto *u = static_cast<unexpected *>(l->owner);
-		if ((q == queue_kind::msg || tag_match(tag, ignore, u->m.tag)) && src_ok(&probe, u))
+		if ((q == queue_kind::msg || tag_match(tag, ignore, u->m.tag)) && src_ok(src, u))
 			return u;
 	}
 	return nullptr;

@@ -209,7 +209,7 @@ private:
 		size_t n_recv = 0, n_exact = 0, n_ux = 0;
 	};
 	static size_t idx(queue_kind q) { return q == queue_kind::tagged ? 1 : 0; }
-	bool src_ok(const recv *r, unexpected *u);
+	bool src_ok(fi_addr_t want, unexpected *u);
 	recv *find_recv(queue &qu, queue_kind q, const message &m);
 	unexpected *find_ux(queue &qu, queue_kind q, uint64_t tag, uint64_t ignore, fi_addr_t src);
 	void enqueue_recv(queue &qu, recv *r);
