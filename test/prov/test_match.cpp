@@ -156,8 +156,8 @@ TEST_F(match_test, EarlierPostWinsAcrossExactAndWildcard)
 TEST_F(match_test, UnexpectedTakenInArrivalOrderPerSource)
 {
 	/* Interleaved sources, one tag: an FI_ADDR_UNSPEC receive takes the
-	 * oldest, a directed one the oldest of its source (b skips 3, which
-	 * c takes; d finds 4). */
+	 * oldest, a directed one the oldest of its source (a takes 1, b
+	 * source 2's 2, c the oldest left, 3, and d source 2's 4). */
 	EXPECT_EQ(tarrive(1, 9, 1), nullptr);
 	EXPECT_EQ(tarrive(2, 9, 2), nullptr);
 	EXPECT_EQ(tarrive(3, 9, 1), nullptr);
@@ -429,6 +429,22 @@ TEST_F(match_test, BadArguments)
 	EXPECT_EQ(e.held(nullptr, nullptr), nullptr);
 	e.unpost(nullptr);
 	e.unqueue(nullptr);
+	EXPECT_FALSE(e.post(queue_kind::tagged, nullptr));
+	EXPECT_FALSE(e.recv_done(nullptr));
+	/* A receive posted twice stays posted once. */
+	recv r = tagged_recv(3);
+	EXPECT_TRUE(e.post(queue_kind::tagged, &r));
+	EXPECT_TRUE(e.post(queue_kind::tagged, &r));
+	EXPECT_EQ(e.posted_count(queue_kind::tagged), 1u);
+	/* claim() takes only a held message. */
+	EXPECT_EQ(tarrive(1, 4), nullptr);
+	unexpected *u = e.peek(queue_kind::tagged, 4, 0, FI_ADDR_UNSPEC);
+	ASSERT_NE(u, nullptr);
+	recv c = tagged_recv(0);
+	e.claim(u, &c); /* peeked, not held */
+	EXPECT_TRUE(tp.starts.empty());
+	EXPECT_EQ(e.queued_count(queue_kind::tagged), 1u);
+	EXPECT_EQ(tarrive(2, 3), &r);
 }
 
 /* ---- randomized differential test against a deque-scanning model ---- */

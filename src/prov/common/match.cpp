@@ -289,6 +289,8 @@ int engine::arrive(queue_kind q, const message &m, match_result *out) noexcept
 
 bool engine::post(queue_kind q, recv *r) noexcept
 {
+	if (!r || r->in_queue)
+		return r != nullptr; /* posted twice: relinking would corrupt both queues */
 	queue &qu = qs_[idx(q)];
 	r->q = q;
 	r->used = 0;
@@ -320,6 +322,8 @@ bool engine::post(queue_kind q, recv *r) noexcept
 
 bool engine::recv_done(recv *r) noexcept
 {
+	if (!r)
+		return false;
 	if (r->busy > 0)
 		r->busy--;
 	return r->busy == 0 && r->spent;
@@ -380,7 +384,8 @@ unexpected *engine::held(const void *u, const void *ctx) const noexcept
 
 void engine::claim(unexpected *u, recv *r) noexcept
 {
-	held_.erase(u);
+	if (!u || !r || !held_.erase(u))
+		return; /* only a message held() returned */
 	r->used = 0;
 	r->busy = 0;
 	r->spent = true;

@@ -157,7 +157,8 @@ public:
 	 * transports' start), and is queued if it still wants more.  Returns
 	 * true if r was queued, false if messages consumed it (then r belongs
 	 * to the transports that started into it; an FI_MULTI_RECV one is
-	 * released by recv_done).  r->seq, used and busy are reset. */
+	 * released by recv_done).  used and busy start at 0; r must not be
+	 * queued already (a second post of a queued r changes nothing). */
 	bool post(queue_kind q, recv *r) noexcept;
 
 	/* FI_MULTI_RECV: a body handed out for r has landed.  True when r is
@@ -176,13 +177,14 @@ public:
 	/* FI_PEEK: the queued message a receive (tag, ignore, src) would take
 	 * now, or nullptr; nothing changes. */
 	unexpected *peek(queue_kind q, uint64_t tag, uint64_t ignore, fi_addr_t src) noexcept;
-	/* FI_PEEK | FI_CLAIM (or | FI_DISCARD): takes u (from peek) off its
+	/* FI_PEEK | FI_CLAIM (or | FI_DISCARD): takes u (as peek returned it) off its
 	 * queue and holds it for claim() with ctx.  -FI_ENOMEM: nothing changed. */
 	int hold(unexpected *u, void *ctx) noexcept;
 	/* FI_CLAIM: the message held for ctx, or nullptr if u is not one (a
 	 * stale or foreign pointer is only compared, never read). */
 	unexpected *held(const void *u, const void *ctx) const noexcept;
-	/* Starts the held message u into r (at offset 0; r->discard drops it). */
+	/* Starts the held message u (as held() returned it) into r, at offset
+	 * 0; r->discard drops it.  Anything else is ignored. */
 	void claim(unexpected *u, recv *r) noexcept;
 
 	/* Drops every queued (not held) message of tp, calling tp->drop: a
