@@ -32,6 +32,18 @@
  * scan the unexpected messages in arrival order.  Receives are the caller's
  * nodes (no allocation); unexpected messages come from a pool.
  *
+ * A provider uses it so: an arriving header (eager or rendezvous request)
+ * is arrive(); on a match the body lands at r/off/into, else the message's
+ * cookie keeps what the transport holds for it (staged bytes, a pending
+ * request).  fi_recv is post(), and start() does what a match at arrival
+ * would (copy, clear the rendezvous, or land the body when it is whole).
+ * FI_PEEK is peek(); FI_CLAIM / FI_DISCARD with it hold() the message and
+ * keep it in fi_context::internal[0]; a later FI_CLAIM finds it with
+ * held(internal[0], context) and claim()s it.  fi_cancel is cancel().  An
+ * FI_MULTI_RECV buffer is completed with FI_MULTI_RECV when recv_done (or
+ * arrive's spent with nothing landing) says it is released.  Counting
+ * posted receives against rx_attr->size stays the provider's.
+ *
  * Locking: the engine is not thread-safe.  Its owner (an endpoint, or a
  * shared receive context lending it to several endpoints) holds one lock
  * around every call, and transport callbacks run under that lock: they may
