@@ -40,8 +40,8 @@
  * FI_PEEK is peek(); FI_CLAIM / FI_DISCARD with it hold() the message and
  * keep it in fi_context::internal[0]; a later FI_CLAIM finds it with
  * held(internal[0], context) and claim()s it.  fi_cancel is cancel().  An
- * FI_MULTI_RECV buffer is completed with FI_MULTI_RECV when recv_done (or
- * arrive's spent with nothing landing) says it is released.  Counting
+ * FI_MULTI_RECV buffer is completed with FI_MULTI_RECV once recv_done,
+ * called as each of its bodies lands, says it is released.  Counting
  * posted receives against rx_attr->size stays the provider's.
  *
  * Locking: the engine is not thread-safe.  Its owner (an endpoint, or a
