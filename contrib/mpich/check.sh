@@ -17,6 +17,15 @@
 #   DIRS="pt2pt ..." test directories
 #   MPITEST_TIMEOUT  seconds per test (default here 300)
 #   JOBS=2           make -j
+#   MPICH_PREFIX=dir  reuse an installed MPICH (its bin/mpiexec and
+#                    lib/libmpi.so) instead of building one; then
+#   MPICH_TESTDIR=dir is its built test tree (BUILD/test/mpi, configured
+#                    with the same prefix) and WORKDIR only holds the logs
+#   MPICH_SRC=dir    an unpacked MPICH source to build instead of
+#                    apt-get source
+#   STOP=configure   stop after MPICH's configure (checks the build path)
+#   Passing WIREUP_LIB=/usr/lib/x86_64-linux-gnu runs the same table on
+#   Debian's libfabric, for comparison.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,14 +47,32 @@ if [ ! -e "$lib/libfabric.so.1" ]; then
 		>"$log/wireup-build.log" 2>&1 || { say "Wireup build failed: $log/wireup-build.log"; exit 1; }
 fi
 
+prefix=${MPICH_PREFIX:-$work/install}
+bld=$work/build
+tests=${MPICH_TESTDIR:-$bld/test/mpi}
+if [ -n "${MPICH_PREFIX:-}" ]; then
+	if [ ! -x "$prefix/bin/mpiexec" ] || [ ! -e "$prefix/lib/libmpi.so" ]; then
+		say "MPICH_PREFIX=$prefix has no bin/mpiexec or lib/libmpi.so"
+		exit 1
+	fi
+	if [ ! -e "$tests/runtests" ]; then
+		say "MPICH_TESTDIR=$tests has no runtests (give MPICH's BUILD/test/mpi)"
+		exit 1
+	fi
+	# The build tree around the test tree, for examples/cpi.
+	bld=$(cd "$tests/../.." && pwd)
+	say "reusing MPICH in $prefix, tests in $tests"
+fi
+
 # 2. MPICH's source, as Debian ships it.
+if [ -z "${MPICH_PREFIX:-}" ]; then
 for p in libfabric-dev dpkg-dev libhwloc-dev; do
 	if ! dpkg -s "$p" >/dev/null 2>&1; then
 		say "installing $p"
 		apt-get install -y -q "$p" >/dev/null
 	fi
 done
-src=$(ls -d "$work"/mpich-*/ 2>/dev/null | head -n 1 || true)
+src=${MPICH_SRC:-$(ls -d "$work"/mpich-*/ 2>/dev/null | head -n 1 || true)}
 if [ -z "$src" ]; then
 	say "apt-get source mpich (in $work)"
 	if ! (cd "$work" && apt-get source -q mpich) >"$log/source.log" 2>&1; then
@@ -60,8 +87,6 @@ src=${src%/}
 # 3. MPICH against Debian's libfabric headers: ch4:ofi, no shared memory
 # module (every message goes through libfabric), no Fortran, C++ or ROMIO,
 # the dataloop datatype engine (yaksa's generated code triples the build).
-prefix=$work/install
-bld=$work/build
 if [ ! -x "$prefix/bin/mpiexec" ]; then
 	say "configuring and building MPICH (log in $log/mpich-*.log; 30+ minutes)"
 	mkdir -p "$bld"
@@ -70,6 +95,10 @@ if [ ! -x "$prefix/bin/mpiexec" ]; then
 		--disable-fortran --disable-cxx --disable-romio --enable-fast=O2 --disable-debuginfo \
 		--enable-g=none --without-cuda --without-ze) >"$log/mpich-configure.log" 2>&1 ||
 		{ say "MPICH configure failed: $log/mpich-configure.log"; exit 1; }
+	if [ "${STOP:-}" = configure ]; then
+		say "MPICH configured in $bld (STOP=configure)"
+		exit 0
+	fi
 	# MPICH takes libfabric's link line from Debian's libfabric.pc with
 	# its private (static-only) libraries, some of which Debian does not
 	# ship as -dev: drop those that are not installed.
@@ -81,6 +110,7 @@ if [ ! -x "$prefix/bin/mpiexec" ]; then
 	done
 	(cd "$bld" && nice make -j"$jobs" && make install) >"$log/mpich-build.log" 2>&1 ||
 		{ say "MPICH build failed: $log/mpich-build.log"; exit 1; }
+fi
 fi
 
 # 4. Every libfabric call is Wireup's.
@@ -110,7 +140,6 @@ done
 
 # 6. The test directories (runtests fails a test on any unexpected output,
 # a Wireup warning at MPI_Init or exit included).
-tests=$bld/test/mpi
 say "building MPICH's test programs"
 nice make -C "$tests/util" -j"$jobs" >"$log/tests-build.log" 2>&1
 for d in $dirs; do
