@@ -150,18 +150,20 @@ for d in $dirs; do
 	[ -z "${SUMMARY_ONLY:-}" ] || break
 	nice make -C "$tests/$d" -j"$jobs" -k >>"$log/tests-build.log" 2>&1 || true
 done
-# A test that failed with the cap while its testlist asks for more ranks
-# (most then refuse to run: "requires at least 4 processes") counts as
-# capped, not failed.
+# A test that failed with the cap while its testlist entry asks for more
+# ranks (most then refuse to run: "must be run with three processes")
+# counts as capped, not failed.  runtests runs the entries in testlist
+# order, so the k-th result of a program is its k-th entry.
 summary() {
 	d=$1 np=$2 tap=$3
 	pass=$(grep '^ok ' "$tap" | grep -vc '# SKIP' || true)
 	fail=0 capped=0 names=""
-	for t in $(sed -n 's/^not ok [0-9]* - \([^ ]*\) *\([^ ]*\).*/\1:\2/p' "$tap" | sed 's|.*/||'); do
-		name=${t%:*} ran=${t#*:}
-		most=$(awk -v n="$name" '$1 == n && $2 > m { m = $2 } END { print m + 0 }' "$tests/$d/testlist")
-		if [ "$ran" = "$np" ] && [ "$most" -gt "$np" ]; then
-			capped=$((capped + 1)) names="$names capped:$name($most)"
+	for t in $(awk '{ bad = /^not ok / } /^(not )?ok / { sub(/^.* - /, ""); n = $1; sub(/.*\//, "", n)
+		k[n]++; if (bad) print n ":" k[n] ":" $2 }' "$tap"); do
+		name=${t%%:*} rest=${t#*:} k=${rest%%:*} ran=${rest#*:}
+		listed=$(awk -v n="$name" -v k="$k" '$1 == n && ++i == k { print $2 + 0; exit }' "$tests/$d/testlist")
+		if [ "${listed:-0}" -gt "$np" ]; then
+			capped=$((capped + 1)) names="$names capped:$name($listed)"
 		else
 			fail=$((fail + 1)) names="$names $name($ran)"
 		fi
