@@ -26,6 +26,17 @@ using namespace wu::test;
  * the provider writing a frame and its next step. */
 namespace {
 thread_local std::function<void()> after_send;
+/* Fault injection: the next send / sendmsg on a descriptor other than
+ * spare_fd fails with fail_errno (as when the peer has exited). */
+thread_local int last_fd = -1, spare_fd = -1, fail_errno = 0;
+bool inject_failure(int fd)
+{
+	if (!fail_errno || fd == spare_fd)
+		return false;
+	errno = fail_errno;
+	fail_errno = 0;
+	return true;
+}
 void run_after_send()
 {
 	if (after_send) {
@@ -39,6 +50,9 @@ void run_after_send()
 extern "C" ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 {
 	static auto real = reinterpret_cast<ssize_t (*)(int, const msghdr *, int)>(dlsym(RTLD_NEXT, "sendmsg"));
+	if (inject_failure(fd))
+		return -1;
+	last_fd = fd;
 	ssize_t r = real(fd, m, flags);
 	int saved = errno;
 	run_after_send();
@@ -49,6 +63,9 @@ extern "C" ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 extern "C" ssize_t send(int fd, const void *b, size_t n, int flags)
 {
 	static auto real = reinterpret_cast<ssize_t (*)(int, const void *, size_t, int)>(dlsym(RTLD_NEXT, "send"));
+	if (inject_failure(fd))
+		return -1;
+	last_fd = fd;
 	ssize_t r = real(fd, b, n, flags);
 	int saved = errno;
 	run_after_send();
@@ -356,6 +373,45 @@ TEST(tcp_peer_close, end_of_connection_between_messages_logs_no_warning)
 TEST(tcp_peer_close, reset_between_messages_logs_no_warning)
 {
 	peer_leaves(true);
+}
+
+/* The peer exits while this side still has only a CREDIT to write to it
+ * (no operation of this application depends on the connection): the
+ * failed write is the end of a job, logged at info, not a warning. */
+TEST(tcp_peer_close, peer_gone_with_only_a_credit_to_write_logs_no_warning)
+{
+	setenv("FI_TCP_EAGER_WINDOW", "100000", 1);
+	tcp_env env{FI_EP_RDM};
+	rdm_ep a{env}, b{env};
+	unsetenv("FI_TCP_EAGER_WINDOW");
+	fi_addr_t a_to_b = a.insert(b);
+	(void)b.insert(a);
+	fi_cq_tagged_entry e;
+	int v = 7, got = 0;
+	ASSERT_EQ(fi_recv(b.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, a_to_b, nullptr), 0);
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1);
+	ASSERT_EQ(wait_one(a.tx, e, nullptr, {b.rx}), 1);
+	/* 70000 bytes: eager within b's window, held there unexpected.  Taken
+	 * later, they make b owe more than half its window: it writes a CREDIT
+	 * on its next pass, and that write fails. */
+	std::vector<char> src(70000, 'x'), dst(70000);
+	ASSERT_EQ(fi_send(a.ep, src.data(), src.size(), nullptr, a_to_b, nullptr), 0);
+	ASSERT_EQ(wait_one(a.tx, e, nullptr, {b.rx}), 1);
+	spin({b.tx, b.rx}, 500);
+	testing::internal::CaptureStderr();
+	spare_fd = -1;
+	fail_errno = ECONNRESET;
+	ASSERT_EQ(fi_recv(b.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	EXPECT_EQ(wait_one(b.rx, e), 1);
+	spin({a.tx, a.rx, b.tx, b.rx}, 500);
+	std::string log = testing::internal::GetCapturedStderr();
+	bool fired = fail_errno == 0;
+	fail_errno = 0;
+	spare_fd = -1;
+	EXPECT_TRUE(fired) << "no write failed: the CREDIT was not written";
+	EXPECT_EQ(dst, src);
+	EXPECT_EQ(warnings(log), "") << "a peer leaving with only a CREDIT owed to it is not a fault";
 }
 
 /* A request still unread in the EQ when its passive endpoint closes is

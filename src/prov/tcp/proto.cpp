@@ -83,6 +83,33 @@ bool revoke_read(tcp_ep *ep, conn *c, txitem *t)
 	return true;
 }
 
+/* A write to c failed with err: is that a peer that ended its job with
+ * nothing of this side's application depending on the connection (only
+ * CREDIT, CTS or replies to the peer's own requests still to write)?  Then
+ * it is info, as an end of connection between frames is. */
+bool peer_gone_quietly(const conn *c, int err)
+{
+	if ((err != EPIPE && err != ECONNRESET) || c->state != C_READY || c->msg || c->in_body ||
+	    !c->pending.empty() || !c->rv_wait.empty())
+		return false;
+	for (const txitem *t : c->txq) {
+		frame::header h;
+		if (t->o || frame::decode(t->hdr, frame::hdr_size, h) != frame::error::ok)
+			return false;
+		switch (h.type) {
+		case frame::CREDIT:
+		case frame::CTS:
+		case frame::WRITE_ACK:
+		case frame::READ_RESP:
+		case frame::ATOMIC_RESP:
+			break;
+		default:
+			return false;
+		}
+	}
+	return true;
+}
+
 } // namespace
 
 /* Writes what the connection may send now, several queued frames per
@@ -125,7 +152,15 @@ bool flush_tx(tcp_ep *ep, conn *c)
 				want_out(ep, c, true);
 				return true;
 			}
-			conn_fail(ep, c, FI_EIO, strerror(errno));
+			int err = errno;
+			if (peer_gone_quietly(c, err)) {
+				WU_INFO(P(), FI_LOG_EP_DATA,
+					"connection to %s closed by the peer (%s) with only replies left to write\n",
+					addr_text(c->peer).c_str(), strerror(err));
+				conn_fail(ep, c, FI_ECONNRESET, nullptr);
+			} else {
+				conn_fail(ep, c, FI_EIO, strerror(err));
+			}
 			return false;
 		}
 		size_t left = size_t(n);
