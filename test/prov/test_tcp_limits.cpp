@@ -348,3 +348,66 @@ TEST(tcp_limits, requests_from_a_peer_that_reads_no_replies_are_bounded)
 	spin({t.a.tx, t.a.rx}, 200);
 	EXPECT_EQ(fi_close(&mr->fid), 0);
 }
+
+/* A flood of small unexpected messages (each under the rendezvous size, so
+ * outside the eager window) is held only up to FI_TCP_UNEXP_LIMIT per
+ * peer: past it the receiver stops reading that connection and TCP holds
+ * the sender back.  Nothing is lost: once receives are posted every
+ * message arrives, whole and in order. */
+namespace {
+void small_flood(fi_progress progress)
+{
+	env_var l("FI_TCP_UNEXP_LIMIT", "1048576");
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED, progress};
+	rdm_ep a{env}, b{env};
+	fi_addr_t to_b = a.insert(b);
+	constexpr size_t n = 400, len = 60000;
+	std::vector<char> src(n * len), dst(n * len, 0);
+	for (size_t i = 0; i < src.size(); i++)
+		src[i] = char(i * 7 + i / len);
+	uint64_t before = wu::tcp::get_stats().staged_bytes;
+	size_t sent = 0, sends_done = 0;
+	fi_cq_tagged_entry e;
+	auto reap_tx = [&] {
+		while (fi_cq_read(a.tx, &e, 1) == 1)
+			sends_done++;
+	};
+	for (int round = 0; round < 3000; round++) {
+		while (sent < n && fi_send(a.ep, src.data() + sent * len, len, nullptr, to_b, nullptr) == 0)
+			sent++;
+		reap_tx();
+		(void)fi_cq_read(b.rx, &e, 0);
+	}
+	uint64_t held = wu::tcp::get_stats().staged_bytes - before;
+	EXPECT_LE(held, (1 << 20) + len + 64) << "the receiver held more unexpected bytes than FI_TCP_UNEXP_LIMIT";
+	EXPECT_LT(sends_done, n) << "the sender was never held back";
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(fi_recv(b.ep, dst.data() + i * len, len, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	size_t got = 0;
+	auto until = std::chrono::steady_clock::now() + wait_limit;
+	while ((got < n || sends_done < n) && std::chrono::steady_clock::now() < until) {
+		while (sent < n && fi_send(a.ep, src.data() + sent * len, len, nullptr, to_b, nullptr) == 0)
+			sent++;
+		reap_tx();
+		while (fi_cq_read(b.rx, &e, 1) == 1) {
+			EXPECT_EQ(e.len, len);
+			got++;
+		}
+	}
+	EXPECT_EQ(got, n);
+	EXPECT_EQ(sends_done, n);
+	EXPECT_TRUE(dst == src) << "a message was lost, cut or reordered";
+}
+} // namespace
+
+TEST(tcp_limits, small_unexpected_messages_are_held_up_to_the_limit)
+{
+	small_flood(FI_PROGRESS_MANUAL);
+}
+
+/* The same with a provider thread reading: it must stop reading too, and
+ * start again (no application call wakes it) once receives free room. */
+TEST(tcp_limits, small_unexpected_messages_are_held_up_to_the_limit_auto_progress)
+{
+	small_flood(FI_PROGRESS_AUTO);
+}

@@ -384,7 +384,7 @@ void retry_connect(tcp_ep *ep, conn *c)
 	c->state = r == 0 ? C_HELLO_WAIT : C_CONNECTING;
 	c->want_out = c->state == C_CONNECTING;
 	epoll_event e{};
-	e.events = EPOLLIN | (c->want_out ? uint32_t(EPOLLOUT) : 0u);
+	e.events = conn_events(c);
 	e.data.ptr = c;
 	if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, c->fd, &e))
 		return conn_fail(ep, c, FI_ENOMEM, strerror(errno));

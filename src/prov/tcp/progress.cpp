@@ -33,7 +33,7 @@ void set_direct(tcp_ep *ep, bool on)
 			epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
 		} else {
 			epoll_event e{};
-			e.events = EPOLLIN | (c->want_out ? uint32_t(EPOLLOUT) : 0u);
+			e.events = conn_events(c);
 			e.data.ptr = c;
 			epoll_ctl(ep->epfd, EPOLL_CTL_ADD, c->fd, &e);
 		}
@@ -88,6 +88,12 @@ void progress_locked(tcp_ep *ep)
 		if (ev[i].events & EPOLLOUT)
 			if (!flush_tx(ep, c))
 				continue;
+		if (c->rx_paused && (ev[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
+			/* The peer sent all it will: what is left is bounded by
+			 * the kernel's buffers, so take it (and see the end). */
+			c->rx_ended = true;
+			rx_resume(ep, c);
+		}
 		if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP))
 			read_conn(ep, c);
 	}

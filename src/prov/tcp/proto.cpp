@@ -14,9 +14,52 @@ void want_out(tcp_ep *ep, conn *c, bool on)
 	if (!c->in_epoll)
 		return; /* polled directly: the flag is applied when it is registered again */
 	epoll_event e{};
-	e.events = EPOLLIN | (on ? uint32_t(EPOLLOUT) : 0u);
+	e.events = conn_events(c);
 	e.data.ptr = c;
 	epoll_ctl(ep->epfd, EPOLL_CTL_MOD, c->fd, &e);
+}
+
+uint32_t conn_events(const conn *c)
+{
+	/* Paused, a peer that shuts its side is still seen (EPOLLRDHUP). */
+	return (c->rx_paused ? uint32_t(EPOLLRDHUP) : uint32_t(EPOLLIN)) | (c->want_out ? uint32_t(EPOLLOUT) : 0u);
+}
+
+namespace {
+void rx_rearm(tcp_ep *ep, conn *c)
+{
+	if (!c->in_epoll || c->fd < 0)
+		return;
+	epoll_event e{};
+	e.events = conn_events(c);
+	e.data.ptr = c;
+	epoll_ctl(ep->epfd, EPOLL_CTL_MOD, c->fd, &e);
+}
+} // namespace
+
+void rx_pause(tcp_ep *ep, conn *c)
+{
+	c->rx_paused = true;
+	rx_rearm(ep, c);
+	WU_INFO(P(), FI_LOG_EP_DATA,
+		"not reading from %s until receives take its unexpected messages: %llu bytes held "
+		"(FI_TCP_UNEXP_LIMIT %llu)\n",
+		addr_text(c->peer).c_str(), (unsigned long long)c->ux_held, (unsigned long long)ep->ux_limit);
+}
+
+void rx_resume(tcp_ep *ep, conn *c)
+{
+	if (!c->rx_paused)
+		return;
+	c->rx_paused = false;
+	rx_rearm(ep, c);
+	/* Frames already staged make no epoll event: the next pass reads
+	 * them; under auto progress a write-ready event wakes that pass. */
+	if (c->rend > c->rpos) {
+		ep->backlog = true;
+		if (ep->auto_progress)
+			want_out(ep, c, true);
+	}
 }
 
 namespace {
@@ -283,10 +326,13 @@ void give_credit(tcp_ep *ep, conn *c, uint64_t n, bool now)
  * connection they came over, if it still lives. */
 void free_unexp(tcp_ep *ep, unexp *u)
 {
-	if (u->credit)
+	if (u->credit || u->held)
 		for (conn *c : ep->conns)
 			if (c->serial == u->credit_conn) {
 				give_credit(ep, c, u->credit, false);
+				c->ux_held -= std::min(c->ux_held, u->held);
+				if (c->rx_paused && c->ux_held <= ep->ux_limit / 2)
+					rx_resume(ep, c);
 				break;
 			}
 	delete u;
@@ -347,6 +393,10 @@ void on_msg(tcp_ep *ep, conn *c)
 	u->from = c;
 	u->credit = credit;
 	u->credit_conn = c->serial;
+	if (!credit) {
+		u->held = h.len + ux_overhead;
+		c->ux_held += u->held;
+	}
 	u->src = src;
 	u->tagged = tagged;
 	u->tag = h.tag;

@@ -364,6 +364,12 @@ void read_conn(tcp_ep *ep, conn *c)
 			return;
 		}
 		if (!c->in_body) {
+			if (c->rx_paused)
+				return;
+			if (ep->ux_limit && c->ux_held > ep->ux_limit && !c->rx_ended) {
+				rx_pause(ep, c);
+				return;
+			}
 			if (c->rend - c->rpos < frame::hdr_size) {
 				if (c->drained)
 					return;

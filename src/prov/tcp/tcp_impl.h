@@ -167,6 +167,7 @@ struct unexp {
 	int claim_err = 0;         /* its connection died before FI_CLAIM took it */
 	uint64_t credit = 0;       /* eager-window bytes it holds, given back when freed */
 	uint64_t credit_conn = 0;  /* serial of the connection they go back to */
+	uint64_t held = 0;         /* outside the window: its share of that connection's ux_held */
 };
 
 /* A rendezvous this side cleared (CTS written): where its RDATA lands. */
@@ -260,6 +261,12 @@ struct conn {
 	 * it announced, and the bytes of ours it holds that we have not given back. */
 	uint64_t tx_credit = 0, tx_window = 0;
 	uint64_t rx_out = 0;      /* window bytes received and not yet given back */
+	/* Unexpected messages outside the window held here (bytes + ux_overhead
+	 * each): past FI_TCP_UNEXP_LIMIT this connection is not read until
+	 * receives take some (TCP flow control then holds the sender). */
+	uint64_t ux_held = 0;
+	bool rx_paused = false;
+	bool rx_ended = false; /* the peer shut its side: what is left is bounded, read it all */
 	uint64_t credit_owed = 0; /* of those, released here: they go with the next frame */
 	/* Handshake (auth.h): nothing leaves an outgoing connection before the
 	 * peer's CHALLENGE; a MSG connect keeps its private data until then. */
@@ -301,6 +308,7 @@ struct tcp_ep {
 	uint64_t next_token = 1;
 	size_t rndv_size = 65536;
 	uint64_t eager_window = 0; /* FI_TCP_EAGER_WINDOW: announced to every peer */
+	uint64_t ux_limit = 0;     /* FI_TCP_UNEXP_LIMIT: per connection, 0 = none */
 	uint64_t next_serial = 1;
 	int conn_timeout_ms = 10000;
 	int linger_ms = 10000; /* FI_TCP_LINGER: ep_close waits this long for a stalled peer */
@@ -455,6 +463,13 @@ ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags);
 
 /* proto.cpp */
 void want_out(tcp_ep *ep, conn *c, bool on);
+/* The epoll events a connection waits for (EPOLLIN unless paused). */
+uint32_t conn_events(const conn *c);
+/* Stops / resumes reading c (FI_TCP_UNEXP_LIMIT). */
+void rx_pause(tcp_ep *ep, conn *c);
+void rx_resume(tcp_ep *ep, conn *c);
+/* Bytes of per-message bookkeeping an unexpected message is charged beside its payload. */
+inline constexpr uint64_t ux_overhead = 64;
 bool flush_tx(tcp_ep *ep, conn *c);
 txitem *make_item(const frame::header &h, const iovec *iov, size_t cnt);
 txitem *control_item(frame::header h, const void *payload = nullptr, size_t plen = 0);
