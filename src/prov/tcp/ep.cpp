@@ -266,11 +266,7 @@ int ep_close(fid *f) noexcept
 		if (!ep)
 			return -FI_EINVAL;
 		/* Stop the cm thread first (it may be inside our progress). */
-		if (ep->auto_progress) {
-			cm_engine::get().del(&ep->autow, ep->epfd);
-			cm_engine::get().del(&ep->atw, ep->atfd);
-			ep->atfd.reset();
-		}
+		ep->autop.stop(ep->epfd);
 		if (ep->mc && ep->mc->cm_watched) {
 			cm_engine::get().del(&ep->mc->cmw, ep->mc->fd);
 			ep->mc->cm_watched = false;

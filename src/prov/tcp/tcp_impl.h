@@ -69,6 +69,7 @@
 #include "prov/common/atomic.h"
 #include "prov/common/cm_engine.h"
 #include "prov/common/comp_batch.h"
+#include "prov/common/progress.h"
 #include "prov/common/xfer.h"
 #include "prov/tcp/auth.h"
 #include "prov/tcp/frame.h"
@@ -312,11 +313,8 @@ struct tcp_ep {
 	tcp_connreq *cr = nullptr;
 	bool connected = false, shut = false;
 	bool backlog = false; /* some connection stopped with bytes staged */
-	watch autow; /* FI_PROGRESS_AUTO: engine watch on epfd */
-	bool auto_progress = false;
+	prov::auto_runner autop; /* FI_PROGRESS_AUTO: epfd and a next_deadline timer on the engine */
 	bool want_auto = false; /* fi_trywait on a bound CQ/counter: the application blocks */
-	unique_fd atfd; /* FI_PROGRESS_AUTO: wakes the engine at next_deadline */
-	watch atw;
 	/* RDM: listening address of each fi_addr used so far (fi_av_remove
 	 * drops the entry and closes that peer's connection). */
 	struct fa_entry {
