@@ -291,15 +291,7 @@ void reap(tcp_ep *ep)
  * thread at next_deadline. */
 void arm_auto_timer(tcp_ep *ep)
 {
-	if (ep->atfd < 0)
-		return;
-	itimerspec its{};
-	if (ep->next_deadline) {
-		int64_t ms = std::max<int64_t>(ep->next_deadline - now_ms(), 0) + 1;
-		its.it_value.tv_sec = ms / 1000;
-		its.it_value.tv_nsec = long(ms % 1000) * 1000000L;
-	}
-	timerfd_settime(ep->atfd, 0, &its, nullptr);
+	ep->autop.arm_in(ep->next_deadline ? std::max<int64_t>(ep->next_deadline - now_ms(), 0) + 1 : 0);
 }
 
 /* Starts the connect timeout of an outgoing connection. */

@@ -11,7 +11,7 @@ namespace {
 /* Few connections, all established, nobody else waiting on epfd. */
 bool poll_direct(tcp_ep *ep)
 {
-	if (ep->auto_progress || ep->conns.empty() || ep->conns.size() > direct_poll_max)
+	if (ep->autop.on() || ep->conns.empty() || ep->conns.size() > direct_poll_max)
 		return false;
 	for (conn *c : ep->conns)
 		if (c->state != C_READY || c->fd < 0)
@@ -180,24 +180,17 @@ void auto_progress(tcp_ep *ep)
 
 namespace {
 
-void auto_event(void *arg, uint32_t) noexcept
+/* The engine saw epfd ready, or the deadline timer fired. */
+void auto_event(void *arg, bool timer) noexcept
 {
-	guard_void("tcp auto progress", [&] { auto_progress(static_cast<tcp_ep *>(arg)); });
-}
-
-void auto_timer(tcp_ep *ep)
-{
-	uint64_t ticks;
-	ssize_t r = read(ep->atfd, &ticks, sizeof ticks);
-	(void)r;
-	auto_progress(ep);
-	std::lock_guard<std::mutex> g(ep->mtx);
-	arm_auto_timer(ep);
-}
-
-void auto_timer_event(void *arg, uint32_t) noexcept
-{
-	guard_void("tcp auto progress timer", [&] { auto_timer(static_cast<tcp_ep *>(arg)); });
+	guard_void(timer ? "tcp auto progress timer" : "tcp auto progress", [&] {
+		auto *ep = static_cast<tcp_ep *>(arg);
+		auto_progress(ep);
+		if (!timer)
+			return;
+		std::lock_guard<std::mutex> g(ep->mtx);
+		arm_auto_timer(ep);
+	});
 }
 
 /* Starts auto progress once the endpoint is enabled (fi_enable, or
@@ -205,16 +198,10 @@ void auto_timer_event(void *arg, uint32_t) noexcept
  * without ep->mtx: the engine calls into the endpoint under its own lock. */
 bool begin_auto_locked(tcp_ep *ep)
 {
-	if (ep->auto_progress ||
+	if (ep->autop.on() ||
 	    (ep->dom->info->domain_attr->data_progress != FI_PROGRESS_AUTO && !ep->want_auto))
 		return false;
-	unique_fd tfd(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
-	if (tfd < 0)
-		throw fi_error(FI_ENOMEM);
-	ep->atfd = std::move(tfd);
-	ep->auto_progress = true;
-	ep->autow = {auto_event, ep};
-	ep->atw = {auto_timer_event, ep};
+	ep->autop.begin(auto_event, ep);
 	if (ep->direct)
 		set_direct(ep, false); /* the engine only sees sockets in epfd */
 	return true;
@@ -223,13 +210,7 @@ bool begin_auto_locked(tcp_ep *ep)
 /* Without ep->mtx: the engine calls into the endpoint under its own lock. */
 void finish_auto(tcp_ep *ep)
 {
-	cm_engine::get().add(&ep->autow, ep->epfd, EPOLLIN);
-	cm_engine::get().add(&ep->atw, ep->atfd, EPOLLIN);
-	/* Fire once now: the timer pass progresses what arrived before the
-	 * watch and arms itself for deadlines set before now. */
-	itimerspec its{};
-	its.it_value.tv_nsec = 1;
-	timerfd_settime(ep->atfd, 0, &its, nullptr);
+	ep->autop.finish(ep->epfd);
 }
 
 } // namespace

@@ -604,9 +604,14 @@ ssize_t too_long(const tcp_ep *ep, const char *what, size_t total)
 	return -FI_EMSGSIZE;
 }
 
-ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64_t tag, uint64_t data,
-		uint64_t flags, void *ctx, bool tagged, bool inject_api)
+ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 {
+	const iovec *iov = x.iov;
+	size_t cnt = x.count;
+	fi_addr_t dest = x.addr;
+	uint64_t tag = x.tag, data = x.data, flags = x.flags;
+	void *ctx = x.context;
+	bool tagged = x.tagged, inject_api = x.inject_api;
 	if (cnt > max_iov || (cnt && !iov))
 		return -FI_EINVAL;
 	size_t total = iov_total(iov, cnt);

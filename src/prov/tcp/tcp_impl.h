@@ -69,6 +69,8 @@
 #include "prov/common/atomic.h"
 #include "prov/common/cm_engine.h"
 #include "prov/common/comp_batch.h"
+#include "prov/common/progress.h"
+#include "prov/common/xfer.h"
 #include "prov/tcp/auth.h"
 #include "prov/tcp/frame.h"
 
@@ -319,11 +321,8 @@ struct tcp_ep {
 	tcp_connreq *cr = nullptr;
 	bool connected = false, shut = false;
 	bool backlog = false; /* some connection stopped with bytes staged */
-	watch autow; /* FI_PROGRESS_AUTO: engine watch on epfd */
-	bool auto_progress = false;
+	prov::auto_runner autop; /* FI_PROGRESS_AUTO: epfd and a next_deadline timer on the engine */
 	bool want_auto = false; /* fi_trywait on a bound CQ/counter: the application blocks */
-	unique_fd atfd; /* FI_PROGRESS_AUTO: wakes the engine at next_deadline */
-	watch atw;
 	/* RDM: listening address of each fi_addr used so far (fi_av_remove
 	 * drops the entry and closes that peer's connection). */
 	struct fa_entry {
@@ -488,8 +487,7 @@ conn *tx_conn(tcp_ep *ep, fi_addr_t dest, ssize_t *err);
 void queue_pending(tcp_ep *ep, conn *c, txitem *t, op *o);
 uint64_t msg_limit(const tcp_ep *ep);
 ssize_t too_long(const tcp_ep *ep, const char *what, size_t total);
-ssize_t do_send(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t dest, uint64_t tag, uint64_t data,
-		uint64_t flags, void *ctx, bool tagged, bool inject_api);
+ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x);
 
 /* reader.cpp */
 bool protocol_error(tcp_ep *ep, conn *c, const char *what);
@@ -500,8 +498,9 @@ void connect_done(tcp_ep *ep, conn *c);
 
 /* rma.cpp */
 void on_atomic(tcp_ep *ep, conn *c);
-extern fi_ops_rma rma_ops;
-extern fi_ops_atomic atomic_ops;
+ssize_t do_rma(tcp_ep *ep, const prov::rma_xfer &x);
+ssize_t do_atomic(tcp_ep *ep, const prov::atomic_xfer &a);
+int atomic_valid(const char *where, atomic::kind k, fi_datatype dt, fi_op op, size_t *count);
 
 /* progress.cpp */
 void set_direct(tcp_ep *ep, bool on);
