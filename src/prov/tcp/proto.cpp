@@ -57,7 +57,7 @@ void rx_resume(tcp_ep *ep, conn *c)
 	 * them; under auto progress a write-ready event wakes that pass. */
 	if (c->rend > c->rpos) {
 		ep->backlog = true;
-		if (ep->auto_progress)
+		if (ep->autop.on())
 			want_out(ep, c, true);
 	}
 }
