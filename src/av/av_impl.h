@@ -164,7 +164,6 @@ bool lookup_key(av_obj *a, fi_addr_t fa, key &k);
 bool entry_key(const region &r, uint64_t f, key &k);
 bool same(const key &x, const key &y);
 void rev_sync(av_obj *a);
-bool rev_add(av_obj *a, uint64_t f, const key &k);
 void set_uid(av_obj *a, uint64_t f, fi_addr_t id);
 void set_auth(av_obj *a, uint64_t f, uint32_t handle_plus1);
 int decode(const av_obj *a, const void *addr, size_t avail, key &k, size_t *consumed);
@@ -253,6 +252,31 @@ inline bool lookup_v4(const av_obj *a, fi_addr_t fa, sockaddr_in *out)
 	sin.sin_port = htons(uint16_t(v));
 	sin.sin_addr.s_addr = htonl(uint32_t(v >> 16));
 	memcpy(out, &sin, sizeof sin);
+	return true;
+}
+
+/* Adding to the reverse index (built in entries.cpp): inline, since the
+ * writer adds every address it stores. */
+
+inline void rev_put(rev_index &ix, uint64_t h, uint64_t f)
+{
+	size_t n = ix.slot.size();
+	size_t i = ix.home(h);
+	while (ix.slot[i])
+		i = i + 1 == n ? 0 : i + 1;
+	ix.slot[i] = ix.tag(h) | uint32_t(f + 1);
+	ix.used++;
+}
+
+/* false when the index is full: it is then rebuilt, bigger, on next use. */
+inline bool rev_add(av_obj *a, uint64_t f, const key &k)
+{
+	rev_index &ix = *a->rev;
+	if (ix.used + 1 > ix.limit) {
+		ix.gen = ~uint64_t{0};
+		return false;
+	}
+	rev_put(ix, k.hash(), f);
 	return true;
 }
 

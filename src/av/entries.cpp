@@ -237,16 +237,6 @@ bool same(const key &x, const key &y)
 	return x.len == y.len && memcmp(x.bytes, y.bytes, x.len) == 0;
 }
 
-void rev_put(rev_index &ix, uint64_t h, uint64_t f)
-{
-	size_t n = ix.slot.size();
-	size_t i = ix.home(h);
-	while (ix.slot[i])
-		i = i + 1 == n ? 0 : i + 1;
-	ix.slot[i] = ix.tag(h) | uint32_t(f + 1);
-	ix.used++;
-}
-
 void rev_build(av_obj *a, size_t want)
 {
 	region &r = *a->reg;
@@ -296,18 +286,6 @@ void rev_sync(av_obj *a)
 	uint64_t live = ld(&h.end) - std::min(in_ranges, ld(&h.end));
 	live -= std::min(live, __atomic_load_n(&h.nfree, __ATOMIC_RELAXED));
 	rev_build(a, live);
-}
-
-/* false when the index is full: it is then rebuilt, bigger, on next use. */
-bool rev_add(av_obj *a, uint64_t f, const key &k)
-{
-	rev_index &ix = *a->rev;
-	if (ix.used + 1 > ix.limit) {
-		ix.gen = ~uint64_t{0};
-		return false;
-	}
-	rev_put(ix, k.hash(), f);
-	return true;
 }
 
 /* ---- user ids and auth keys (per process) ---- */
