@@ -1,6 +1,6 @@
 /* The address vector engine: fid_av objects over a region (region.h).
  * This file opens, binds and closes them, holds their ops tables and
- * serves endpoints (av.h); the rest of the engine is in av_impl.h. */
+ * serves endpoints (av.h); av_impl.h lists the files of the rest. */
 #include "av/av_impl.h"
 
 #include <arpa/inet.h>
