@@ -1,4 +1,4 @@
-/* libFuzzer target for src/core/addr.cpp: arbitrary bytes into the
+/* libFuzzer target for src/core/addr*.cpp: arbitrary bytes into the
  * FI_ADDR_STR parser, the node/service parser, the printer and the
  * insertsym arithmetic.  Besides the sanitizers it checks invariants:
  * whatever parses prints, what prints parses back to the same text, a

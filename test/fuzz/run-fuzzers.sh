@@ -25,7 +25,7 @@ artifacts=${WU_FUZZ_ARTIFACTS:-$PWD/fuzz-artifacts}
 
 # target name, then its sources relative to the top of the tree.
 targets='addr tcp_frame'
-sources_addr='test/fuzz/fuzz_addr.cpp src/core/addr.cpp test/fuzz/log_stub.cpp'
+sources_addr='test/fuzz/fuzz_addr.cpp src/core/addr.cpp src/core/addr_node.cpp src/core/addr_print.cpp test/fuzz/log_stub.cpp'
 sources_tcp_frame='test/fuzz/fuzz_tcp_frame.cpp src/prov/tcp/frame.cpp src/prov/common/atomic.cpp'
 targets="$targets pmix_wire"
 sources_pmix_wire='test/fuzz/fuzz_pmix_wire.cpp src/pmix_glue/wire.cpp'

@@ -1,0 +1,391 @@
+/* What the files of the AV engine share: the AV object, the stored key,
+ * region access, the writers' lock and the writer.  Internal to src/av
+ * (other parts include av/av.h): entries.cpp reads and indexes entries,
+ * insert.cpp and lookup.cpp hold the fi_ops_av calls, region_map.cpp maps
+ * regions, and av.cpp opens and closes the object and serves endpoints. */
+#ifndef WU_AV_AV_IMPL_H
+#define WU_AV_AV_IMPL_H
+
+#include <netinet/in.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+
+#include "av/av.h"
+#include "av/region.h"
+#include "core/addr.h"
+#include "core/fid.h"
+#include "core/hash.h"
+#include "core/shim.h"
+
+namespace wu::av::detail {
+
+/* Counters of get_stats() (av.cpp). */
+extern std::atomic<uint64_t> n_resolves;
+extern std::atomic<uint64_t> n_recoveries;
+
+constexpr uint32_t av_magic = 0x57554156; /* "WUAV" */
+/* Auth key handles live in their own fi_addr space. */
+constexpr uint64_t auth_handle_bit = uint64_t{1} << 62;
+/* Private AVs reserve this many slots (virtual only) unless count asks
+ * for more; named AVs reserve less since their shm object is sparse. */
+constexpr uint64_t private_slots = uint64_t{1} << 26;
+constexpr uint64_t shared_slots = uint64_t{1} << 20;
+constexpr uint64_t open_flags_ok = FI_EVENT | FI_READ | FI_SYMMETRIC | FI_AV_USER_ID;
+constexpr uint64_t insert_flags_ok = FI_MORE | FI_SYNC_ERR | FI_AV_USER_ID | FI_AUTH_KEY;
+
+/* An address in canonical stored form: packed, or bytes. */
+struct key {
+	bool packed = false;
+	uint64_t value = 0; /* packed payload */
+	size_t len = 0;
+	unsigned char bytes[max_blob]; /* first len bytes valid */
+	uint64_t hash() const { return packed ? mix64(value) : hash_bytes(bytes, len); }
+};
+
+/* ---- the AV object ---- */
+
+/* Removes leave their slots behind (stale): reverse() checks every hit
+ * against the record anyway, so a remove costs no index work (it does not
+ * even bump ins_gen); the index is rebuilt once stale slots make it too
+ * full.  Linear probing; a slot holds fi_addr + 1 in its low idx_bits and
+ * hash bits above (tag), so probes past other keys rarely read a record.
+ * The table is sized to the entries (not a power of two) to keep it near
+ * 6 bytes per entry. */
+struct rev_index {
+	std::vector<uint32_t> slot; /* 0 empty; else tag | (fi_addr + 1) */
+	size_t used = 0;	    /* slots taken, stale ones included */
+	size_t limit = 0;	    /* used beyond this: full */
+	uint32_t idx_mask = ~uint32_t{0}; /* low bits holding fi_addr + 1 */
+	uint64_t gen = ~uint64_t{0}; /* region ins_gen it reflects; ~0: not built */
+
+	size_t home(uint64_t h) const
+	{
+		return size_t((static_cast<unsigned __int128>(h) * slot.size()) >> 64);
+	}
+	uint32_t tag(uint64_t h) const { return uint32_t(h) & ~idx_mask; }
+};
+
+struct auth_key_slot {
+	std::string key;
+	int in_use = 0;
+	bool live = false;
+};
+
+struct av_obj {
+	fid_av fid; /* first: the C view */
+	fi_ops_av *ops_copy;
+	uint32_t magic;
+	prov::domain *dom;
+	const fi_provider *prov;
+	const av_format *fmt;
+	region *reg;
+	fi_av_type type;
+	uint64_t flags;
+	uint64_t idx_mask;
+	uint32_t max_group;
+	int rx_bits;
+	bool is_event;
+	bool symmetric;
+	bool user_id_av;
+	bool auth_av;
+	std::atomic<bool> uids_on;
+	std::atomic<int> eps;
+	/* Removal notices (watch_removes): taken only when nwatch is set. */
+	std::atomic<int> nwatch;
+	std::mutex watch_mtx;
+	std::vector<std::pair<removed_fn, void *>> watchers;
+	fid_eq *eq;
+	uint64_t *uids;	      /* ~user id per fi_addr (private, lazily mapped) */
+	uint32_t *auth_of;    /* auth key handle index + 1 per fi_addr */
+	uint64_t slots;       /* region max_slots (sizes uids, auth_of) */
+	size_t max_auth_keys;
+	std::mutex *local;    /* reverse index, auth keys, resolver */
+	rev_index *rev;
+	std::vector<auth_key_slot> *keys;
+	resolver_fn resolver;
+	void *resolver_ctx;
+	/* fi_av_lookup / addr_of fast path (see lookup_v4): set once at open;
+	 * v4_fast is false unless packed records unpack to a sockaddr_in. */
+	bool v4_fast;
+	const uint64_t *rec;
+	const header *hdr;
+};
+
+inline av_obj *av_of(fid_av *f)
+{
+	if (!f || f->fid.fclass != FI_CLASS_AV)
+		return nullptr;
+	av_obj *a = container_of_fid<av_obj>(f);
+	return a->magic == av_magic ? a : nullptr;
+}
+
+inline av_obj *av_of(fid *f)
+{
+	return av_of(reinterpret_cast<fid_av *>(f));
+}
+
+/* ---- region access ---- */
+
+inline uint64_t ld(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+inline void st(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
+inline uint32_t ld32(const uint32_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+/* ---- entries.cpp ---- */
+
+void set_free(region &r, uint64_t f);
+void clear_block(region &r, uint64_t b);
+uint64_t first_block(const region &r);
+const sym_range *range_of(const region &r, uint64_t f, uint32_t nranges);
+bool sym_gone(const region &r, uint64_t f);
+void recover(region &r);
+bool read_record(const region &r, uint64_t f, key &k, uint64_t *pending_token);
+bool read_sym(const region &r, const sym_range &s, uint64_t f, key &k);
+size_t key_binary(const av_obj *a, const key &k, void *out);
+bool lookup_key(av_obj *a, fi_addr_t fa, key &k);
+bool entry_key(const region &r, uint64_t f, key &k);
+bool same(const key &x, const key &y);
+void rev_sync(av_obj *a);
+void set_uid(av_obj *a, uint64_t f, fi_addr_t id);
+void set_auth(av_obj *a, uint64_t f, uint32_t handle_plus1);
+int decode(const av_obj *a, const void *addr, size_t avail, key &k, size_t *consumed);
+int from_parsed(const av_obj *a, const addr::parsed_addr &p, key &k);
+int decode_str(const av_obj *a, const char *s, key &k);
+int resolve_pending(av_obj *a, uint64_t f, uint64_t token);
+
+/* ---- insert.cpp ---- */
+
+int av_insert_body(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
+		   void *context);
+int av_insertsvc_body(av_obj *a, const char *node, const char *service, fi_addr_t *fi_addr,
+		      uint64_t flags, void *context);
+int av_insertsym_body(av_obj *a, const char *node, size_t nodecnt, const char *service,
+		      size_t svccnt, fi_addr_t *fi_addr, uint64_t flags, void *context);
+uint16_t key_port(const key &k);
+void key_set_port(key &k, uint16_t port);
+
+/* ---- lookup.cpp ---- */
+
+int av_remove_body(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags);
+int av_lookup_body(av_obj *a, fi_addr_t fi_addr, void *addr, size_t *addrlen);
+const char *av_straddr_body(av_obj *a, const void *addr, char *buf, size_t *len);
+int av_insert_auth_key_body(av_obj *a, const void *key_bytes, size_t size, fi_addr_t *fi_addr,
+			    uint64_t flags);
+int av_lookup_auth_key_body(av_obj *a, fi_addr_t fi_addr, void *out, size_t *size);
+int av_set_user_id_body(av_obj *a, fi_addr_t fi_addr, fi_addr_t user_id, uint64_t flags);
+
+/* ---- region_map.cpp ---- */
+
+region *private_region(uint64_t max_slots, uint32_t blob_size, uint32_t addr_format, fi_av_type type,
+		       uint64_t count);
+int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t count,
+		  uint32_t blob_size, fi_av_type type, void *hint, region **out);
+void release_region(region *r);
+
+/* The writers' lock; a robust mutex in named AVs. */
+class wlock {
+	region &r_;
+
+public:
+	explicit wlock(region &r) : r_(r)
+	{
+		int e = pthread_mutex_lock(&r_.hdr->lock);
+		if (e == EOWNERDEAD) {
+			recover(r_);
+			pthread_mutex_consistent(&r_.hdr->lock);
+		} else if (e) {
+			throw fi_error(FI_EIO);
+		}
+	}
+	~wlock() { pthread_mutex_unlock(&r_.hdr->lock); }
+	wlock(const wlock &) = delete;
+	wlock &operator=(const wlock &) = delete;
+};
+
+/* fi_addr with rx-context and group bits removed; ~0 when invalid. */
+inline uint64_t index_of(const av_obj *a, fi_addr_t f)
+{
+	if (f == FI_ADDR_NOTAVAIL)
+		return ~uint64_t{0};
+	f &= a->idx_mask;
+	if (f >> 32) {
+		uint64_t g = f >> 32;
+		if (g > a->max_group)
+			return ~uint64_t{0};
+		f &= 0xffffffffULL;
+	}
+	return f;
+}
+
+/* The common case of fi_av_lookup and addr_of: a packed IPv4 record,
+ * written straight out as a sockaddr_in.  false: take the general path
+ * (not a packed record, group/rx bits, FI_ADDR_NOTAVAIL, past end, an AV
+ * with symmetric ranges, whose record pages are never touched). */
+inline bool lookup_v4(const av_obj *a, fi_addr_t fa, sockaddr_in *out)
+{
+	uint64_t f = fa & a->idx_mask;
+	if ((f >> 32) | (f >= ld(&a->hdr->end)) | (ld32(&a->hdr->nranges) != 0))
+		return false;
+	uint64_t v = __atomic_load_n(&a->rec[f], __ATOMIC_ACQUIRE);
+	if (rec_kind(v) != rec_packed)
+		return false;
+	sockaddr_in sin{};
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(uint16_t(v));
+	sin.sin_addr.s_addr = htonl(uint32_t(v >> 16));
+	memcpy(out, &sin, sizeof sin);
+	return true;
+}
+
+/* Adding to the reverse index (built in entries.cpp): inline, since the
+ * writer adds every address it stores. */
+
+inline void rev_put(rev_index &ix, uint64_t h, uint64_t f)
+{
+	size_t n = ix.slot.size();
+	size_t i = ix.home(h);
+	while (ix.slot[i])
+		i = i + 1 == n ? 0 : i + 1;
+	ix.slot[i] = ix.tag(h) | uint32_t(f + 1);
+	ix.used++;
+}
+
+/* false when the index is full: it is then rebuilt, bigger, on next use. */
+inline bool rev_add(av_obj *a, uint64_t f, const key &k)
+{
+	rev_index &ix = *a->rev;
+	if (ix.used + 1 > ix.limit) {
+		ix.gen = ~uint64_t{0};
+		return false;
+	}
+	rev_put(ix, k.hash(), f);
+	return true;
+}
+
+/* ---- writing entries (caller holds the writer lock) ---- */
+
+struct writer {
+	av_obj *a;
+	region &r;
+	uint64_t end;	  /* published at finish */
+	uint64_t gen0;	  /* ins_gen before this batch */
+	bool rev_live;	  /* keep the reverse index in step */
+	uint64_t scan = 0; /* free slots below this were taken by this batch */
+	std::unique_lock<std::mutex> rev_lk;
+
+	explicit writer(av_obj *av)
+		: a(av), r(*av->reg), end(r.hdr->end), gen0(r.hdr->ins_gen), rev_lk(*av->local)
+	{
+		rev_live = a->rev->gen == gen0;
+	}
+
+	/* Lowest free slot: the lowest marked block, scanned record by record;
+	 * a block found full has its mark cleared (marks are only hints). */
+	uint64_t reuse()
+	{
+		const uint64_t old_end = r.hdr->end;
+		const uint32_t n = r.hdr->nranges;
+		while (r.hdr->nfree) {
+			uint64_t b = first_block(r);
+			if (b == ~uint64_t{0})
+				break;
+			uint64_t hi = std::min(b * 64 + 64, old_end);
+			for (uint64_t f = std::max(b * 64, scan); f < hi; f++)
+				if (!r.rec[f] && !(n && range_of(r, f, n))) {
+					r.hdr->nfree--;
+					scan = f + 1;
+					return f;
+				}
+			clear_block(r, b);
+		}
+		r.hdr->nfree = 0; /* nothing marked: the count was stale */
+		return ~uint64_t{0};
+	}
+
+	/* A free slot, or ~0 when the AV is full. */
+	uint64_t try_alloc()
+	{
+		if (r.hdr->nfree) {
+			uint64_t f = reuse();
+			if (f != ~uint64_t{0})
+				return f;
+		}
+		if (end >= r.hdr->max_slots)
+			return ~uint64_t{0};
+		return end++;
+	}
+
+	uint64_t alloc()
+	{
+		uint64_t f = try_alloc();
+		if (f == ~uint64_t{0})
+			throw fi_error(FI_ENOSPC);
+		return f;
+	}
+
+	void bump()
+	{
+		__atomic_add_fetch(&r.hdr->ins_gen, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&r.hdr->gen, 1, __ATOMIC_RELEASE);
+		if (rev_live)
+			a->rev->gen = r.hdr->ins_gen;
+	}
+
+	/* Writes address k at f and publishes it. */
+	void put(uint64_t f, const key &k)
+	{
+		if (k.packed) {
+			st(&r.rec[f], rec_make(rec_packed, k.value));
+		} else {
+			unsigned char *b = r.blob + f * r.hdr->blob_size;
+			uint32_t len = uint32_t(k.len);
+			memcpy(b, &len, 4);
+			memcpy(b + 4, k.bytes, k.len);
+			if (test_crash_hook)
+				test_crash_hook(1);
+			st(&r.rec[f], rec_make(rec_blob, r.hdr->gen + 1));
+		}
+		if (test_crash_hook)
+			test_crash_hook(2);
+		if (rev_live && !rev_add(a, f, k))
+			rev_live = false;
+	}
+
+	void finish()
+	{
+		/* Fault in the free-bitmap pages of the new slots now, so that a
+		 * later single remove does not pay a page fault.  Small AVs have
+		 * them in the header page. */
+		uint64_t old_end = r.hdr->end;
+		for (size_t l = 0, sh = 12; l < r.levels && end > old_end; l++, sh += 6) {
+			uint64_t w0 = old_end >> sh, w1 = (end - 1) >> sh;
+			for (uint64_t w = w0; w <= w1; w += 512)
+				__atomic_fetch_or(&r.freebits[l][w], 0, __ATOMIC_RELAXED);
+			__atomic_fetch_or(&r.freebits[l][w1], 0, __ATOMIC_RELAXED);
+		}
+		__atomic_store_n(&r.hdr->end, end, __ATOMIC_RELEASE);
+		bump();
+	}
+};
+
+} // namespace wu::av::detail
+
+#endif

@@ -1,0 +1,76 @@
+/* What the files of the PMIx wire-up share: the session and the helpers
+ * that talk to PMIx (wireup.cpp), and the filling of an AV in each mode
+ * (fill.cpp).  Internal to src/pmix_glue; other parts use wireup.h. */
+#ifndef WU_PMIX_GLUE_WIREUP_IMPL_H
+#define WU_PMIX_GLUE_WIREUP_IMPL_H
+
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_ext_wireup.h>
+
+#include "pmix_glue/client.h"
+#include "pmix_glue/layout.h"
+#include "pmix_glue/wireup.h"
+
+namespace wu::pmix::detail {
+
+/* What a direct-mode AV needs to resolve an entry. */
+struct resolver_ctx {
+	std::string nspace;
+	uint64_t job;
+	uint32_t addr_format;
+	fi_addr_t base;
+};
+
+struct session {
+	std::unique_ptr<client> cl;
+	bool up = false;
+	bool fake = false;
+	std::string nspace;
+	uint64_t job = 0;
+	uint32_t rank = 0, size = 0, local_rank = 0, local_size = 0, num_nodes = 0, node_id = 0;
+	std::vector<uint32_t> local_peers;
+	int mode = FI_WIREUP_AUTO; /* decided for the own namespace */
+	bool published = false;
+	std::vector<uint8_t> own_name;
+	uint32_t own_format = 0;
+	bool have_layout = false;
+	std::string layout_why; /* why symmetric was declined ("" if not) */
+	layout lay;
+	uint32_t deviants = 0;
+	uint64_t bytes_put = 0, gets = 0, fences = 0;
+	std::list<resolver_ctx> resolvers; /* kept while the process lives */
+};
+extern std::recursive_mutex g_mu;
+extern session *g_sess; /* never freed: AV resolvers point into it */
+
+/* ---- wireup.cpp ---- */
+
+const char *mode_name(int m);
+std::string knob_string(const char *name);
+int get_peer(session &s, const std::string &ns, uint32_t rank, const char *key, get_kind kind,
+	     std::vector<uint8_t> &out);
+int put(session &s, const char *key, const std::vector<uint8_t> &v, bool local_only);
+int fence(session &s, bool collect);
+bool launcher_has_nodes(session &s, const std::string &ns, std::vector<uint8_t> &table);
+int ensure_layout(session &s);
+int decide_mode(session &s, uint64_t flags);
+
+/* ---- fill.cpp ---- */
+
+int publish_body(session &s, uint32_t addr_format, const void *name, size_t len, uint64_t flags);
+void fill_info(const session &s, fi_wireup_info *info, int mode, fi_addr_t base,
+	       const std::string &ns, uint32_t size);
+int fill_body(session &s, fid_av *av, uint32_t addr_format, const char *nspace, uint64_t flags,
+	      fi_wireup_info *info);
+
+} // namespace wu::pmix::detail
+
+#endif
