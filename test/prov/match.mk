@@ -1,0 +1,11 @@
+# The matching engine alone (src/prov/common/match.h): no transport, so it
+# also runs under ASan (check-unit) and TSan (check-tsan).
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_match
+TESTS += test/prov/test_match
+UNIT_TESTS += test/prov/test_match
+TSAN_TESTS += test/prov/test_match
+test_prov_test_match_SOURCES = test/prov/test_match.cpp
+test_prov_test_match_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_match_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif
