@@ -326,11 +326,11 @@ void give_credit(tcp_ep *ep, conn *c, uint64_t n, bool now)
  * connection they came over, if it still lives. */
 void free_unexp(tcp_ep *ep, unexp *u)
 {
-	if (u->credit || u->held)
+	if (u->credit || u->ux_cost)
 		for (conn *c : ep->conns)
 			if (c->serial == u->credit_conn) {
 				give_credit(ep, c, u->credit, false);
-				c->ux_held -= std::min(c->ux_held, u->held);
+				c->ux_held -= std::min(c->ux_held, u->ux_cost);
 				if (c->rx_paused && c->ux_held <= ep->ux_limit / 2)
 					rx_resume(ep, c);
 				break;
@@ -401,8 +401,8 @@ void on_msg(tcp_ep *ep, conn *c)
 	u->credit = credit;
 	u->credit_conn = c->serial;
 	if (!credit) {
-		u->held = h.len + ux_overhead;
-		c->ux_held += u->held;
+		u->ux_cost = h.len + ux_overhead;
+		c->ux_held += u->ux_cost;
 	}
 	u->src = src;
 	u->tagged = tagged;

@@ -173,7 +173,7 @@ struct unexp {
 	int claim_err = 0;         /* its connection died before FI_CLAIM took it */
 	uint64_t credit = 0;       /* eager-window bytes it holds, given back when freed */
 	uint64_t credit_conn = 0;  /* serial of the connection they go back to */
-	uint64_t held = 0;         /* outside the window: its share of that connection's ux_held */
+	uint64_t ux_cost = 0;      /* outside the window: its share of that connection's ux_held */
 };
 
 /* A rendezvous this side cleared (CTS written): where its RDATA lands. */
