@@ -104,8 +104,11 @@ void free_conn_state(tcp_ep *ep)
 		for (auto &p : c->rv_wait)
 			if (rx_done(ep, p.second.o)) /* else still posted: freed with its queue */
 				cleared.insert(p.second.o);
-	for (op *o : cleared)
+	for (op *o : cleared) {
+		if (o->srx && o->srx->posted)
+			o->srx->posted--; /* the shared context's room comes back */
 		delete o;
+	}
 	for (conn *c : ep->conns) {
 		for (txitem *t : c->txq) {
 			delete t->o;
