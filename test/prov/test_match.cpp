@@ -395,6 +395,24 @@ TEST_F(match_test, ManyTagsInReverse)
 	EXPECT_EQ(e.posted_count(queue_kind::tagged), 0u);
 }
 
+TEST_F(match_test, ReceivePostedWhenTheHashGrowsIsLinkedOnce)
+{
+	/* The receive whose post grows the exact-tag hash (the 65th) was
+	 * linked into its bucket twice, its own successor: once taken it
+	 * still matched, and a bucket walk past it never ended (tcp hung). */
+	std::vector<recv> rs(65);
+	for (size_t i = 0; i < rs.size(); i++) {
+		rs[i] = tagged_recv(1000 + i);
+		ASSERT_TRUE(e.post(queue_kind::tagged, &rs[i]));
+	}
+	ASSERT_EQ(tarrive(1, 1064), &rs[64]);
+	EXPECT_EQ(tarrive(2, 1064), nullptr); /* queued, not the taken receive again */
+	for (size_t i = 64; i-- > 0;)
+		ASSERT_EQ(tarrive(10 + i, 1000 + i), &rs[i]);
+	EXPECT_EQ(e.posted_count(queue_kind::tagged), 0u);
+	EXPECT_EQ(e.queued_count(queue_kind::tagged), 1u);
+}
+
 TEST_F(match_test, TwoTransportsShareOneEngine)
 {
 	fake_transport shm;

@@ -198,9 +198,13 @@ void engine::enqueue_recv(queue &qu, recv *r)
 	r->seq = next_seq_++;
 	link_tail(qu.recv_all, r->all, r);
 	if (exact(r->q, r)) {
+		/* r is on recv_all already: a grow() links it into its bucket
+		 * (linking it again would make it its own successor). */
+		size_t before = qu.recv_hash.mask;
 		if (qu.n_exact + 1 > qu.recv_hash.mask + 1)
 			grow(qu.recv_hash, qu.recv_all, true, 2 * (qu.n_exact + 1));
-		link_tail(qu.recv_hash.at(r->tag), r->bucket, r);
+		if (before == qu.recv_hash.mask)
+			link_tail(qu.recv_hash.at(r->tag), r->bucket, r);
 		qu.n_exact++;
 	} else {
 		link_tail(qu.recv_wild, r->bucket, r);

@@ -77,16 +77,30 @@ fi_addr_t src_of(tcp_ep *ep, conn *c)
 	return c ? c->src : FI_ADDR_NOTAVAIL;
 }
 
+namespace {
+
+/* A receive is done with: it no longer counts against the rx size of
+ * whoever it was posted to. */
+void release_rx(tcp_ep *ep, op *o)
+{
+	if (o->srx) {
+		if (o->srx->posted)
+			o->srx->posted--;
+	} else if (ep->rx_posted) {
+		ep->rx_posted--;
+	}
+	delete o;
+}
+
+} // namespace
+
 /* Completes a receive of len bytes at buf (olen: bytes truncated). */
 void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
 		 bool has_data, uint64_t data, size_t olen, int err, bool release)
 {
 	if (o->discard) [[unlikely]] {
-		if (release) {
-			if (ep->rx_posted)
-				ep->rx_posted--;
-			delete o;
-		}
+		if (release)
+			release_rx(ep, o);
 		return;
 	}
 	cq::completion c;
@@ -99,23 +113,11 @@ void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool t
 	c.src_addr = src == FI_ADDR_NOTAVAIL || !ep->av ? FI_ADDR_NOTAVAIL : av::source_id(ep->av, src);
 	if (release && (o->flags & FI_MULTI_RECV))
 		c.flags |= FI_MULTI_RECV;
-	push_comp(ep, (err || o->want_comp) ? ep->rx_cq : nullptr, ep->c_recv, c, err, olen);
-	if (release) {
-		if (ep->rx_posted)
-			ep->rx_posted--;
-		delete o;
-	}
-}
-
-size_t op_room(const op *o)
-{
-	return o->len - o->used;
-}
-
-/* A multi-recv buffer is released once less than min_multi_recv is left. */
-bool multi_spent(tcp_ep *ep, const op *o)
-{
-	return op_room(o) < ep->min_multi_recv;
+	/* A shared context's receive asks the endpoint it completes on. */
+	bool want = o->srx ? !ep->rx_sel || (o->flags & FI_COMPLETION) : o->want_comp;
+	push_comp(ep, (err || want) ? ep->rx_cq : nullptr, ep->c_recv, c, err, olen);
+	if (release)
+		release_rx(ep, o);
 }
 
 } // namespace wu::tcp::detail

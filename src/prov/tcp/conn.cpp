@@ -205,29 +205,23 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 	if (c->in_body) {
 		if (c->bk == B_RECV && c->rop) {
 			op *o = c->rop;
-			bool multi = o->flags & FI_MULTI_RECV;
-			bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+			bool release = rx_done(ep, o);
 			complete_rx(ep, o, c->seg, c->body_into - c->body_left, src_of(ep, c),
 				    c->h.flags & frame::F_TAGGED, c->h.tag, false, 0, 0, e, release);
-		} else if (c->bk == B_UNEXP && c->ux) {
+		} else if (c->bk == B_UNEXP && c->ux && c->ux->claimed) {
 			unexp *u = c->ux;
-			if (u->claimed) {
-				op *o = u->claimed;
-				bool multi = o->flags & FI_MULTI_RECV;
-				bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
-				complete_rx(ep, o, nullptr, 0, u->src, u->tagged, u->tag, false, 0, 0, e, release);
-				delete u;
-			} else {
-				auto &q = u->tagged ? ep->ux_tag : ep->ux_msg;
-				q.erase(std::remove(q.begin(), q.end(), u), q.end());
-				delete u;
-			}
+			op *o = u->claimed;
+			bool release = rx_done(ep, o);
+			complete_rx(ep, o, nullptr, 0, u->src, u->tagged, u->tag, false, 0, 0, e, release);
+			delete u;
+			c->ux = nullptr;
+		} else if (c->bk == B_UNEXP && c->ux) {
+			ux_drop(ep, c->ux); /* queued with half a body: it goes */
 		} else if (c->bk == B_READRESP && c->rop) {
 			complete_tx(ep, c->rop, e);
 		} else if (c->bk == B_RNDV && c->rop) {
 			op *o = c->rop;
-			bool multi = o->flags & FI_MULTI_RECV;
-			bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+			bool release = rx_done(ep, o);
 			complete_rx(ep, o, c->seg, c->body_into - c->body_left, c->rv.src, c->rv.tagged, c->rv.tag,
 				    false, 0, 0, e, release);
 		}
@@ -238,28 +232,13 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 	/* Receives cleared for a rendezvous from here will get no data. */
 	for (auto &p : c->rv_wait) {
 		op *o = p.second.o;
-		bool multi = o->flags & FI_MULTI_RECV;
-		bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+		bool release = rx_done(ep, o);
 		complete_rx(ep, o, nullptr, 0, p.second.src, p.second.tagged, p.second.tag, false, 0, 0, e, release);
 	}
 	c->rv_wait.clear();
-	/* Rendezvous requests from here can no longer be served: drop them. */
-	for (auto *q : {&ep->ux_msg, &ep->ux_tag})
-		for (auto it = q->begin(); it != q->end();) {
-			if ((*it)->rts && (*it)->from == c) {
-				delete *it;
-				it = q->erase(it);
-			} else {
-				++it;
-			}
-		}
-	/* Unexpected messages whose bodies came from here stay (they are whole). */
-	for (unexp *u : ep->ux_msg)
-		if (u->from == c)
-			u->from = nullptr;
-	for (unexp *u : ep->ux_tag)
-		if (u->from == c)
-			u->from = nullptr;
+	/* Rendezvous requests from here can no longer be served: drop them.
+	 * Unexpected messages whose bodies came from here stay (they are whole). */
+	drop_conn_unexp(ep, c);
 	if (c->msg && !quiet_cm) {
 		if (was == C_CM_WAIT || was == C_CONNECTING) {
 			post_cm_error(ep, err == FI_ETIMEDOUT ? FI_ETIMEDOUT : FI_ECONNREFUSED, {});

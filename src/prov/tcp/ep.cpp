@@ -102,13 +102,13 @@ void free_conn_state(tcp_ep *ep)
 	std::unordered_set<op *> cleared;
 	for (conn *c : ep->conns)
 		for (auto &p : c->rv_wait)
-			cleared.insert(p.second.o);
-	for (op *o : ep->rq_msg)
-		cleared.erase(o);
-	for (op *o : ep->rq_tag)
-		cleared.erase(o);
-	for (op *o : cleared)
+			if (rx_done(ep, p.second.o)) /* else still posted: freed with its queue */
+				cleared.insert(p.second.o);
+	for (op *o : cleared) {
+		if (o->srx && o->srx->posted)
+			o->srx->posted--; /* the shared context's room comes back */
 		delete o;
+	}
 	for (conn *c : ep->conns) {
 		for (txitem *t : c->txq) {
 			delete t->o;
@@ -134,22 +134,7 @@ void free_conn_state(tcp_ep *ep)
 	ep->conns.clear();
 	ep->dead.clear();
 	ep->peers.clear();
-	for (op *o : ep->rq_msg)
-		delete o;
-	for (op *o : ep->rq_tag)
-		delete o;
-	std::unordered_set<op *> claimed;
-	for (unexp *u : ep->ux_msg)
-		delete u;
-	for (unexp *u : ep->ux_tag)
-		delete u;
-	for (unexp *u : ep->claimed_ux)
-		delete u;
-	ep->claimed_ux.clear();
-	ep->rq_msg.clear();
-	ep->rq_tag.clear();
-	ep->ux_msg.clear();
-	ep->ux_tag.clear();
+	free_rx_state(ep);
 }
 
 /* ---- close: deliver what the application counts as sent ---- */
@@ -285,6 +270,7 @@ int ep_close(fid *f) noexcept
 			ep->lfd.reset();
 			ep->epfd.reset();
 		}
+		srx_detach(ep);
 		if (ep->cr)
 			free_connreq(ep->cr);
 		info_free(ep->info);
@@ -375,6 +361,15 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 			ep->av_shared = av::is_shared(ep->av);
 			return 0;
 		}
+		case FI_CLASS_SRX_CTX: {
+			tcp_srx *srx = srx_of(bfid);
+			if (!srx)
+				return -FI_EINVAL;
+			if (flags)
+				return -FI_EBADFLAGS; /* fi_endpoint(3): bound with flags 0 */
+			g.unlock(); /* srx locks come first (tcp_srx) */
+			return srx_attach(ep, srx);
+		}
 		case FI_CLASS_EQ: {
 			if (flags) { /* fi_endpoint(3): an EQ takes no bind flags */
 				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind: flags 0x%llx are not valid for an EQ\n",
@@ -464,18 +459,7 @@ ssize_t ep_cancel(fid *f, void *context) noexcept
 			return -FI_EINVAL;
 		{
 			std::lock_guard<std::mutex> g(ep->mtx);
-			op *found = nullptr;
-			for (auto *q : {&ep->rq_msg, &ep->rq_tag}) {
-				for (auto it = q->begin(); it != q->end(); ++it) {
-					if ((*it)->context == context && (*it)->busy == 0) {
-						found = *it;
-						q->erase(it);
-						break;
-					}
-				}
-				if (found)
-					break;
-			}
+			op *found = cancel_recv(ep, context);
 			if (!found)
 				return -FI_ENOENT;
 			complete_rx(ep, found, found->iov_cnt ? found->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL,
@@ -638,6 +622,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->ep.atomic = tcp_ops::atomic_ops();
 		ep->ep.collective = nullptr; /* no collectives: fi_query_collective is ENOSYS */
 		ep->magic = ep_magic;
+		ep->tp->ep = ep.get();
 		ep->dom = dom;
 		ep->type = type;
 		ep->info = info_dup(info);

@@ -152,10 +152,7 @@ void av_removed(void *arg, fi_addr_t fa) noexcept
 					addr_text(c->peer).c_str());
 				conn_fail(ep, c, FI_ECONNABORTED, nullptr);
 			}
-			for (auto *q : {&ep->ux_msg, &ep->ux_tag})
-				for (unexp *u : *q)
-					if (u->src == fa)
-						u->src = FI_ADDR_NOTAVAIL;
+			av_forget_unexp(ep, fa);
 			reap(ep);
 		}
 		flush(ep);

@@ -326,11 +326,11 @@ void give_credit(tcp_ep *ep, conn *c, uint64_t n, bool now)
  * connection they came over, if it still lives. */
 void free_unexp(tcp_ep *ep, unexp *u)
 {
-	if (u->credit || u->held)
+	if (u->credit || u->ux_cost)
 		for (conn *c : ep->conns)
 			if (c->serial == u->credit_conn) {
 				give_credit(ep, c, u->credit, false);
-				c->ux_held -= std::min(c->ux_held, u->held);
+				c->ux_held -= std::min(c->ux_held, u->ux_cost);
 				if (c->rx_paused && c->ux_held <= ep->ux_limit / 2)
 					rx_resume(ep, c);
 				break;
@@ -366,36 +366,43 @@ void on_msg(tcp_ep *ep, conn *c)
 	fi_addr_t src = (directed(ep) || (ep->info->caps & FI_SOURCE)) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
 	if (directed(ep) && src == FI_ADDR_NOTAVAIL)
 		src = src_of(ep, c);
-	op *o = find_recv(ep, tagged, h.tag, src);
-	if (o) {
-		size_t room = op_room(o);
-		size_t into = std::min<size_t>(room, h.len);
+	match::message m;
+	m.tp = ep->tp.get();
+	m.src = src;
+	m.tag = h.tag;
+	m.data = h.data;
+	m.flags = (h.flags & frame::F_CQ_DATA) ? FI_REMOTE_CQ_DATA : 0;
+	m.len = h.len;
+	match::match_result res;
+	if (rx_arrive(ep, tagged, m, &res))
+		return (void)conn_fail(ep, c, FI_ENOMEM, "out of memory for an unexpected message");
+	if (op *o = res.r ? static_cast<op *>(res.r->owner) : nullptr) {
 		c->rop = o;
-		c->tgt_cnt = slice(o, o->used, into, c->tgt);
+		c->tgt_cnt = slice(o, res.off, res.into, c->tgt);
 		c->seg = c->tgt_cnt ? c->tgt[0].iov_base : o->iov[0].iov_base;
-		if (!(o->flags & FI_MULTI_RECV)) {
-			remove_recv(ep, o);
-		} else {
-			o->used += into; /* reserve the segment now: later frames land after it */
-			o->busy++;
-			if (multi_spent(ep, o))
-				remove_recv(ep, o);
-		}
-		start_body(c, B_RECV, into, h.len - into);
+		start_body(c, B_RECV, res.into, h.len - res.into);
 		/* Straight into the user's buffer: nothing held here.  (After
 		 * start_body: should the CREDIT write fail, the connection's
 		 * failure completes this receive.) */
 		give_credit(ep, c, credit, true);
 		return;
 	}
-	auto *u = new unexp();
+	unexp *u;
+	try {
+		u = new unexp();
+		if (h.len)
+			u->buf.reset(new char[h.len]);
+	} catch (const std::bad_alloc &) {
+		ux_unqueue(ep, res.queued);
+		return (void)conn_fail(ep, c, FI_ENOMEM, "out of memory for an unexpected message");
+	}
 	u->peer = c->peer;
 	u->from = c;
 	u->credit = credit;
 	u->credit_conn = c->serial;
 	if (!credit) {
-		u->held = h.len + ux_overhead;
-		c->ux_held += u->held;
+		u->ux_cost = h.len + ux_overhead;
+		c->ux_held += u->ux_cost;
 	}
 	u->src = src;
 	u->tagged = tagged;
@@ -403,11 +410,9 @@ void on_msg(tcp_ep *ep, conn *c)
 	u->has_data = h.flags & frame::F_CQ_DATA;
 	u->data = h.data;
 	u->len = h.len;
-	if (h.len) {
-		u->buf.reset(new char[h.len]);
+	if (h.len)
 		st_staged.fetch_add(h.len, std::memory_order_relaxed);
-	}
-	(tagged ? ep->ux_tag : ep->ux_msg).push_back(u);
+	ux_queued(ep, u, res.queued);
 	c->ux = u;
 	c->tgt[0] = {u->buf.get(), size_t(h.len)};
 	c->tgt_cnt = h.len ? 1 : 0;
@@ -430,26 +435,6 @@ void grant(tcp_ep *ep, conn *c, uint64_t send_id, const rndv_rx &r)
 	enqueue(ep, c, t);
 }
 
-namespace {
-
-/* Takes [o->used, +into) of a receive for a message of len bytes (like
- * on_msg does for eager bodies); returns the offset. */
-size_t take_recv(tcp_ep *ep, op *o, size_t into)
-{
-	size_t off = o->used;
-	if (!(o->flags & FI_MULTI_RECV)) {
-		remove_recv(ep, o);
-	} else {
-		o->used += into;
-		o->busy++;
-		if (multi_spent(ep, o))
-			remove_recv(ep, o);
-	}
-	return off;
-}
-
-} // namespace
-
 /* RTS: a receive that matches is cleared at once, else the request waits
  * in the unexpected queue (no buffer) until one is posted. */
 void on_rts(tcp_ep *ep, conn *c)
@@ -465,14 +450,30 @@ void on_rts(tcp_ep *ep, conn *c)
 	r.data = h.data;
 	r.len = size_t(h.aux);
 	r.src = (directed(ep) || (ep->info->caps & FI_SOURCE)) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
-	if (op *o = find_recv(ep, r.tagged, h.tag, r.src)) {
-		r.o = o;
-		r.into = std::min(op_room(o), r.len);
-		r.off = take_recv(ep, o, r.into);
+	match::message m;
+	m.tp = ep->tp.get();
+	m.src = r.src;
+	m.tag = h.tag;
+	m.data = h.data;
+	m.flags = r.has_data ? FI_REMOTE_CQ_DATA : 0;
+	m.len = r.len;
+	match::match_result res;
+	if (rx_arrive(ep, r.tagged, m, &res))
+		return (void)conn_fail(ep, c, FI_ENOMEM, "out of memory for a rendezvous request");
+	if (res.r) {
+		r.o = static_cast<op *>(res.r->owner);
+		r.into = res.into;
+		r.off = res.off;
 		grant(ep, c, h.id, r);
 		return;
 	}
-	auto *u = new unexp();
+	unexp *u;
+	try {
+		u = new unexp();
+	} catch (const std::bad_alloc &) {
+		ux_unqueue(ep, res.queued);
+		return (void)conn_fail(ep, c, FI_ENOMEM, "out of memory for a rendezvous request");
+	}
 	u->peer = c->peer;
 	u->from = c;
 	u->src = r.src;
@@ -483,7 +484,7 @@ void on_rts(tcp_ep *ep, conn *c)
 	u->len = r.len;
 	u->rts = true;
 	u->rts_id = h.id;
-	(r.tagged ? ep->ux_tag : ep->ux_msg).push_back(u);
+	ux_queued(ep, u, res.queued);
 }
 
 /* CTS: the receiver is ready; the payload goes from the send buffer. */

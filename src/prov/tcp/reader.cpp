@@ -39,8 +39,7 @@ void finish_body(tcp_ep *ep, conn *c)
 	case B_RECV: {
 		op *o = c->rop;
 		c->rop = nullptr;
-		bool multi = o->flags & FI_MULTI_RECV;
-		bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+		bool release = rx_done(ep, o);
 		fi_addr_t src = (ep->info->caps & FI_SOURCE) || directed(ep) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
 		complete_rx(ep, o, c->seg, c->body_into, src, tagged, h.tag, has_data, h.data, c->body_trunc,
 			    c->body_trunc ? FI_ETRUNC : 0, release);
@@ -52,14 +51,12 @@ void finish_body(tcp_ep *ep, conn *c)
 		u->done = true;
 		u->from = nullptr;
 		if (op *o = u->claimed) {
-			bool multi = o->flags & FI_MULTI_RECV;
-			size_t room = multi ? u->len : o->len;
-			size_t into = std::min(room, u->len);
+			size_t into = u->claim_into;
 			copy_to_op(o, u->claim_off, u->buf.get(), into);
 			iovec first[max_iov];
 			size_t k = slice(o, u->claim_off, into, first);
-			bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
-			complete_rx(ep, o, k ? first[0].iov_base : o->iov[0].iov_base, into, u->src, u->tagged,
+			bool release = rx_done(ep, o);
+			complete_rx(ep, o, k ? first[0].iov_base : (o->iov_cnt ? o->iov[0].iov_base : nullptr), into, u->src, u->tagged,
 				    u->tag, u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0,
 				    release);
 			free_unexp(ep, u);
@@ -93,8 +90,7 @@ void finish_body(tcp_ep *ep, conn *c)
 	case B_RNDV: {
 		op *o = c->rop;
 		c->rop = nullptr;
-		bool multi = o->flags & FI_MULTI_RECV;
-		bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
+		bool release = rx_done(ep, o);
 		const rndv_rx &r = c->rv;
 		complete_rx(ep, o, c->seg, c->body_into, r.src, r.tagged, r.tag, r.has_data, r.data, c->body_trunc,
 			    c->body_trunc ? FI_ETRUNC : 0, release);

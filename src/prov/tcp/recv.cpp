@@ -1,41 +1,22 @@
-/* tcp provider: receive matching and the unexpected queues (posted receives,
- * tag matching, FI_PEEK / FI_CLAIM / FI_DISCARD).  What the other files call
- * is the matching boundary: find_recv / remove_recv (find, dequeue a posted
- * receive), do_recv (post, or take a queued unexpected message),
- * peek_claim, forget_claims, and the helpers directed, slice, copy_to_op. */
+/* tcp provider: the receive side on the shared matching engine
+ * (prov/common/match.h).  The endpoint is the engine's transport
+ * (ep_transport): arriving MSG and RTS frames go through arrive(); a queued
+ * eager message's cookie is its unexp (the staged body), a queued RTS's its
+ * unexp too (the rendezvous to grant); start() copies the staged bytes or
+ * grants the rendezvous into the receive that took it.  The engine is the
+ * endpoint's own, or the one of the shared receive context it is bound to
+ * (srx.cpp): then every engine call from the endpoint's side also holds
+ * srx->mtx (eng_lock). */
 #include "config.h"
 #include "prov/tcp/tcp_impl.h"
 
 namespace wu::tcp::detail {
 
-namespace {
-
-/* ---- matching ---- */
-
-bool tag_match(uint64_t want, uint64_t ignore, uint64_t got)
-{
-	return ((want ^ got) & ~ignore) == 0;
-}
-
-} // namespace
-
 bool directed(tcp_ep *ep)
 {
-	return ep->type == FI_EP_RDM && (ep->info->caps & FI_DIRECTED_RECV);
+	return ep->type == FI_EP_RDM &&
+	       ((ep->info->caps & FI_DIRECTED_RECV) || (ep->srx && (ep->srx->attr.caps & FI_DIRECTED_RECV)));
 }
-
-namespace {
-
-bool recv_matches(tcp_ep *ep, op *o, bool tagged, uint64_t tag, fi_addr_t src)
-{
-	if (tagged && !tag_match(o->tag, o->ignore, tag))
-		return false;
-	if (directed(ep) && o->addr != FI_ADDR_UNSPEC && o->addr != src)
-		return false;
-	return true;
-}
-
-} // namespace
 
 /* Points tgt at [off, off+n) of the op's iovecs; returns the count. */
 size_t slice(const op *o, size_t off, size_t n, iovec *tgt)
@@ -68,46 +49,322 @@ size_t copy_to_op(op *o, size_t off, const char *src, size_t n)
 	return done;
 }
 
+/* ---- the endpoint's unexpected messages ---- */
+
+namespace {
+
+unexp &live_head(tcp_ep *ep)
+{
+	unexp &h = ep->ux_live;
+	if (!h.next)
+		h.next = h.prev = &h;
+	return h;
+}
+
+template <class F>
+void each_live(tcp_ep *ep, F &&fn)
+{
+	unexp &h = live_head(ep);
+	for (unexp *u = h.next; u != &h;) {
+		unexp *nx = u->next;
+		fn(u);
+		u = nx;
+	}
+}
+
+match::queue_kind qk(bool tagged)
+{
+	return tagged ? match::queue_kind::tagged : match::queue_kind::msg;
+}
+
+op *op_of(match::recv *r)
+{
+	return static_cast<op *>(r->owner);
+}
+
+/* Takes the shared context's engine lock (recursive: a transport callback
+ * running under an srx call may fail a connection, which comes back here). */
+struct eng_lock {
+	std::recursive_mutex *m;
+	explicit eng_lock(tcp_ep *ep) : m(ep->srx ? &ep->srx->mtx : nullptr)
+	{
+		if (m)
+			m->lock();
+	}
+	~eng_lock()
+	{
+		if (m)
+			m->unlock();
+	}
+	eng_lock(const eng_lock &) = delete;
+	eng_lock &operator=(const eng_lock &) = delete;
+};
+
+/* Drops a queued or held message (no credit: its connection is gone or closing). */
+void drop_unexp(tcp_ep *ep, unexp *u)
+{
+	if (u->qe)
+		ep->eng->unqueue(u->qe);
+	ux_unlink(u);
+	delete u;
+}
+
+void resolve_src(tcp_ep *ep, unexp *u)
+{
+	if (u->src == FI_ADDR_NOTAVAIL && ep->av && !u->peer.empty())
+		u->src = av::reverse(ep->av, u->peer.data(), u->peer.size());
+}
+
+} // namespace
+
+void ux_link(tcp_ep *ep, unexp *u)
+{
+	unexp &h = live_head(ep);
+	u->prev = h.prev;
+	u->next = &h;
+	h.prev->next = u;
+	h.prev = u;
+}
+
+void ux_unlink(unexp *u)
+{
+	if (!u->next)
+		return;
+	u->prev->next = u->next;
+	u->next->prev = u->prev;
+	u->prev = u->next = nullptr;
+}
+
+/* FI_MULTI_RECV: a body for o has landed; true when o is released. */
+bool rx_done(tcp_ep *ep, op *o)
+{
+	if (!(o->flags & FI_MULTI_RECV))
+		return true;
+	eng_lock g(ep);
+	return ep->eng->recv_done(&o->mr);
+}
+
+int rx_arrive(tcp_ep *ep, bool tagged, const match::message &m, match::match_result *res)
+{
+	eng_lock g(ep);
+	return ep->eng->arrive(qk(tagged), m, res);
+}
+
+/* A queued message's cookie is set once arrive() queued it (under the
+ * endpoint lock, which every srx call also holds). */
+void ux_queued(tcp_ep *ep, unexp *u, match::unexpected *qe)
+{
+	u->qe = qe;
+	qe->m.cookie = u;
+	ux_link(ep, u);
+}
+
+void ux_drop(tcp_ep *ep, unexp *u)
+{
+	eng_lock g(ep);
+	drop_unexp(ep, u);
+}
+
+void ux_unqueue(tcp_ep *ep, match::unexpected *qe)
+{
+	eng_lock g(ep);
+	ep->eng->unqueue(qe);
+}
+
 /* Messages held by FI_PEEK | FI_CLAIM that still needed connection c (a
  * rendezvous, or a body still arriving) fail when FI_CLAIM takes them. */
 void forget_claims(tcp_ep *ep, conn *c, int err)
 {
-	for (unexp *u : ep->claimed_ux) {
-		if (u->from != c)
-			continue;
+	each_live(ep, [&](unexp *u) {
+		if (!u->held || u->from != c)
+			return;
 		u->from = nullptr;
 		if (u->rts || !u->done) {
 			u->claim_err = err;
 			if (c->ux == u)
 				c->ux = nullptr; /* the claim owns it, not the body */
 		}
+	});
+}
+
+/* Connection c failed: rendezvous requests from c can no longer be
+ * served; whole messages from c stay. */
+void drop_conn_unexp(tcp_ep *ep, conn *c)
+{
+	eng_lock g(ep);
+	each_live(ep, [&](unexp *u) {
+		if (u->from != c)
+			return;
+		if (u->rts && !u->held)
+			drop_unexp(ep, u);
+		else
+			u->from = nullptr;
+	});
+}
+
+/* fi_av_remove: a queued message from fa no longer has that source. */
+void av_forget_unexp(tcp_ep *ep, fi_addr_t fa)
+{
+	eng_lock g(ep);
+	each_live(ep, [&](unexp *u) {
+		if (u->src != fa)
+			return;
+		u->src = FI_ADDR_NOTAVAIL;
+		if (u->qe)
+			u->qe->m.src = FI_ADDR_NOTAVAIL;
+	});
+}
+
+/* Endpoint close: its unexpected messages go, and the receives posted to
+ * its own engine (a shared context keeps its receives). */
+void free_rx_state(tcp_ep *ep)
+{
+	eng_lock g(ep);
+	each_live(ep, [&](unexp *u) { drop_unexp(ep, u); });
+	if (ep->srx)
+		return;
+	for (auto q : {match::queue_kind::msg, match::queue_kind::tagged})
+		while (match::recv *r = ep->eng->first_posted(q)) {
+			ep->eng->unpost(r);
+			delete op_of(r);
+		}
+}
+
+/* fi_cancel: the first receive posted with context, off its queue. */
+op *cancel_recv(tcp_ep *ep, void *context)
+{
+	eng_lock g(ep);
+	match::recv *r = ep->eng->cancel(context);
+	return r ? op_of(r) : nullptr;
+}
+
+/* ---- the transport ---- */
+
+/* A receive took queued message m: copy its staged body (or let it land
+ * when whole), or grant its rendezvous. */
+void ep_transport::start(match::engine &e, match::recv *r, const match::message &m, size_t off, size_t into)
+{
+	auto *u = static_cast<unexp *>(m.cookie);
+	op *o = op_of(r);
+	if (!u) [[unlikely]] {
+		complete_rx(ep, o, nullptr, 0, m.src, false, m.tag, false, 0, 0, FI_EIO,
+			    !(o->flags & FI_MULTI_RECV) || e.recv_done(r));
+		return;
 	}
+	u->qe = nullptr;
+	u->held = false;
+	ux_unlink(u);
+	resolve_src(ep, u);
+	bool multi = o->flags & FI_MULTI_RECV;
+	if (u->claim_err || (u->rts && !u->from)) {
+		complete_rx(ep, o, nullptr, 0, u->src, u->tagged, u->tag, false, 0, 0,
+			    u->claim_err ? u->claim_err : FI_ECONNRESET, !multi || e.recv_done(r));
+		delete u;
+		return;
+	}
+	if (u->rts) {
+		rndv_rx rr;
+		rr.o = o;
+		rr.off = off;
+		rr.into = into;
+		rr.len = u->len;
+		rr.src = u->src;
+		rr.tagged = u->tagged;
+		rr.has_data = u->has_data;
+		rr.tag = u->tag;
+		rr.data = u->data;
+		conn *c = u->from;
+		uint64_t id = u->rts_id;
+		delete u;
+		grant(ep, c, id, rr);
+		return;
+	}
+	if (!u->done) {
+		u->claimed = o; /* finish_body completes and frees both */
+		u->claim_off = off;
+		u->claim_into = into;
+		return;
+	}
+	copy_to_op(o, off, u->buf.get(), into);
+	iovec first[max_iov];
+	size_t k = slice(o, off, into, first);
+	complete_rx(ep, o, k ? first[0].iov_base : (o->iov_cnt ? o->iov[0].iov_base : nullptr), into, u->src,
+		    u->tagged, u->tag, u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0,
+		    !multi || e.recv_done(r));
+	free_unexp(ep, u);
 }
 
-op *find_recv(tcp_ep *ep, bool tagged, uint64_t tag, fi_addr_t src)
+/* The endpoint leaves a shared engine (close): its queued messages go. */
+void ep_transport::drop(match::engine &, const match::message &m)
 {
-	auto &q = tagged ? ep->rq_tag : ep->rq_msg;
-	for (auto it = q.begin(); it != q.end(); ++it)
-		if (recv_matches(ep, *it, tagged, tag, src))
-			return *it;
-	return nullptr;
+	auto *u = static_cast<unexp *>(m.cookie);
+	if (!u)
+		return;
+	u->qe = nullptr;
+	ux_unlink(u);
+	delete u;
 }
 
-void remove_recv(tcp_ep *ep, op *o)
+fi_addr_t ep_transport::resolve(const match::message &m)
 {
-	auto &q = o->tagged ? ep->rq_tag : ep->rq_msg;
-	auto it = std::find(q.begin(), q.end(), o);
-	if (it != q.end())
-		q.erase(it);
+	auto *u = static_cast<unexp *>(m.cookie);
+	if (!u)
+		return m.src;
+	resolve_src(ep, u);
+	return u->src;
 }
 
-ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
-		uint64_t flags, void *ctx, bool tagged)
+/* ---- posting ---- */
+
+op *new_recv(const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
+	     void *ctx, bool tagged, bool dir, size_t min_free)
+{
+	auto *o = new op();
+	o->kind = OP_RECV;
+	o->tagged = tagged;
+	o->context = ctx;
+	o->flags = flags;
+	for (size_t i = 0; i < cnt; i++)
+		o->iov[i] = iov[i];
+	o->iov_cnt = cnt;
+	o->len = iov_total(iov, cnt);
+	o->addr = dir ? src : FI_ADDR_UNSPEC;
+	o->tag = tag;
+	o->ignore = ignore;
+	match::recv &r = o->mr;
+	r.context = ctx;
+	r.owner = o;
+	r.flags = flags;
+	r.tag = tag;
+	r.ignore = ignore;
+	r.src = o->addr;
+	r.len = o->len;
+	r.min_free = min_free;
+	return o;
+}
+
+/* Posts o: it takes the queued messages that match, or waits. */
+void post_recv(match::engine &e, op *o)
+{
+	e.post(qk(o->tagged), &o->mr);
+}
+
+ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged)
 {
 	if (cnt > max_iov || (cnt && !iov))
 		return -FI_EINVAL;
 	if ((flags & FI_MULTI_RECV) && (tagged || cnt != 1))
 		return -FI_EINVAL;
+	return 0;
+}
+
+ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		uint64_t flags, void *ctx, bool tagged)
+{
+	if (ssize_t r = check_recv(iov, cnt, flags, tagged))
+		return r;
+	if (ep->srx)
+		return srx_recv(ep->srx, iov, cnt, src, tag, ignore, flags, ctx, tagged);
 	bool post = false; /* completions to post once unlocked */
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
@@ -115,76 +372,10 @@ ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_
 			return -FI_EOPBADSTATE;
 		if (ep->rx_posted >= ep->info->rx_attr->size)
 			return -FI_EAGAIN;
-		auto *o = new op();
-		o->kind = OP_RECV;
-		o->tagged = tagged;
-		o->context = ctx;
-		o->flags = flags;
-		for (size_t i = 0; i < cnt; i++)
-			o->iov[i] = iov[i];
-		o->iov_cnt = cnt;
-		o->len = iov_total(iov, cnt);
-		o->addr = directed(ep) ? src : FI_ADDR_UNSPEC;
-		o->tag = tag;
-		o->ignore = ignore;
+		op *o = new_recv(iov, cnt, src, tag, ignore, flags, ctx, tagged, directed(ep), ep->min_multi_recv);
 		o->want_comp = !ep->rx_sel || (flags & FI_COMPLETION);
 		ep->rx_posted++;
-		bool multi = flags & FI_MULTI_RECV;
-		auto &q = tagged ? ep->ux_tag : ep->ux_msg;
-		for (auto it = q.begin(); it != q.end();) {
-			unexp *u = *it;
-			if (u->src == FI_ADDR_NOTAVAIL && ep->av && !u->peer.empty())
-				u->src = av::reverse(ep->av, u->peer.data(), u->peer.size());
-			if (!recv_matches(ep, o, tagged, u->tag, u->src)) {
-				++it;
-				continue;
-			}
-			it = q.erase(it);
-			size_t into = std::min(op_room(o), u->len);
-			size_t off = o->used;
-			if (multi) {
-				o->used += into;
-				o->busy++;
-			}
-			if (u->rts) {
-				rndv_rx r;
-				r.o = o;
-				r.off = off;
-				r.into = into;
-				r.len = u->len;
-				r.src = u->src;
-				r.tagged = u->tagged;
-				r.has_data = u->has_data;
-				r.tag = u->tag;
-				r.data = u->data;
-				grant(ep, u->from, u->rts_id, r);
-				delete u;
-				if (!multi || multi_spent(ep, o))
-					goto posted;
-				continue;
-			}
-			if (!u->done) {
-				u->claimed = o;
-				u->claim_off = off;
-				if (!multi)
-					goto posted;
-			} else {
-				copy_to_op(o, off, u->buf.get(), into);
-				iovec first[max_iov];
-				size_t k = slice(o, off, into, first);
-				bool release = !multi || (--o->busy == 0 && multi_spent(ep, o));
-				complete_rx(ep, o, k ? first[0].iov_base : o->iov[0].iov_base, into, u->src, u->tagged,
-					    u->tag, u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0,
-					    release);
-				free_unexp(ep, u);
-				if (release || !multi)
-					goto posted;
-			}
-			if (multi && multi_spent(ep, o))
-				goto posted; /* released by the bodies still landing */
-		}
-		(tagged ? ep->rq_tag : ep->rq_msg).push_back(o);
-	posted:
+		post_recv(*ep->eng, o);
 		post = !ep->comps.empty();
 	}
 	if (post)
@@ -192,50 +383,11 @@ ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_
 	return 0;
 }
 
-namespace {
-
 /* ---- FI_PEEK / FI_CLAIM / FI_DISCARD (fi_tagged(3)) ---- */
 
-/* Hands an unexpected message to a (non multi-recv) receive, as do_recv
- * does for a match: a rendezvous is cleared, a body still arriving lands
- * when it is whole, a whole one is copied now. */
-void deliver_unexp(tcp_ep *ep, op *o, unexp *u)
-{
-	size_t into = std::min(o->len, u->len);
-	if (u->claim_err || (u->rts && !u->from)) {
-		complete_rx(ep, o, nullptr, 0, u->src, true, u->tag, false, 0, 0,
-			    u->claim_err ? u->claim_err : FI_ECONNRESET, true);
-		delete u;
-		return;
-	}
-	if (u->rts) {
-		rndv_rx r;
-		r.o = o;
-		r.into = into;
-		r.len = u->len;
-		r.src = u->src;
-		r.tagged = u->tagged;
-		r.has_data = u->has_data;
-		r.tag = u->tag;
-		r.data = u->data;
-		grant(ep, u->from, u->rts_id, r);
-		delete u;
-		return;
-	}
-	if (!u->done) {
-		u->claimed = o; /* finish_body completes and frees both */
-		u->claim_off = 0;
-		return;
-	}
-	copy_to_op(o, 0, u->buf.get(), into);
-	iovec first[max_iov];
-	size_t k = slice(o, 0, into, first);
-	complete_rx(ep, o, k ? first[0].iov_base : o->iov[0].iov_base, into, u->src, u->tagged, u->tag,
-		    u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0, true);
-	free_unexp(ep, u);
-}
+namespace {
 
-op *new_claim_recv(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags, bool discard)
+op *new_claim_recv(rx_side &s, tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags, bool discard)
 {
 	auto *o = new op();
 	o->kind = OP_RECV;
@@ -249,8 +401,18 @@ op *new_claim_recv(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags, bool disc
 		o->iov_cnt = m->iov_count;
 		o->len = iov_total(m->msg_iov, m->iov_count);
 	}
-	o->want_comp = !ep->rx_sel || (flags & FI_COMPLETION);
-	ep->rx_posted++;
+	o->mr.context = m->context;
+	o->mr.owner = o;
+	o->mr.flags = o->flags;
+	o->mr.len = o->len;
+	o->mr.discard = discard;
+	if (s.srx) {
+		o->srx = s.srx;
+		s.srx->posted++;
+	} else {
+		o->want_comp = !ep->rx_sel || (flags & FI_COMPLETION);
+		ep->rx_posted++;
+	}
 	return o;
 }
 
@@ -270,92 +432,115 @@ cq::completion peek_comp(tcp_ep *ep, void *ctx, const unexp *u, bool discarded)
 	return c;
 }
 
+tcp_ep *ep_of_msg(const match::unexpected *qe)
+{
+	return static_cast<ep_transport *>(qe->m.tp)->ep;
+}
+
 /* FI_PEEK [| FI_CLAIM | FI_DISCARD]: the first unexpected tagged message
  * that would match; FI_ENOMSG error completion when there is none. */
-void peek_locked(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
+void peek_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags)
 {
-	op probe;
-	probe.kind = OP_RECV;
-	probe.tagged = true;
-	probe.tag = m->tag;
-	probe.ignore = m->ignore;
-	probe.addr = directed(ep) ? m->addr : FI_ADDR_UNSPEC;
-	auto it = ep->ux_tag.begin();
-	for (; it != ep->ux_tag.end(); ++it) {
-		unexp *u = *it;
-		if (u->src == FI_ADDR_NOTAVAIL && ep->av && !u->peer.empty())
-			u->src = av::reverse(ep->av, u->peer.data(), u->peer.size());
-		if (recv_matches(ep, &probe, true, u->tag, u->src))
-			break;
-	}
-	if (it == ep->ux_tag.end()) {
-		push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, nullptr, false), FI_ENOMSG);
+	match::unexpected *qe = s.eng->peek(match::queue_kind::tagged, m->tag, m->ignore,
+					    s.directed ? m->addr : FI_ADDR_UNSPEC);
+	if (!qe) {
+		if (s.ep)
+			push_comp(s.ep, s.ep->rx_cq, nullptr, peek_comp(s.ep, m->context, nullptr, false), FI_ENOMSG);
 		return;
 	}
-	unexp *u = *it;
+	tcp_ep *ep = ep_of_msg(qe);
+	auto *u = static_cast<unexp *>(qe->m.cookie);
+	resolve_src(ep, u);
 	bool discard = flags & FI_DISCARD;
 	push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, u, discard));
 	if (!discard && !(flags & FI_CLAIM))
 		return;
-	ep->ux_tag.erase(it);
-	if (discard)
-		return deliver_unexp(ep, new_claim_recv(ep, m, flags, true), u);
-	u->claim_ctx = m->context;
-	ep->claimed_ux.insert(u);
-	static_cast<fi_context *>(m->context)->internal[0] = u;
+	if (s.eng->hold(qe, m->context)) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "fi_trecvmsg(FI_PEEK | FI_CLAIM): out of memory; the message stays queued\n");
+		return;
+	}
+	u->held = true;
+	if (discard) {
+		op *o = new_claim_recv(s, ep, m, flags, true);
+		s.eng->claim(qe, &o->mr);
+		return;
+	}
+	static_cast<fi_context *>(m->context)->internal[0] = qe;
 }
 
 /* FI_CLAIM [| FI_DISCARD]: takes the message an FI_PEEK | FI_CLAIM with
  * this fi_context held. */
-ssize_t claim_locked(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
+ssize_t claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags)
 {
-	auto *u = static_cast<unexp *>(static_cast<fi_context *>(m->context)->internal[0]);
-	auto it = ep->claimed_ux.find(u);
-	if (it == ep->claimed_ux.end() || u->claim_ctx != m->context) {
+	match::unexpected *qe = s.eng->held(static_cast<fi_context *>(m->context)->internal[0], m->context);
+	if (!qe) {
 		WU_WARN(P(), FI_LOG_EP_DATA,
 			"fi_trecvmsg(FI_CLAIM): the context holds no claimed message; pass the fi_context of a "
 			"successful FI_PEEK | FI_CLAIM, unchanged\n");
 		return -FI_EINVAL;
 	}
-	if (ep->rx_posted >= ep->info->rx_attr->size)
+	if (s.full())
 		return -FI_EAGAIN;
-	ep->claimed_ux.erase(it);
 	static_cast<fi_context *>(m->context)->internal[0] = nullptr;
+	tcp_ep *ep = ep_of_msg(qe);
 	bool discard = flags & FI_DISCARD;
 	if (discard)
-		push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, u, true));
-	deliver_unexp(ep, new_claim_recv(ep, m, flags, discard), u);
+		push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, static_cast<unexp *>(qe->m.cookie), true));
+	op *o = new_claim_recv(s, ep, m, flags, discard);
+	s.eng->claim(qe, &o->mr);
 	return 0;
 }
 
 } // namespace
+
+bool rx_side::full() const
+{
+	return srx ? srx->posted >= srx->attr.size : ep->rx_posted >= ep->info->rx_attr->size;
+}
+
+const char *check_peek(const fi_msg_tagged *m, uint64_t flags)
+{
+	if (!(flags & (FI_PEEK | FI_CLAIM)))
+		return "FI_DISCARD needs FI_PEEK or FI_CLAIM";
+	if (flags & FI_MULTI_RECV)
+		return "FI_MULTI_RECV does not combine with FI_PEEK / FI_CLAIM";
+	if ((flags & FI_CLAIM) && !m->context)
+		return "FI_CLAIM needs a struct fi_context as the context";
+	if (m->iov_count > max_iov || (m->iov_count && !m->msg_iov))
+		return "bad iov";
+	return nullptr;
+}
+
+/* Under the locks of s (the endpoint's, or every one of a shared context). */
+ssize_t peek_claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags)
+{
+	if (flags & FI_PEEK) {
+		peek_locked(s, m, flags);
+		return 0;
+	}
+	return claim_locked(s, m, flags);
+}
 
 ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
 {
 	const char *bad = nullptr;
 	if (!(ep->info->caps & FI_TAGGED))
 		bad = "the endpoint was opened without FI_TAGGED";
-	else if (!(flags & (FI_PEEK | FI_CLAIM)))
-		bad = "FI_DISCARD needs FI_PEEK or FI_CLAIM";
-	else if (flags & FI_MULTI_RECV)
-		bad = "FI_MULTI_RECV does not combine with FI_PEEK / FI_CLAIM";
-	else if ((flags & FI_CLAIM) && !m->context)
-		bad = "FI_CLAIM needs a struct fi_context as the context";
-	else if (m->iov_count > max_iov || (m->iov_count && !m->msg_iov))
-		bad = "bad iov";
+	else
+		bad = check_peek(m, flags);
 	if (bad) {
 		WU_WARN(P(), FI_LOG_EP_DATA, "fi_trecvmsg(FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", bad);
 		return (ep->info->caps & FI_TAGGED) ? -FI_EINVAL : -FI_EOPNOTSUPP;
 	}
+	if (ep->srx)
+		return srx_peek_claim(ep->srx, m, flags);
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);
 		if (!ep->enabled)
 			return -FI_EOPBADSTATE;
-		if (flags & FI_PEEK) {
-			peek_locked(ep, m, flags);
-		} else if (ssize_t r = claim_locked(ep, m, flags)) {
+		rx_side s{ep->eng, ep, nullptr, directed(ep)};
+		if (ssize_t r = peek_claim_locked(s, m, flags))
 			return r;
-		}
 	}
 	flush(ep);
 	return 0;

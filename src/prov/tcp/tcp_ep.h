@@ -19,6 +19,8 @@ fi_provider *prov_desc() noexcept;
 
 /* fi_ops_domain::endpoint for the tcp domain. */
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
+/* fi_ops_domain::srx_ctx for the tcp domain (srx.cpp). */
+int srx_open(fid_domain *domain, fi_rx_attr *attr, fid_ep **rx_ep, void *context) noexcept;
 /* fabric_hooks::passive_ep. */
 int pep_open(prov::fabric *fab, fi_info *info, fid_pep **pep, void *context);
 

@@ -69,6 +69,7 @@
 #include "prov/common/atomic.h"
 #include "prov/common/cm_engine.h"
 #include "prov/common/comp_batch.h"
+#include "prov/common/match.h"
 #include "prov/common/progress.h"
 #include "prov/common/xfer.h"
 #include "prov/tcp/auth.h"
@@ -146,13 +147,17 @@ struct op {
 	fi_addr_t addr = FI_ADDR_UNSPEC;
 	uint64_t tag = 0, ignore = 0, data = 0;
 	uint64_t id = 0;
-	size_t used = 0; /* FI_MULTI_RECV: bytes consumed */
-	int busy = 0;    /* FI_MULTI_RECV: bodies still landing in it */
 	bool discard = false; /* swallows a message dropped by FI_DISCARD */
+	struct tcp_srx *srx = nullptr; /* posted to a shared receive context */
+	match::recv mr; /* a receive's node in the matching engine (owner: this op) */
 };
 
-/* A receive that a header matched, or an unexpected message's buffer. */
+/* An unexpected message (the matching engine's cookie for it): its staged
+ * body, or a rendezvous request.  Each endpoint lists its own (live). */
 struct unexp {
+	unexp *prev = nullptr, *next = nullptr; /* the endpoint's live list */
+	match::unexpected *qe = nullptr; /* its entry in the engine (queued or held) */
+	bool held = false;               /* FI_PEEK | FI_CLAIM holds it */
 	std::string peer;
 	fi_addr_t src = FI_ADDR_NOTAVAIL;
 	bool tagged = false, has_data = false;
@@ -161,15 +166,14 @@ struct unexp {
 	std::unique_ptr<char[]> buf;
 	bool done = false;     /* body fully arrived */
 	op *claimed = nullptr; /* matched before its body arrived */
-	size_t claim_off = 0;
+	size_t claim_off = 0, claim_into = 0;
 	struct conn *from = nullptr;
 	bool rts = false;  /* a rendezvous request: no body here, the sender waits for CTS */
 	uint64_t rts_id = 0;
-	void *claim_ctx = nullptr; /* FI_PEEK | FI_CLAIM: the fi_context it is held for */
 	int claim_err = 0;         /* its connection died before FI_CLAIM took it */
 	uint64_t credit = 0;       /* eager-window bytes it holds, given back when freed */
 	uint64_t credit_conn = 0;  /* serial of the connection they go back to */
-	uint64_t held = 0;         /* outside the window: its share of that connection's ux_held */
+	uint64_t ux_cost = 0;      /* outside the window: its share of that connection's ux_held */
 };
 
 /* A rendezvous this side cleared (CTS written): where its RDATA lands. */
@@ -278,6 +282,16 @@ struct conn {
 };
 
 struct tcp_connreq;
+struct tcp_ep;
+struct tcp_srx;
+
+/* The endpoint as the matching engine's transport (recv.cpp). */
+struct ep_transport final : match::transport {
+	tcp_ep *ep = nullptr;
+	void start(match::engine &e, match::recv *r, const match::message &m, size_t off, size_t into) override;
+	void drop(match::engine &e, const match::message &m) override;
+	fi_addr_t resolve(const match::message &m) override;
+};
 
 struct tcp_ep {
 	fid_ep ep; /* first */
@@ -301,9 +315,13 @@ struct tcp_ep {
 	std::unordered_map<std::string, conn *> peers;
 	std::vector<conn *> conns;
 	std::vector<conn *> dead;
-	std::deque<op *> rq_msg, rq_tag;
-	std::deque<unexp *> ux_msg, ux_tag;
-	std::unordered_set<unexp *> claimed_ux; /* FI_PEEK | FI_CLAIM, awaiting FI_CLAIM */
+	/* Receive matching: the endpoint's own engine, or the one of the
+	 * shared receive context it is bound to (srx; see srx.cpp for the locks). */
+	std::unique_ptr<match::engine> own_eng{new match::engine()};
+	match::engine *eng = own_eng.get();
+	tcp_srx *srx = nullptr;
+	std::unique_ptr<ep_transport> tp{new ep_transport()}; /* by pointer: tcp_ep stays standard-layout */
+	unexp ux_live; /* list head: this endpoint's unexpected messages (queued or held) */
 	prov::comp_batch comps; /* posted by flush() after mtx is released */
 	size_t min_multi_recv = 64;
 	uint64_t next_id = 1;
@@ -346,6 +364,34 @@ struct tcp_ep {
 	fi_addr_t last_fa = FI_ADDR_NOTAVAIL;
 	conn *last_conn = nullptr;
 	uint64_t last_stamp = 0;
+};
+
+/* A shared receive context (fi_srx_context, srx.cpp): one matching engine
+ * that bound endpoints (RDM and MSG) take their receives from.  Locks: an
+ * srx call takes bind_mtx, then every bound endpoint's mtx in bind order,
+ * then mtx, so the transport callbacks it runs may touch any of them; an
+ * endpoint's own path takes its mtx, then mtx (recursive: a callback may
+ * fail a connection, which unqueues its messages). */
+struct tcp_srx {
+	fid_ep ep; /* first; fclass FI_CLASS_SRX_CTX */
+	uint32_t magic;
+	prov::domain *dom;
+	fi_rx_attr attr{};
+	std::mutex bind_mtx;
+	std::recursive_mutex mtx;
+	std::unique_ptr<match::engine> eng{new match::engine()};
+	std::vector<tcp_ep *> eps; /* bound (by fi_ep_bind), in bind order */
+	std::atomic<size_t> posted{0};
+	size_t min_multi_recv = 64;
+};
+
+/* Where a receive call goes: an endpoint's own engine, or a shared context's. */
+struct rx_side {
+	match::engine *eng;
+	tcp_ep *ep;   /* the endpoint (own engine), or the first bound one (srx; may be null) */
+	tcp_srx *srx; /* null: the endpoint's own */
+	bool directed;
+	bool full() const;
 };
 
 /* For a shared AV: has another process removed or replaced fi_addr's
@@ -446,16 +492,29 @@ void complete_tx(tcp_ep *ep, op *o, int err);
 fi_addr_t src_of(tcp_ep *ep, conn *c);
 void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
 		 bool has_data, uint64_t data, size_t olen, int err, bool release);
-size_t op_room(const op *o);
-bool multi_spent(tcp_ep *ep, const op *o);
 
 /* recv.cpp */
 bool directed(tcp_ep *ep);
 size_t slice(const op *o, size_t off, size_t n, iovec *tgt);
 size_t copy_to_op(op *o, size_t off, const char *src, size_t n);
 void forget_claims(tcp_ep *ep, conn *c, int err);
-op *find_recv(tcp_ep *ep, bool tagged, uint64_t tag, fi_addr_t src);
-void remove_recv(tcp_ep *ep, op *o);
+void ux_link(tcp_ep *ep, unexp *u);
+void ux_unlink(unexp *u);
+bool rx_done(tcp_ep *ep, op *o);
+int rx_arrive(tcp_ep *ep, bool tagged, const match::message &m, match::match_result *res);
+void drop_conn_unexp(tcp_ep *ep, conn *c);
+void av_forget_unexp(tcp_ep *ep, fi_addr_t fa);
+void free_rx_state(tcp_ep *ep);
+op *cancel_recv(tcp_ep *ep, void *context);
+void ux_queued(tcp_ep *ep, unexp *u, match::unexpected *qe);
+void ux_unqueue(tcp_ep *ep, match::unexpected *qe);
+void ux_drop(tcp_ep *ep, unexp *u);
+op *new_recv(const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
+	     void *ctx, bool tagged, bool dir, size_t min_free);
+void post_recv(match::engine &e, op *o);
+ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged);
+const char *check_peek(const fi_msg_tagged *m, uint64_t flags);
+ssize_t peek_claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags);
 ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
 		uint64_t flags, void *ctx, bool tagged);
 ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags);
@@ -520,6 +579,14 @@ extern fi_ops_cm ep_cm_ops;
 
 /* ep.cpp */
 uint64_t tx_flags(tcp_ep *ep);
+
+/* srx.cpp */
+ssize_t srx_recv(tcp_srx *srx, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		 uint64_t flags, void *ctx, bool tagged);
+ssize_t srx_peek_claim(tcp_srx *srx, const fi_msg_tagged *m, uint64_t flags);
+tcp_srx *srx_of(fid *f) noexcept;
+int srx_attach(tcp_ep *ep, tcp_srx *srx);
+void srx_detach(tcp_ep *ep);
 
 /* pep.cpp */
 void free_connreq(tcp_connreq *cr);

@@ -91,8 +91,8 @@ void fill_common(fi_info &i, fi_ep_type type)
 	d.rx_ctx_cnt = 1;
 	d.max_ep_tx_ctx = 1;
 	d.max_ep_rx_ctx = 1;
-	d.max_ep_stx_ctx = 0; /* no shared contexts (fi_stx_context: -FI_ENOSYS) */
-	d.max_ep_srx_ctx = 0;
+	d.max_ep_stx_ctx = 0; /* no shared transmit contexts (fi_stx_context: -FI_ENOSYS) */
+	d.max_ep_srx_ctx = 1; /* fi_srx_context (srx.cpp) */
 	d.cntr_cnt = 65536;
 	d.mr_iov_limit = 1;
 	d.caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
@@ -326,7 +326,7 @@ fi_ops_domain tcp_domain_ops = {
 	tcp_cntr_open,
 	wu::poll::domain_poll_open,
 	WU_NOSYS(fi_ops_domain, stx_ctx),
-	WU_NOSYS(fi_ops_domain, srx_ctx),
+	wu::tcp::srx_open,
 	tcp_query_atomic,
 	WU_NOSYS(fi_ops_domain, query_collective),
 	WU_NOSYS(fi_ops_domain, endpoint2),

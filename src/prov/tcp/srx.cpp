@@ -1,0 +1,458 @@
+/* tcp provider: shared receive contexts (fi_srx_context, fi_endpoint(3)
+ * "Shared Contexts").  An srx is one matching engine; RDM and MSG endpoints
+ * bind it with fi_ep_bind before fi_enable and then take every receive
+ * from it: a message arriving on any of them matches the srx's receives,
+ * and its completion goes to the CQ of the endpoint it arrived on.
+ * Receive calls on a bound endpoint are forwarded here.
+ *
+ * Locking (see tcp_srx in tcp_impl.h): an srx call holds bind_mtx, every
+ * bound endpoint's mtx and then the engine's, because posting a receive
+ * may start messages of any bound endpoint (copy a staged body, write a
+ * CTS on its connection, push its completion); completions are posted
+ * once the endpoint locks are released, still under bind_mtx so that no
+ * bound endpoint closes meanwhile. */
+#include "config.h"
+#include "prov/tcp/tcp_impl.h"
+
+namespace wu::tcp::detail {
+
+namespace {
+
+constexpr uint32_t srx_magic = 0x57555352; /* "WUSR" */
+
+/* Every lock an srx call needs, in order; flush() posts the completions. */
+class srx_locks {
+public:
+	explicit srx_locks(tcp_srx *s) : s_(s), bind_(s->bind_mtx)
+	{
+		for (tcp_ep *ep : s_->eps)
+			ep->mtx.lock();
+		s_->mtx.lock();
+		locked_ = true;
+	}
+	~srx_locks()
+	{
+		unlock();
+	}
+	/* Releases the endpoints and posts what they collected. */
+	void flush()
+	{
+		unlock();
+		for (tcp_ep *ep : s_->eps)
+			detail::flush(ep);
+	}
+	srx_locks(const srx_locks &) = delete;
+	srx_locks &operator=(const srx_locks &) = delete;
+
+private:
+	void unlock()
+	{
+		if (!locked_)
+			return;
+		locked_ = false;
+		s_->mtx.unlock();
+		for (auto it = s_->eps.rbegin(); it != s_->eps.rend(); ++it)
+			(*it)->mtx.unlock();
+	}
+	tcp_srx *s_;
+	std::unique_lock<std::mutex> bind_;
+	bool locked_ = false;
+};
+
+tcp_srx *srx_of_ep(fid_ep *e) noexcept
+{
+	return e ? srx_of(&e->fid) : nullptr;
+}
+
+template <class F>
+ssize_t srx_call(fid_ep *e, const char *where, F &&fn) noexcept
+{
+	return guard(where, [&]() -> ssize_t {
+		tcp_srx *s = srx_of_ep(e);
+		if (!s)
+			return -FI_EINVAL;
+		return fn(s);
+	});
+}
+
+bool srx_directed(const tcp_srx *s)
+{
+	return s->attr.caps & FI_DIRECTED_RECV;
+}
+
+rx_side side_of(tcp_srx *s)
+{
+	return rx_side{s->eng.get(), s->eps.empty() ? nullptr : s->eps.front(), s, srx_directed(s)};
+}
+
+/* fi_ops_msg / fi_ops_tagged (receives only) */
+
+ssize_t s_recv(fid_ep *e, void *buf, size_t len, void *, fi_addr_t src, void *ctx) noexcept
+{
+	return srx_call(e, "fi_recv(srx)", [&](tcp_srx *s) {
+		iovec v{buf, len};
+		return srx_recv(s, &v, 1, src, 0, 0, s->attr.op_flags, ctx, false);
+	});
+}
+
+ssize_t s_recvv(fid_ep *e, const iovec *iov, void **, size_t cnt, fi_addr_t src, void *ctx) noexcept
+{
+	return srx_call(e, "fi_recvv(srx)",
+			[&](tcp_srx *s) { return srx_recv(s, iov, cnt, src, 0, 0, s->attr.op_flags, ctx, false); });
+}
+
+ssize_t s_recvmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
+{
+	return srx_call(e, "fi_recvmsg(srx)", [&](tcp_srx *s) -> ssize_t {
+		if (!m)
+			return -FI_EINVAL;
+		if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) {
+			WU_WARN(P(), FI_LOG_EP_DATA,
+				"fi_recvmsg(srx): FI_PEEK/FI_CLAIM/FI_DISCARD are supported on tagged receives "
+				"only (fi_trecvmsg)\n");
+			return -FI_EOPNOTSUPP;
+		}
+		return srx_recv(s, m->msg_iov, m->iov_count, m->addr, 0, 0, flags, m->context, false);
+	});
+}
+
+ssize_t s_trecv(fid_ep *e, void *buf, size_t len, void *, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		void *ctx) noexcept
+{
+	return srx_call(e, "fi_trecv(srx)", [&](tcp_srx *s) {
+		iovec v{buf, len};
+		return srx_recv(s, &v, 1, src, tag, ignore, s->attr.op_flags, ctx, true);
+	});
+}
+
+ssize_t s_trecvv(fid_ep *e, const iovec *iov, void **, size_t cnt, fi_addr_t src, uint64_t tag,
+		 uint64_t ignore, void *ctx) noexcept
+{
+	return srx_call(e, "fi_trecvv(srx)", [&](tcp_srx *s) {
+		return srx_recv(s, iov, cnt, src, tag, ignore, s->attr.op_flags, ctx, true);
+	});
+}
+
+ssize_t s_trecvmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
+{
+	return srx_call(e, "fi_trecvmsg(srx)", [&](tcp_srx *s) -> ssize_t {
+		if (!m)
+			return -FI_EINVAL;
+		if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
+			return srx_peek_claim(s, m, flags);
+		return srx_recv(s, m->msg_iov, m->iov_count, m->addr, m->tag, m->ignore, flags, m->context, true);
+	});
+}
+
+fi_ops_msg srx_msg_ops = {sizeof(fi_ops_msg),
+			  s_recv,
+			  s_recvv,
+			  s_recvmsg,
+			  WU_NOSYS(fi_ops_msg, send),
+			  WU_NOSYS(fi_ops_msg, sendv),
+			  WU_NOSYS(fi_ops_msg, sendmsg),
+			  WU_NOSYS(fi_ops_msg, inject),
+			  WU_NOSYS(fi_ops_msg, senddata),
+			  WU_NOSYS(fi_ops_msg, injectdata)};
+
+fi_ops_tagged srx_tagged_ops = {sizeof(fi_ops_tagged),
+				s_trecv,
+				s_trecvv,
+				s_trecvmsg,
+				WU_NOSYS(fi_ops_tagged, send),
+				WU_NOSYS(fi_ops_tagged, sendv),
+				WU_NOSYS(fi_ops_tagged, sendmsg),
+				WU_NOSYS(fi_ops_tagged, inject),
+				WU_NOSYS(fi_ops_tagged, senddata),
+				WU_NOSYS(fi_ops_tagged, injectdata)};
+
+fi_ops_rma srx_rma_ops = {sizeof(fi_ops_rma),
+			  WU_NOSYS(fi_ops_rma, read),
+			  WU_NOSYS(fi_ops_rma, readv),
+			  WU_NOSYS(fi_ops_rma, readmsg),
+			  WU_NOSYS(fi_ops_rma, write),
+			  WU_NOSYS(fi_ops_rma, writev),
+			  WU_NOSYS(fi_ops_rma, writemsg),
+			  WU_NOSYS(fi_ops_rma, inject),
+			  WU_NOSYS(fi_ops_rma, writedata),
+			  WU_NOSYS(fi_ops_rma, injectdata)};
+
+fi_ops_atomic srx_atomic_ops = {sizeof(fi_ops_atomic),
+				WU_NOSYS(fi_ops_atomic, write),
+				WU_NOSYS(fi_ops_atomic, writev),
+				WU_NOSYS(fi_ops_atomic, writemsg),
+				WU_NOSYS(fi_ops_atomic, inject),
+				WU_NOSYS(fi_ops_atomic, readwrite),
+				WU_NOSYS(fi_ops_atomic, readwritev),
+				WU_NOSYS(fi_ops_atomic, readwritemsg),
+				WU_NOSYS(fi_ops_atomic, compwrite),
+				WU_NOSYS(fi_ops_atomic, compwritev),
+				WU_NOSYS(fi_ops_atomic, compwritemsg),
+				WU_NOSYS(fi_ops_atomic, writevalid),
+				WU_NOSYS(fi_ops_atomic, readwritevalid),
+				WU_NOSYS(fi_ops_atomic, compwritevalid)};
+
+fi_ops_cm srx_cm_ops = {sizeof(fi_ops_cm),
+			WU_NOSYS(fi_ops_cm, setname),
+			WU_NOSYS(fi_ops_cm, getname),
+			WU_NOSYS(fi_ops_cm, getpeer),
+			WU_NOSYS(fi_ops_cm, connect),
+			WU_NOSYS(fi_ops_cm, listen),
+			WU_NOSYS(fi_ops_cm, accept),
+			WU_NOSYS(fi_ops_cm, reject),
+			WU_NOSYS(fi_ops_cm, shutdown),
+			WU_NOSYS(fi_ops_cm, join)};
+
+/* fi_ops_ep */
+
+ssize_t srx_cancel(fid *f, void *context) noexcept
+{
+	return guard("fi_cancel(srx)", [&]() -> ssize_t {
+		tcp_srx *s = srx_of(f);
+		if (!s)
+			return -FI_EINVAL;
+		srx_locks l(s);
+		match::recv *r = s->eng->cancel(context);
+		if (!r)
+			return -FI_ENOENT;
+		auto *o = static_cast<op *>(r->owner);
+		if (s->eps.empty()) {
+			/* No endpoint, so no CQ to report to: it just goes. */
+			if (s->posted)
+				s->posted--;
+			delete o;
+			return 0;
+		}
+		complete_rx(s->eps.front(), o, o->iov_cnt ? o->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL,
+			    o->tagged, o->tag, false, 0, 0, FI_ECANCELED, true);
+		l.flush();
+		return 0;
+	});
+}
+
+int srx_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
+{
+	return guard("fi_getopt(srx)", [&]() -> int {
+		tcp_srx *s = srx_of(f);
+		if (!s || !val || !len)
+			return -FI_EINVAL;
+		if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
+			return -FI_ENOPROTOOPT;
+		if (*len < sizeof(size_t))
+			return -FI_ETOOSMALL;
+		std::lock_guard<std::mutex> g(s->bind_mtx);
+		memcpy(val, &s->min_multi_recv, sizeof(size_t));
+		*len = sizeof(size_t);
+		return 0;
+	});
+}
+
+int srx_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
+{
+	return guard("fi_setopt(srx)", [&]() -> int {
+		tcp_srx *s = srx_of(f);
+		if (!s || !val)
+			return -FI_EINVAL;
+		if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
+			return -FI_ENOPROTOOPT;
+		if (len != sizeof(size_t))
+			return -FI_EINVAL;
+		std::lock_guard<std::mutex> g(s->bind_mtx);
+		memcpy(&s->min_multi_recv, val, sizeof(size_t));
+		return 0;
+	});
+}
+
+ssize_t srx_rx_left(fid_ep *e) noexcept
+{
+	return srx_call(e, "fi_rx_size_left(srx)", [&](tcp_srx *s) -> ssize_t {
+		size_t n = s->posted;
+		return ssize_t(s->attr.size - std::min(n, s->attr.size));
+	});
+}
+
+fi_ops_ep srx_ep_ops = {sizeof(fi_ops_ep),
+			srx_cancel,
+			srx_getopt,
+			srx_setopt,
+			WU_NOSYS(fi_ops_ep, tx_ctx),
+			WU_NOSYS(fi_ops_ep, rx_ctx),
+			srx_rx_left,
+			WU_NOSYS(fi_ops_ep, tx_size_left)};
+
+/* fi_ops */
+
+int srx_close(fid *f) noexcept
+{
+	return guard("fi_close(srx)", [&]() -> int {
+		tcp_srx *s = srx_of(f);
+		if (!s)
+			return -FI_EINVAL;
+		{
+			std::lock_guard<std::mutex> g(s->bind_mtx);
+			if (!s->eps.empty()) {
+				WU_WARN(P(), FI_LOG_EP_CTRL,
+					"fi_close(srx): %zu endpoint(s) still bound; close them first\n", s->eps.size());
+				return -FI_EBUSY;
+			}
+			/* Receives still posted go without completions (fi_close(3)). */
+			for (auto q : {match::queue_kind::msg, match::queue_kind::tagged})
+				while (match::recv *r = s->eng->first_posted(q)) {
+					s->eng->unpost(r);
+					delete static_cast<op *>(r->owner);
+				}
+		}
+		s->dom->children.put();
+		s->magic = 0;
+		delete s;
+		return 0;
+	});
+}
+
+int srx_control(fid *f, int command, void *) noexcept
+{
+	return guard("fi_control(srx)", [&]() -> int {
+		if (!srx_of(f))
+			return -FI_EINVAL;
+		return command == FI_ENABLE ? 0 : -FI_ENOSYS;
+	});
+}
+
+fi_ops srx_fi_ops = {sizeof(fi_ops),	       srx_close,
+		     WU_NOSYS(fi_ops, bind),   srx_control,
+		     WU_NOSYS(fi_ops, ops_open), WU_NOSYS(fi_ops, tostr),
+		     WU_NOSYS(fi_ops, ops_set)};
+
+} // namespace
+
+tcp_srx *srx_of(fid *f) noexcept
+{
+	if (!f || f->fclass != FI_CLASS_SRX_CTX)
+		return nullptr;
+	auto *s = container_of_fid<tcp_srx>(reinterpret_cast<fid_ep *>(f));
+	return s->magic == srx_magic ? s : nullptr;
+}
+
+ssize_t srx_recv(tcp_srx *srx, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		 uint64_t flags, void *ctx, bool tagged)
+{
+	if (ssize_t r = check_recv(iov, cnt, flags, tagged))
+		return r;
+	srx_locks l(srx);
+	if (srx->posted >= srx->attr.size)
+		return -FI_EAGAIN;
+	op *o = new_recv(iov, cnt, src, tag, ignore, flags, ctx, tagged, srx_directed(srx), srx->min_multi_recv);
+	o->srx = srx;
+	srx->posted++;
+	post_recv(*srx->eng, o);
+	l.flush();
+	return 0;
+}
+
+ssize_t srx_peek_claim(tcp_srx *srx, const fi_msg_tagged *m, uint64_t flags)
+{
+	if (const char *bad = check_peek(m, flags)) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "fi_trecvmsg(srx, FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", bad);
+		return -FI_EINVAL;
+	}
+	srx_locks l(srx);
+	rx_side s = side_of(srx);
+	if (ssize_t r = peek_claim_locked(s, m, flags))
+		return r;
+	l.flush();
+	return 0;
+}
+
+/* fi_ep_bind(ep, &srx->fid, 0): before fi_enable, one srx per endpoint,
+ * same domain; connectionless endpoints sharing one share its AV
+ * (fi_endpoint(3)), since sources are that AV's fi_addr_t values. */
+int srx_attach(tcp_ep *ep, tcp_srx *srx)
+{
+	std::lock_guard<std::mutex> b(srx->bind_mtx);
+	std::lock_guard<std::mutex> g(ep->mtx);
+	const char *bad = nullptr;
+	if (ep->srx)
+		bad = "the endpoint already has a shared receive context";
+	else if (ep->enabled)
+		bad = "bind the shared receive context before fi_enable";
+	else if (srx->dom != ep->dom)
+		bad = "the shared receive context belongs to another domain";
+	if (bad) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind(srx): %s\n", bad);
+		return -FI_EINVAL;
+	}
+	srx->eps.push_back(ep);
+	ep->srx = srx;
+	ep->eng = srx->eng.get();
+	return 0;
+}
+
+/* fi_close(ep): its messages left the engine already (free_rx_state). */
+void srx_detach(tcp_ep *ep)
+{
+	tcp_srx *srx = ep->srx;
+	if (!srx)
+		return;
+	std::lock_guard<std::mutex> b(srx->bind_mtx);
+	std::lock_guard<std::mutex> g(ep->mtx);
+	srx->eps.erase(std::remove(srx->eps.begin(), srx->eps.end(), ep), srx->eps.end());
+	ep->srx = nullptr;
+	ep->eng = ep->own_eng.get();
+}
+
+} // namespace wu::tcp::detail
+
+namespace wu::tcp {
+
+using namespace detail;
+
+int srx_open(fid_domain *domain, fi_rx_attr *attr, fid_ep **out, void *context) noexcept
+{
+	return guard("fi_srx_context", [&]() -> int {
+		prov::domain *dom = prov::domain_of(domain);
+		if (!dom || !out) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_srx_context: %s is invalid\n", !dom ? "domain" : "rx_ep");
+			return -FI_EINVAL;
+		}
+		const uint64_t ok_caps = FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV |
+					 FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE |
+					 FI_SEND | FI_LOCAL_COMM | FI_REMOTE_COMM;
+		if (attr && (attr->caps & ~ok_caps)) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_srx_context: capabilities 0x%llx are not offered\n",
+				(unsigned long long)(attr->caps & ~ok_caps));
+			return -FI_EINVAL;
+		}
+		if (attr && attr->iov_limit > max_iov) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_srx_context: iov_limit %zu is over %zu\n", attr->iov_limit,
+				max_iov);
+			return -FI_EINVAL;
+		}
+		auto s = std::make_unique<tcp_srx>();
+		s->ep.fid.fclass = FI_CLASS_SRX_CTX;
+		s->ep.fid.context = context;
+		s->ep.fid.ops = &srx_fi_ops;
+		s->ep.ops = &srx_ep_ops;
+		s->ep.cm = &srx_cm_ops;
+		s->ep.msg = &srx_msg_ops;
+		s->ep.rma = &srx_rma_ops;
+		s->ep.tagged = &srx_tagged_ops;
+		s->ep.atomic = &srx_atomic_ops;
+		s->ep.collective = nullptr;
+		s->magic = srx_magic;
+		s->dom = dom;
+		if (attr)
+			s->attr = *attr;
+		else
+			s->attr.caps = FI_MSG | FI_TAGGED | FI_RECV;
+		s->attr.op_flags &= FI_COMPLETION | FI_MULTI_RECV;
+		if (!s->attr.size)
+			s->attr.size = 2048;
+		if (!s->attr.iov_limit)
+			s->attr.iov_limit = max_iov;
+		dom->children.get();
+		*out = &s.release()->ep;
+		return 0;
+	});
+}
+
+} // namespace wu::tcp
