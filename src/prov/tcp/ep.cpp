@@ -22,25 +22,6 @@ uint64_t rx_flags(tcp_ep *ep)
 	return ep->info->rx_attr->op_flags;
 }
 
-/* Receives: a thin adapter onto do_recv's own arguments (the receive side
- * takes the descriptor itself once it is on the shared matching engine). */
-ssize_t recv_xfer(tcp_ep *ep, const prov::msg_xfer &x)
-{
-	if (x.msg_api && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
-		if (x.tagged) {
-			fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
-			return peek_claim(ep, &m, x.flags);
-		}
-		/* Taking them as a plain receive would consume what the
-		 * application only meant to look at. */
-		WU_WARN(P(), FI_LOG_EP_DATA,
-			"fi_recvmsg: FI_PEEK/FI_CLAIM/FI_DISCARD are supported on tagged receives "
-			"only (fi_trecvmsg)\n");
-		return -FI_EOPNOTSUPP;
-	}
-	return do_recv(ep, x.iov, x.count, x.addr, x.tag, x.ignore, x.flags, x.context, x.tagged);
-}
-
 /* The engine interface behind the generated msg/tagged/rma/atomic tables. */
 struct tcp_traits {
 	using ep_type = tcp_ep;
@@ -48,7 +29,7 @@ struct tcp_traits {
 	static uint64_t tx_flags(tcp_ep *ep) { return detail::tx_flags(ep); }
 	static uint64_t rx_flags(tcp_ep *ep) { return detail::rx_flags(ep); }
 	static ssize_t send(tcp_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
-	static ssize_t recv(tcp_ep *ep, const prov::msg_xfer &x) { return recv_xfer(ep, x); }
+	static ssize_t recv(tcp_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
 	static ssize_t rma(tcp_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
 	static ssize_t atomic(tcp_ep *ep, const prov::atomic_xfer &x) { return do_atomic(ep, x); }
 	static int atomic_valid(tcp_ep *, const char *where, wu::atomic::kind k, fi_datatype dt, fi_op op,

@@ -358,13 +358,30 @@ ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged)
 	return 0;
 }
 
-ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
-		uint64_t flags, void *ctx, bool tagged)
+ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x)
 {
+	if (x.msg_api && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
+		if (x.tagged) {
+			fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
+			return peek_claim(ep, &m, x.flags);
+		}
+		/* Taking them as a plain receive would consume what the
+		 * application only meant to look at. */
+		WU_WARN(P(), FI_LOG_EP_DATA,
+			"fi_recvmsg: FI_PEEK/FI_CLAIM/FI_DISCARD are supported on tagged receives "
+			"only (fi_trecvmsg)\n");
+		return -FI_EOPNOTSUPP;
+	}
+	const iovec *iov = x.iov;
+	size_t cnt = x.count;
+	fi_addr_t src = x.addr;
+	uint64_t tag = x.tag, ignore = x.ignore, flags = x.flags;
+	void *ctx = x.context;
+	bool tagged = x.tagged;
 	if (ssize_t r = check_recv(iov, cnt, flags, tagged))
 		return r;
 	if (ep->srx)
-		return srx_recv(ep->srx, iov, cnt, src, tag, ignore, flags, ctx, tagged);
+		return srx_recv(ep->srx, x);
 	bool post = false; /* completions to post once unlocked */
 	{
 		std::lock_guard<std::mutex> g(ep->mtx);

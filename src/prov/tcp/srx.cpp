@@ -91,14 +91,18 @@ ssize_t s_recv(fid_ep *e, void *buf, size_t len, void *, fi_addr_t src, void *ct
 {
 	return srx_call(e, "fi_recv(srx)", [&](tcp_srx *s) {
 		iovec v{buf, len};
-		return srx_recv(s, &v, 1, src, 0, 0, s->attr.op_flags, ctx, false);
+		return srx_recv(s, {.where = "fi_recv(srx)", .iov = &v, .count = 1, .addr = src, .context = ctx,
+				    .flags = s->attr.op_flags});
 	});
 }
 
 ssize_t s_recvv(fid_ep *e, const iovec *iov, void **, size_t cnt, fi_addr_t src, void *ctx) noexcept
 {
 	return srx_call(e, "fi_recvv(srx)",
-			[&](tcp_srx *s) { return srx_recv(s, iov, cnt, src, 0, 0, s->attr.op_flags, ctx, false); });
+			[&](tcp_srx *s) {
+				return srx_recv(s, {.where = "fi_recvv(srx)", .iov = iov, .count = cnt, .addr = src,
+						    .context = ctx, .flags = s->attr.op_flags});
+			});
 }
 
 ssize_t s_recvmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
@@ -112,7 +116,9 @@ ssize_t s_recvmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
 				"only (fi_trecvmsg)\n");
 			return -FI_EOPNOTSUPP;
 		}
-		return srx_recv(s, m->msg_iov, m->iov_count, m->addr, 0, 0, flags, m->context, false);
+		return srx_recv(s, {.where = "fi_recvmsg(srx)", .iov = m->msg_iov, .desc = m->desc,
+				    .count = m->iov_count, .addr = m->addr, .data = m->data, .context = m->context,
+				    .flags = flags, .msg_api = true});
 	});
 }
 
@@ -121,7 +127,8 @@ ssize_t s_trecv(fid_ep *e, void *buf, size_t len, void *, fi_addr_t src, uint64_
 {
 	return srx_call(e, "fi_trecv(srx)", [&](tcp_srx *s) {
 		iovec v{buf, len};
-		return srx_recv(s, &v, 1, src, tag, ignore, s->attr.op_flags, ctx, true);
+		return srx_recv(s, {.where = "fi_trecv(srx)", .iov = &v, .count = 1, .addr = src, .tag = tag,
+				    .ignore = ignore, .context = ctx, .flags = s->attr.op_flags, .tagged = true});
 	});
 }
 
@@ -129,7 +136,8 @@ ssize_t s_trecvv(fid_ep *e, const iovec *iov, void **, size_t cnt, fi_addr_t src
 		 uint64_t ignore, void *ctx) noexcept
 {
 	return srx_call(e, "fi_trecvv(srx)", [&](tcp_srx *s) {
-		return srx_recv(s, iov, cnt, src, tag, ignore, s->attr.op_flags, ctx, true);
+		return srx_recv(s, {.where = "fi_trecvv(srx)", .iov = iov, .count = cnt, .addr = src, .tag = tag,
+				    .ignore = ignore, .context = ctx, .flags = s->attr.op_flags, .tagged = true});
 	});
 }
 
@@ -140,7 +148,10 @@ ssize_t s_trecvmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
 			return -FI_EINVAL;
 		if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))
 			return srx_peek_claim(s, m, flags);
-		return srx_recv(s, m->msg_iov, m->iov_count, m->addr, m->tag, m->ignore, flags, m->context, true);
+		return srx_recv(s, {.where = "fi_trecvmsg(srx)", .iov = m->msg_iov, .desc = m->desc,
+				    .count = m->iov_count, .addr = m->addr, .tag = m->tag, .ignore = m->ignore,
+				    .data = m->data, .context = m->context, .flags = flags, .tagged = true,
+				    .msg_api = true});
 	});
 }
 
@@ -333,15 +344,17 @@ tcp_srx *srx_of(fid *f) noexcept
 	return s->magic == srx_magic ? s : nullptr;
 }
 
-ssize_t srx_recv(tcp_srx *srx, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
-		 uint64_t flags, void *ctx, bool tagged)
+/* A receive posted to the srx itself or through an endpoint bound to it;
+ * FI_PEEK/FI_CLAIM/FI_DISCARD were dealt with before. */
+ssize_t srx_recv(tcp_srx *srx, const prov::msg_xfer &x)
 {
-	if (ssize_t r = check_recv(iov, cnt, flags, tagged))
+	if (ssize_t r = check_recv(x.iov, x.count, x.flags, x.tagged))
 		return r;
 	srx_locks l(srx);
 	if (srx->posted >= srx->attr.size)
 		return -FI_EAGAIN;
-	op *o = new_recv(iov, cnt, src, tag, ignore, flags, ctx, tagged, srx_directed(srx), srx->min_multi_recv);
+	op *o = new_recv(x.iov, x.count, x.addr, x.tag, x.ignore, x.flags, x.context, x.tagged, srx_directed(srx),
+			 srx->min_multi_recv);
 	o->srx = srx;
 	srx->posted++;
 	post_recv(*srx->eng, o);

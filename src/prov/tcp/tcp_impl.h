@@ -515,8 +515,10 @@ void post_recv(match::engine &e, op *o);
 ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged);
 const char *check_peek(const fi_msg_tagged *m, uint64_t flags);
 ssize_t peek_claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags);
-ssize_t do_recv(tcp_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
-		uint64_t flags, void *ctx, bool tagged);
+/* Every receive of an endpoint (the msg and tagged tables' recv slot):
+ * FI_PEEK/FI_CLAIM/FI_DISCARD on fi_trecvmsg, else posted to the engine
+ * (or the bound srx's). */
+ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x);
 ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags);
 
 /* proto.cpp */
@@ -581,8 +583,7 @@ extern fi_ops_cm ep_cm_ops;
 uint64_t tx_flags(tcp_ep *ep);
 
 /* srx.cpp */
-ssize_t srx_recv(tcp_srx *srx, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
-		 uint64_t flags, void *ctx, bool tagged);
+ssize_t srx_recv(tcp_srx *srx, const prov::msg_xfer &x);
 ssize_t srx_peek_claim(tcp_srx *srx, const fi_msg_tagged *m, uint64_t flags);
 tcp_srx *srx_of(fid *f) noexcept;
 int srx_attach(tcp_ep *ep, tcp_srx *srx);
