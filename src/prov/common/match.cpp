@@ -6,6 +6,8 @@
 
 #include <rdma/fi_errno.h>
 
+#include "core/hash.h"
+
 namespace wu::match {
 
 namespace {
@@ -34,17 +36,6 @@ bool tag_match(uint64_t want, uint64_t ignore, uint64_t got)
 	return ((want ^ got) & ~ignore) == 0;
 }
 
-/* Tags are structured (MPI packs context, rank and tag): mix every bit in. */
-uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 bool multi(queue_kind q, const recv *r)
 {
 	return q == queue_kind::msg && (r->flags & FI_MULTI_RECV);
@@ -60,7 +51,8 @@ bool exact(queue_kind q, const recv *r)
 
 link &engine::table::at(uint64_t tag) const
 {
-	return heads[mix(tag) & mask];
+	/* Tags are structured (MPI packs context, rank and tag): mix every bit in. */
+	return heads[wu::mix64(tag) & mask];
 }
 
 engine::engine()

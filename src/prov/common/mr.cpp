@@ -90,18 +90,6 @@ int mode_of(const prov::domain *d) noexcept
 	return m;
 }
 
-/* A bijection on 64 bits (xorshift and odd multiplies): distinct counters
- * give distinct keys. */
-uint64_t scramble(uint64_t x) noexcept
-{
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ULL;
-	x ^= x >> 27;
-	x *= 0x81dadef4bc2dd44dULL;
-	x ^= x >> 33;
-	return x;
-}
-
 std::atomic<uint64_t> next_key{1};
 std::atomic<uint64_t> next_serial{1};
 
@@ -364,7 +352,8 @@ int regattr_impl(fid *fid_dom, const fi_mr_attr *attr, uint64_t flags, fid_mr **
 	std::unique_lock g(t.m);
 	if (mode & FI_MR_PROV_KEY) {
 		for (;;) {
-			uint64_t k = scramble(next_key.fetch_add(1, std::memory_order_relaxed)) & key_mask;
+			/* wu::mix64 is a bijection: distinct counters give distinct keys. */
+			uint64_t k = wu::mix64(next_key.fetch_add(1, std::memory_order_relaxed)) & key_mask;
 			if (k == FI_KEY_NOTAVAIL)
 				continue;
 			if (t.by_key.emplace(std::make_pair(dom, k), r.get()).second) {

@@ -650,15 +650,8 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 			h.flags |= frame::F_CREDIT; /* eager within the peer's window */
 		} else if (large) {
 			/* Rendezvous: RTS now, the payload once the receiver clears it. */
-			auto *o = new op();
-			o->kind = OP_SEND;
+			op *o = new_op(OP_SEND, ctx, flags, iov, cnt, total);
 			o->tagged = tagged;
-			o->context = ctx;
-			o->flags = flags;
-			for (size_t i = 0; i < cnt; i++)
-				o->iov[i] = iov[i];
-			o->iov_cnt = cnt;
-			o->len = total;
 			o->id = ep->next_id++;
 			o->want_comp = !ep->tx_sel || (flags & FI_COMPLETION);
 			h.type = frame::RTS;

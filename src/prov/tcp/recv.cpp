@@ -319,15 +319,8 @@ fi_addr_t ep_transport::resolve(const match::message &m)
 op *new_recv(const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
 	     void *ctx, bool tagged, bool dir, size_t min_free)
 {
-	auto *o = new op();
-	o->kind = OP_RECV;
+	op *o = new_op(OP_RECV, ctx, flags, iov, cnt, iov_total(iov, cnt));
 	o->tagged = tagged;
-	o->context = ctx;
-	o->flags = flags;
-	for (size_t i = 0; i < cnt; i++)
-		o->iov[i] = iov[i];
-	o->iov_cnt = cnt;
-	o->len = iov_total(iov, cnt);
 	o->addr = dir ? src : FI_ADDR_UNSPEC;
 	o->tag = tag;
 	o->ignore = ignore;

@@ -73,14 +73,7 @@ ssize_t do_rma(tcp_ep *ep, const prov::rma_xfer &x)
 		conn *c = tx_conn(ep, peer, &err);
 		if (!c)
 			return err;
-		auto *o = new op();
-		o->kind = write ? OP_WRITE : OP_READ;
-		o->context = ctx;
-		o->flags = flags;
-		for (size_t i = 0; i < cnt; i++)
-			o->iov[i] = iov[i];
-		o->iov_cnt = cnt;
-		o->len = total;
+		op *o = new_op(write ? OP_WRITE : OP_READ, ctx, flags, iov, cnt, total);
 		o->id = ep->next_id++;
 		o->want_comp = !inject_api && (!ep->tx_sel || (flags & FI_COMPLETION));
 		frame::header h;

@@ -152,6 +152,20 @@ struct op {
 	match::recv mr; /* a receive's node in the matching engine (owner: this op) */
 };
 
+/* A new op of kind k for ctx over iov[0..cnt), len bytes in all. */
+inline op *new_op(op_kind k, void *ctx, uint64_t flags, const iovec *iov, size_t cnt, size_t len)
+{
+	auto *o = new op();
+	o->kind = k;
+	o->context = ctx;
+	o->flags = flags;
+	for (size_t i = 0; i < cnt; i++)
+		o->iov[i] = iov[i];
+	o->iov_cnt = cnt;
+	o->len = len;
+	return o;
+}
+
 /* An unexpected message (the matching engine's cookie for it): its staged
  * body, or a rendezvous request.  Each endpoint lists its own (live). */
 struct unexp {
