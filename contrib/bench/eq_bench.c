@@ -30,28 +30,11 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
+#include "bench_time.h"
+
 static struct fid_fabric *fabric;
 static long iters = 500000;
 static int runs = 9;
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static void die(const char *what, long r)
 {

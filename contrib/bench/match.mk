@@ -2,7 +2,7 @@
 # script runs one binary on our library and on Debian's), match_micro on
 # the engine alone.  contrib/bench/match_bench.sh compares them.
 noinst_PROGRAMS += contrib/bench/match_bench contrib/bench/match_micro
-contrib_bench_match_bench_SOURCES = contrib/bench/match_bench.c
+contrib_bench_match_bench_SOURCES = contrib/bench/match_bench.c contrib/bench/bench_time.h
 contrib_bench_match_bench_LDADD = src/libfabric.la
 contrib_bench_match_micro_SOURCES = contrib/bench/match_micro.cpp
 contrib_bench_match_micro_LDADD = src/libwireup.la

@@ -33,6 +33,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "bench_time.h"
+
 #define MSG 8
 #define STALL_NS 5e9 /* no completion for this long: give up on this run */
 
@@ -49,19 +51,6 @@ static struct fid_domain *domain;
 static struct side tx, rx;
 static char *rbuf, sbuf[MSG];
 static long sends_done, recvs_done;
-
-static double now_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e9 + t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
 
 static void die(const char *what, long r)
 {
@@ -320,8 +309,7 @@ int main(int argc, char **argv)
 				}
 			}
 			if (ok) {
-				qsort(v, k, sizeof *v, cmp_double);
-				printf("RESULT %.*s %ld %.1f\n", (int)tl, t, n, k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2);
+				printf("RESULT %.*s %ld %.1f\n", (int)tl, t, n, median(v, k));
 				fflush(stdout);
 			} else {
 				/* A stalled exchange leaves messages behind: stop here. */
