@@ -6,24 +6,8 @@
 # application that answers late, a fixed RDM port opened twice.
 # Exit 77 (skip) without a C compiler or libfabric-dev.
 set -u
-srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
-lib=${WU_LIB:-${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}/src/.libs/libfabric.so.1}
-libdir=$(cd "$(dirname "$lib")" && pwd)
-if [ ! -e "$libdir/libfabric.so.1" ]; then
-	echo "FAIL: our library not found in $libdir"
-	exit 1
-fi
-cc=${CC:-cc}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-if ! "$cc" -o "$tmp/msg_cm" "$srcdir/test/prov/msg_cm.c" -lfabric 2>"$tmp/cc.log"; then
-	echo "SKIP: cannot build msg_cm.c against libfabric-dev (Debian: apt-get install libfabric-dev)"
-	cat "$tmp/cc.log"
-	exit 77
-fi
-deb=
-ref=${DEBIAN_LIBFABRIC:-$("$cc" -print-file-name=libfabric.so.1)}
-[ -e "$ref" ] && deb=$(cd "$(dirname "$ref")" && pwd)
+prog=msg_cm
+. "$(dirname "$0")/diff_prog.sh"
 # A fixed port of our own, below the ephemeral range, per process: Debian's
 # run leaves it with connections in TIME_WAIT, then ours opens it twice.
 port=$(( 20000 + ($$ % 2000) * 4 ))

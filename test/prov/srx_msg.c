@@ -21,28 +21,7 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                                         \
-	do {                                                                                                     \
-		if (cond) {                                                                                      \
-			printf("ok: ");                                                                          \
-		} else {                                                                                         \
-			printf("FAIL: ");                                                                        \
-			failures++;                                                                              \
-		}                                                                                                \
-		printf(__VA_ARGS__);                                                                             \
-		printf("\n");                                                                                    \
-	} while (0)
-
-#define TRY(call)                                                                                                \
-	do {                                                                                                     \
-		int r_ = (int)(call);                                                                            \
-		if (r_) {                                                                                        \
-			printf("FAIL: %s = %d (%s)\n", #call, r_, fi_strerror(-r_));                             \
-			exit(1);                                                                                 \
-		}                                                                                                \
-	} while (0)
+#include "diff_prog.h"
 
 static struct fid_cq *all_cqs[4];
 

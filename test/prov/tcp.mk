@@ -62,7 +62,7 @@ test_prov_test_tcp_linger_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_srx_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/fi_pingpong.sh test/prov/ompi_mtl.sh test/prov/msg_cm.sh test/prov/srx_msg.sh
-EXTRA_DIST += test/prov/msg_cm.sh test/prov/msg_cm.c test/prov/srx_msg.sh test/prov/srx_msg.c
+EXTRA_DIST += test/prov/msg_cm.sh test/prov/msg_cm.c test/prov/srx_msg.sh test/prov/srx_msg.c test/prov/diff_prog.sh test/prov/diff_prog.h
 EXTRA_DIST += test/prov/ompi_mtl.sh test/prov/mpi_pingpong.c
 
 # Concurrency suite for the ThreadSanitizer run (make check-tsan).
