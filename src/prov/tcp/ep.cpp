@@ -443,8 +443,7 @@ ssize_t ep_cancel(fid *f, void *context) noexcept
 			op *found = cancel_recv(ep, context);
 			if (!found)
 				return -FI_ENOENT;
-			complete_rx(ep, found, found->iov_cnt ? found->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL,
-				    found->tagged, found->tag, false, 0, 0, FI_ECANCELED, true);
+			complete_canceled(ep, found);
 		}
 		flush(ep);
 		return 0;

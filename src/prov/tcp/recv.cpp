@@ -314,6 +314,12 @@ fi_addr_t ep_transport::resolve(const match::message &m)
 	return u->src;
 }
 
+void complete_canceled(tcp_ep *ep, op *o)
+{
+	complete_rx(ep, o, o->iov_cnt ? o->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL, o->tagged, o->tag, false,
+		    0, 0, FI_ECANCELED, true);
+}
+
 /* ---- posting ---- */
 
 op *new_recv(const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,

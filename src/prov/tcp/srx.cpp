@@ -234,8 +234,7 @@ ssize_t srx_cancel(fid *f, void *context) noexcept
 			delete o;
 			return 0;
 		}
-		complete_rx(s->eps.front(), o, o->iov_cnt ? o->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL,
-			    o->tagged, o->tag, false, 0, 0, FI_ECANCELED, true);
+		complete_canceled(s->eps.front(), o);
 		l.flush();
 		return 0;
 	});

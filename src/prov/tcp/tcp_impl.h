@@ -520,6 +520,8 @@ void drop_conn_unexp(tcp_ep *ep, conn *c);
 void av_forget_unexp(tcp_ep *ep, fi_addr_t fa);
 void free_rx_state(tcp_ep *ep);
 op *cancel_recv(tcp_ep *ep, void *context);
+/* The FI_ECANCELED completion of a receive taken off its engine by fi_cancel. */
+void complete_canceled(tcp_ep *ep, op *o);
 void ux_queued(tcp_ep *ep, unexp *u, match::unexpected *qe);
 void ux_unqueue(tcp_ep *ep, match::unexpected *qe);
 void ux_drop(tcp_ep *ep, unexp *u);
