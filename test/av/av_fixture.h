@@ -20,6 +20,8 @@
 #include "av/av.h"
 #include "eq/eq.h"
 
+#include "../util/fabric_open.h"
+
 namespace wu::test {
 
 inline sockaddr_in v4(const char *ip, uint16_t port)
@@ -89,23 +91,11 @@ public:
 		info->addr_format = addr_format;
 		if (tweak)
 			tweak(info);
-		r = fi_fabric(info->fabric_attr, &fabric, nullptr);
-		if (r) {
-			ADD_FAILURE() << "fi_fabric: " << fi_strerror(-r);
-			return;
-		}
-		r = fi_domain(fabric, info, &domain, nullptr);
-		if (r)
-			ADD_FAILURE() << "fi_domain: " << fi_strerror(-r);
+		open_fabric_domain(info, &fabric, &domain);
 	}
 	~tcp_domain()
 	{
-		if (domain) {
-			EXPECT_EQ(fi_close(&domain->fid), 0);
-		}
-		if (fabric) {
-			EXPECT_EQ(fi_close(&fabric->fid), 0);
-		}
+		close_fabric_domain(fabric, domain);
 		fi_freeinfo(info);
 	}
 

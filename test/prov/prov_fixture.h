@@ -34,6 +34,8 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "../util/fabric_open.h"
+
 /* The providers every parameterised suite runs over, one X(name) each. */
 #define WU_TEST_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__)
 
@@ -124,26 +126,14 @@ struct prov_env {
 		if (tweak)
 			tweak(info);
 		info->fabric_attr->api_version = api;
-		r = fi_fabric(info->fabric_attr, &fabric, nullptr);
-		if (r) {
-			ADD_FAILURE() << "fi_fabric: " << fi_strerror(-r);
-			return;
-		}
-		r = fi_domain(fabric, info, &domain, nullptr);
-		if (r)
-			ADD_FAILURE() << "fi_domain: " << fi_strerror(-r);
+		open_fabric_domain(info, &fabric, &domain);
 	}
 	~prov_env()
 	{
 		if (eq) {
 			EXPECT_EQ(fi_close(&eq->fid), 0);
 		}
-		if (domain) {
-			EXPECT_EQ(fi_close(&domain->fid), 0);
-		}
-		if (fabric) {
-			EXPECT_EQ(fi_close(&fabric->fid), 0);
-		}
+		close_fabric_domain(fabric, domain);
 		fi_freeinfo(info);
 	}
 	prov_env(const prov_env &) = delete;
