@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 
 static int failures;
@@ -31,5 +34,18 @@ static int failures;
 			exit(1);                                                                                 \
 		}                                                                                                \
 	} while (0)
+
+/* A passive endpoint of info listening, its CM events on eq; its address
+ * (for the clients' info) in addr, *alen bytes at most. */
+static inline struct fid_pep *listen_pep(struct fid_fabric *fabric, struct fi_info *info, struct fid_eq *eq,
+					 char *addr, size_t *alen)
+{
+	struct fid_pep *pep;
+	TRY(fi_passive_ep(fabric, info, &pep, NULL));
+	TRY(fi_pep_bind(pep, &eq->fid, 0));
+	TRY(fi_listen(pep));
+	TRY(fi_getname(&pep->fid, addr, alen));
+	return pep;
+}
 
 #endif

@@ -128,13 +128,9 @@ static int shutdown_loop(void)
 	struct fid_eq *peq = open_eq(), *ceq = open_eq();
 	pokes[0] = peq;
 	pokes[1] = ceq;
-	struct fid_pep *pep;
-	TRY(fi_passive_ep(fabric, info, &pep, NULL));
-	TRY(fi_pep_bind(pep, &peq->fid, 0));
-	TRY(fi_listen(pep));
 	char addr[128];
 	size_t alen = sizeof addr;
-	TRY(fi_getname(&pep->fid, addr, &alen));
+	struct fid_pep *pep = listen_pep(fabric, info, peq, addr, &alen);
 	size_t sizes[] = {0, 1, 16, 64, 128, 255};
 	char out[256], back[256];
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -200,13 +196,9 @@ static int slow_accept(void)
 	struct fid_eq *peq = open_eq(), *ceq = open_eq();
 	pokes[0] = peq;
 	pokes[1] = ceq;
-	struct fid_pep *pep;
-	TRY(fi_passive_ep(fabric, info, &pep, NULL));
-	TRY(fi_pep_bind(pep, &peq->fid, 0));
-	TRY(fi_listen(pep));
 	char addr[128];
 	size_t alen = sizeof addr;
-	TRY(fi_getname(&pep->fid, addr, &alen));
+	struct fid_pep *pep = listen_pep(fabric, info, peq, addr, &alen);
 	struct fid_ep *client, *server;
 	struct fid_cq *ccq, *scq;
 	struct fi_cq_attr ca = {.format = FI_CQ_FORMAT_CONTEXT};

@@ -106,13 +106,9 @@ int main(void)
 	TRY(fi_eq_open(fabric, &ea, &peq, NULL));
 	eqs[0] = ceq;
 	eqs[1] = peq;
-	struct fid_pep *pep;
-	TRY(fi_passive_ep(fabric, info, &pep, NULL));
-	TRY(fi_pep_bind(pep, &peq->fid, 0));
-	TRY(fi_listen(pep));
 	char addr[128];
 	size_t alen = sizeof addr;
-	TRY(fi_getname(&pep->fid, addr, &alen));
+	struct fid_pep *pep = listen_pep(fabric, info, peq, addr, &alen);
 
 	struct fid_ep *srx;
 	r = fi_srx_context(domain, info->rx_attr, &srx, NULL);
