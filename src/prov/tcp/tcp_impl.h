@@ -60,6 +60,7 @@
 #include "av/av.h"
 #include "core/addr.h"
 #include "core/fd.h"
+#include "core/owned.h"
 #include "core/fid.h"
 #include "core/info.h"
 #include "core/log.h"
@@ -177,7 +178,7 @@ struct unexp {
 	bool tagged = false, has_data = false;
 	uint64_t tag = 0, data = 0;
 	size_t len = 0;
-	std::unique_ptr<char[]> buf;
+	owned<char[]> buf; /* not unique_ptr: tcp_ep embeds an unexp (owned.h) */
 	bool done = false;     /* body fully arrived */
 	op *claimed = nullptr; /* matched before its body arrived */
 	size_t claim_off = 0, claim_into = 0;
@@ -331,10 +332,10 @@ struct tcp_ep {
 	std::vector<conn *> dead;
 	/* Receive matching: the endpoint's own engine, or the one of the
 	 * shared receive context it is bound to (srx; see srx.cpp for the locks). */
-	std::unique_ptr<match::engine> own_eng{new match::engine()};
+	owned<match::engine> own_eng{new match::engine()};
 	match::engine *eng = own_eng.get();
 	tcp_srx *srx = nullptr;
-	std::unique_ptr<ep_transport> tp{new ep_transport()}; /* by pointer: tcp_ep stays standard-layout */
+	owned<ep_transport> tp{new ep_transport()}; /* by pointer: tcp_ep stays standard-layout */
 	unexp ux_live; /* list head: this endpoint's unexpected messages (queued or held) */
 	prov::comp_batch comps; /* posted by flush() after mtx is released */
 	size_t min_multi_recv = 64;
@@ -393,7 +394,7 @@ struct tcp_srx {
 	fi_rx_attr attr{};
 	std::mutex bind_mtx;
 	std::recursive_mutex mtx;
-	std::unique_ptr<match::engine> eng{new match::engine()};
+	owned<match::engine> eng{new match::engine()};
 	std::vector<tcp_ep *> eps; /* bound (by fi_ep_bind), in bind order */
 	std::atomic<size_t> posted{0};
 	size_t min_multi_recv = 64;
