@@ -6,19 +6,6 @@
 
 namespace wu::tcp::detail {
 
-void want_out(tcp_ep *ep, conn *c, bool on)
-{
-	if (c->want_out == on || c->fd < 0)
-		return;
-	c->want_out = on;
-	if (!c->in_epoll)
-		return; /* polled directly: the flag is applied when it is registered again */
-	epoll_event e{};
-	e.events = conn_events(c);
-	e.data.ptr = c;
-	epoll_ctl(ep->epfd, EPOLL_CTL_MOD, c->fd, &e);
-}
-
 uint32_t conn_events(const conn *c)
 {
 	/* Paused, a peer that shuts its side is still seen (EPOLLRDHUP). */
@@ -26,7 +13,9 @@ uint32_t conn_events(const conn *c)
 }
 
 namespace {
-void rx_rearm(tcp_ep *ep, conn *c)
+/* Gives epoll the events c now waits for (polled directly: applied when it
+ * is registered again). */
+void rearm(tcp_ep *ep, conn *c)
 {
 	if (!c->in_epoll || c->fd < 0)
 		return;
@@ -37,10 +26,18 @@ void rx_rearm(tcp_ep *ep, conn *c)
 }
 } // namespace
 
+void want_out(tcp_ep *ep, conn *c, bool on)
+{
+	if (c->want_out == on || c->fd < 0)
+		return;
+	c->want_out = on;
+	rearm(ep, c);
+}
+
 void rx_pause(tcp_ep *ep, conn *c)
 {
 	c->rx_paused = true;
-	rx_rearm(ep, c);
+	rearm(ep, c);
 	WU_INFO(P(), FI_LOG_EP_DATA,
 		"not reading from %s until receives take its unexpected messages: %llu bytes held "
 		"(FI_TCP_UNEXP_LIMIT %llu)\n",
@@ -52,7 +49,7 @@ void rx_resume(tcp_ep *ep, conn *c)
 	if (!c->rx_paused)
 		return;
 	c->rx_paused = false;
-	rx_rearm(ep, c);
+	rearm(ep, c);
 	/* Frames already staged make no epoll event: the next pass reads
 	 * them; under auto progress a write-ready event wakes that pass. */
 	if (c->rend > c->rpos) {
