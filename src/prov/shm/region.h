@@ -1,0 +1,132 @@
+/* The shm provider's transport: one shared-memory region per endpoint in
+ * /dev/shm, which peers attach to post into.  This header is the contract
+ * between the transport (region.cpp, queue, bounce pool, cross-memory
+ * copy, wake-up, liveness) and the provider above it (the protocol:
+ * which kind of message, acknowledgements, matching).  It knows nothing
+ * of fabric objects.
+ *
+ * A region holds, after a versioned header:
+ *  - the receive queue: a bounded lock-free multi-producer single-consumer
+ *    ring of 64-byte cells (any attached peer pushes, the owner pops);
+ *  - the owner's bounce buffers: fixed-size slots the owner fills with a
+ *    medium message's payload before it pushes a cell naming the slot;
+ *    the receiver copies the payload out and hands the slot back with
+ *    bounce_release (an atomic flag in the owner's region);
+ *  - a wake-up word (futex) the owner sleeps on and posters wake.
+ *
+ * Security: regions are created with core/shm.h (O_EXCL, mode 0600, our
+ * uid); attach checks the owner, the mode, the size, the magic, the
+ * version and every layout field before anything in it is trusted, and
+ * refuses with a log line naming the region.  Another user's process can
+ * neither open nor (having opened) make us trust a region.
+ *
+ * Liveness: the header records the owner's pid and its start time
+ * (/proc/<pid>/stat field 22), so a recycled pid is not taken for the
+ * owner.  A region whose owner is gone is stale: create() of the same name
+ * reclaims it, and peer::alive() tells a waiting sender or receiver that
+ * its transfer will never finish. */
+#ifndef WU_PROV_SHM_REGION_H
+#define WU_PROV_SHM_REGION_H
+
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace wu::shm_tp {
+
+/* Longest region name, without the NUL: characters of [A-Za-z0-9._-]
+ * only.  Names are the core of the endpoints' FI_ADDR_STR addresses, and
+ * short enough that a first cell to a peer can carry the sender's name in
+ * the 48 bytes after cell::sender. */
+constexpr size_t name_max = 47;
+
+/* One queue cell: a cache line.  seq is the queue's; the rest is the
+ * protocol's, except that kind == 0 is never a valid message. */
+struct alignas(64) cell {
+	std::atomic<uint64_t> seq;
+	uint8_t kind;     /* the provider's message kind (non-zero) */
+	uint8_t flags;    /* the provider's */
+	uint16_t inline_len; /* payload bytes in data[] */
+	uint32_t sender;  /* the protocol's: who sent it, as the receiver knows the sender */
+	uint64_t tag;
+	uint64_t cq_data;
+	uint64_t len;     /* whole message length */
+	uint64_t arg;     /* bounce slot / remote address / operation id: the protocol's */
+	unsigned char data[16];
+};
+static_assert(sizeof(cell) == 64);
+constexpr size_t inline_max = sizeof(cell::data);
+
+/* Sizes a region is created with (FI_SHM_* parameters feed these). */
+struct layout {
+	uint32_t queue_cells = 1024;    /* power of two */
+	uint32_t bounce_slots = 64;
+	uint32_t bounce_size = 16384;   /* bytes per slot */
+};
+
+class region;
+
+/* Our own region. */
+class region {
+public:
+	/* Creates (or reclaims, if stale) /dev/shm/<name>; -FI_EEXIST when a
+	 * live process owns that name, -FI_EINVAL for a bad name or layout. */
+	static int create(const char *name, const layout &l, region **out) noexcept;
+	/* Unmaps and unlinks. */
+	~region();
+
+	const char *name() const noexcept;
+	/* Pops the next cell into *out; false when the queue is empty. */
+	bool pop(cell *out) noexcept;
+	/* Sleeps until a cell is pushed or timeout_ms passes (-1: forever);
+	 * returns at once when the queue is not empty (no lost wake-ups). */
+	void wait(int timeout_ms) noexcept;
+	/* An eventfd-like descriptor for FI_WAIT_FD (readable when cells are
+	 * waiting), or -1 when the transport offers none. */
+	int wait_fd() const noexcept;
+
+	/* Bounce slots (ours): a free slot index or -1; its memory; and the
+	 * receiver's release is seen by slot_free(). */
+	int bounce_get() noexcept;
+	void *bounce_addr(int slot) noexcept;
+	size_t bounce_size() const noexcept;
+	void bounce_put(int slot) noexcept; /* return a slot we took but did not send */
+};
+
+/* A peer's region, attached for posting into it and for reading its
+ * bounce slots. */
+class peer {
+public:
+	/* Attaches /dev/shm/<name> after every check above: -FI_ENOENT (no
+	 * such region), -FI_EACCES (not ours / bad mode), -FI_EINVAL (corrupt
+	 * header, other version; logged naming the region), -FI_EHOSTDOWN
+	 * (stale: its owner is gone). */
+	static int attach(const char *name, peer **out) noexcept;
+	~peer(); /* unmaps */
+
+	/* Pushes c (seq is set here); -FI_EAGAIN when the ring is full,
+	 * -FI_EHOSTDOWN when its owner is gone.  Wakes a sleeping owner. */
+	int push(const cell &c) noexcept;
+	/* Reads / releases slot of the peer's bounce buffers. */
+	const void *bounce_addr(uint32_t slot) const noexcept;
+	void bounce_release(uint32_t slot) noexcept;
+
+	pid_t pid() const noexcept;
+	/* Is the owner still the process that created the region? */
+	bool alive() const noexcept;
+};
+
+/* Single copy with cross-memory attach (process_vm_readv/_writev).  Probe
+ * once per process: false (and the reason, logged once by the caller)
+ * when the kernel refuses (ptrace scope, another user, seccomp). */
+bool cma_usable(pid_t peer, const char **why) noexcept;
+/* Bytes copied, or -errno.  Short copies are retried inside. */
+ssize_t cma_read(pid_t peer, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;
+ssize_t cma_write(pid_t peer, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;
+
+} // namespace wu::shm_tp
+
+#endif
