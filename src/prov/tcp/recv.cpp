@@ -14,8 +14,8 @@ namespace wu::tcp::detail {
 
 bool directed(tcp_ep *ep)
 {
-	return ep->type == FI_EP_RDM &&
-	       ((ep->info->caps & FI_DIRECTED_RECV) || (ep->srx && (ep->srx->attr.caps & FI_DIRECTED_RECV)));
+	return ep->b.type == FI_EP_RDM &&
+	       ((ep->b.info->caps & FI_DIRECTED_RECV) || (ep->srx && (ep->srx->attr.caps & FI_DIRECTED_RECV)));
 }
 
 /* Points tgt at [off, off+n) of the op's iovecs; returns the count. */
@@ -111,8 +111,8 @@ void drop_unexp(tcp_ep *ep, unexp *u)
 
 void resolve_src(tcp_ep *ep, unexp *u)
 {
-	if (u->src == FI_ADDR_NOTAVAIL && ep->av && !u->peer.empty())
-		u->src = av::reverse(ep->av, u->peer.data(), u->peer.size());
+	if (u->src == FI_ADDR_NOTAVAIL && ep->b.av && !u->peer.empty())
+		u->src = av::reverse(ep->b.av, u->peer.data(), u->peer.size());
 }
 
 } // namespace
@@ -383,16 +383,16 @@ ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x)
 		return srx_recv(ep->srx, x);
 	bool post = false; /* completions to post once unlocked */
 	{
-		std::lock_guard<std::mutex> g(ep->mtx);
-		if (!ep->enabled)
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
-		if (ep->rx_posted >= ep->info->rx_attr->size)
+		if (ep->rx_posted >= ep->b.info->rx_attr->size)
 			return -FI_EAGAIN;
 		op *o = new_recv(iov, cnt, src, tag, ignore, flags, ctx, tagged, directed(ep), ep->min_multi_recv);
-		o->want_comp = !ep->rx_sel || (flags & FI_COMPLETION);
+		o->want_comp = !ep->b.rx_sel || (flags & FI_COMPLETION);
 		ep->rx_posted++;
 		post_recv(*ep->eng, o);
-		post = !ep->comps.empty();
+		post = !ep->b.comps.empty();
 	}
 	if (post)
 		flush(ep);
@@ -426,7 +426,7 @@ op *new_claim_recv(rx_side &s, tcp_ep *ep, const fi_msg_tagged *m, uint64_t flag
 		o->srx = s.srx;
 		s.srx->posted++;
 	} else {
-		o->want_comp = !ep->rx_sel || (flags & FI_COMPLETION);
+		o->want_comp = !ep->b.rx_sel || (flags & FI_COMPLETION);
 		ep->rx_posted++;
 	}
 	return o;
@@ -444,7 +444,7 @@ cq::completion peek_comp(tcp_ep *ep, void *ctx, const unexp *u, bool discarded)
 	c.len = discarded ? 0 : u->len;
 	c.tag = u->tag;
 	c.data = u->has_data ? u->data : 0;
-	c.src_addr = u->src == FI_ADDR_NOTAVAIL || !ep->av ? FI_ADDR_NOTAVAIL : av::source_id(ep->av, u->src);
+	c.src_addr = u->src == FI_ADDR_NOTAVAIL || !ep->b.av ? FI_ADDR_NOTAVAIL : av::source_id(ep->b.av, u->src);
 	return c;
 }
 
@@ -461,14 +461,14 @@ void peek_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags)
 					    s.directed ? m->addr : FI_ADDR_UNSPEC);
 	if (!qe) {
 		if (s.ep)
-			push_comp(s.ep, s.ep->rx_cq, nullptr, peek_comp(s.ep, m->context, nullptr, false), FI_ENOMSG);
+			push_comp(s.ep, s.ep->b.rx_cq, nullptr, peek_comp(s.ep, m->context, nullptr, false), FI_ENOMSG);
 		return;
 	}
 	tcp_ep *ep = ep_of_msg(qe);
 	auto *u = static_cast<unexp *>(qe->m.cookie);
 	resolve_src(ep, u);
 	bool discard = flags & FI_DISCARD;
-	push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, u, discard));
+	push_comp(ep, ep->b.rx_cq, nullptr, peek_comp(ep, m->context, u, discard));
 	if (!discard && !(flags & FI_CLAIM))
 		return;
 	if (s.eng->hold(qe, m->context)) {
@@ -501,7 +501,7 @@ ssize_t claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags)
 	tcp_ep *ep = ep_of_msg(qe);
 	bool discard = flags & FI_DISCARD;
 	if (discard)
-		push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, static_cast<unexp *>(qe->m.cookie), true));
+		push_comp(ep, ep->b.rx_cq, nullptr, peek_comp(ep, m->context, static_cast<unexp *>(qe->m.cookie), true));
 	op *o = new_claim_recv(s, ep, m, flags, discard);
 	s.eng->claim(qe, &o->mr);
 	return 0;
@@ -511,7 +511,7 @@ ssize_t claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags)
 
 bool rx_side::full() const
 {
-	return srx ? srx->posted >= srx->attr.size : ep->rx_posted >= ep->info->rx_attr->size;
+	return srx ? srx->posted >= srx->attr.size : ep->rx_posted >= ep->b.info->rx_attr->size;
 }
 
 const char *check_peek(const fi_msg_tagged *m, uint64_t flags)
@@ -540,19 +540,19 @@ ssize_t peek_claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags)
 ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
 {
 	const char *bad = nullptr;
-	if (!(ep->info->caps & FI_TAGGED))
+	if (!(ep->b.info->caps & FI_TAGGED))
 		bad = "the endpoint was opened without FI_TAGGED";
 	else
 		bad = check_peek(m, flags);
 	if (bad) {
 		WU_WARN(P(), FI_LOG_EP_DATA, "fi_trecvmsg(FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", bad);
-		return (ep->info->caps & FI_TAGGED) ? -FI_EINVAL : -FI_EOPNOTSUPP;
+		return (ep->b.info->caps & FI_TAGGED) ? -FI_EINVAL : -FI_EOPNOTSUPP;
 	}
 	if (ep->srx)
 		return srx_peek_claim(ep->srx, m, flags);
 	{
-		std::lock_guard<std::mutex> g(ep->mtx);
-		if (!ep->enabled)
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		rx_side s{ep->eng, ep, nullptr, directed(ep)};
 		if (ssize_t r = peek_claim_locked(s, m, flags))

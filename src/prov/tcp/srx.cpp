@@ -26,7 +26,7 @@ public:
 	explicit srx_locks(tcp_srx *s) : s_(s), bind_(s->bind_mtx)
 	{
 		for (tcp_ep *ep : s_->eps)
-			ep->mtx.lock();
+			ep->b.mtx.lock();
 		s_->mtx.lock();
 		locked_ = true;
 	}
@@ -52,7 +52,7 @@ private:
 		locked_ = false;
 		s_->mtx.unlock();
 		for (auto it = s_->eps.rbegin(); it != s_->eps.rend(); ++it)
-			(*it)->mtx.unlock();
+			(*it)->b.mtx.unlock();
 	}
 	tcp_srx *s_;
 	std::unique_lock<std::mutex> bind_;
@@ -381,13 +381,13 @@ ssize_t srx_peek_claim(tcp_srx *srx, const fi_msg_tagged *m, uint64_t flags)
 int srx_attach(tcp_ep *ep, tcp_srx *srx)
 {
 	std::lock_guard<std::mutex> b(srx->bind_mtx);
-	std::lock_guard<std::mutex> g(ep->mtx);
+	std::lock_guard<std::mutex> g(ep->b.mtx);
 	const char *bad = nullptr;
 	if (ep->srx)
 		bad = "the endpoint already has a shared receive context";
-	else if (ep->enabled)
+	else if (ep->b.enabled)
 		bad = "bind the shared receive context before fi_enable";
-	else if (srx->dom != ep->dom)
+	else if (srx->dom != ep->b.dom)
 		bad = "the shared receive context belongs to another domain";
 	if (bad) {
 		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind(srx): %s\n", bad);
@@ -406,7 +406,7 @@ void srx_detach(tcp_ep *ep)
 	if (!srx)
 		return;
 	std::lock_guard<std::mutex> b(srx->bind_mtx);
-	std::lock_guard<std::mutex> g(ep->mtx);
+	std::lock_guard<std::mutex> g(ep->b.mtx);
 	srx->eps.erase(std::remove(srx->eps.begin(), srx->eps.end(), ep), srx->eps.end());
 	ep->srx = nullptr;
 	ep->eng = ep->own_eng.get();

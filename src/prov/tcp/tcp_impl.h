@@ -70,6 +70,7 @@
 #include "prov/common/atomic.h"
 #include "prov/common/cm_engine.h"
 #include "prov/common/comp_batch.h"
+#include "prov/common/ep_base.h"
 #include "prov/common/match.h"
 #include "prov/common/progress.h"
 #include "prov/common/xfer.h"
@@ -133,8 +134,13 @@ using prov::watch;
 /* ---------------------------------------------------------------- */
 /* Operations, connections, endpoint.                                */
 
-/* OP_ATOMIC: fi_atomic family; OP_FETCH: fetch and compare families (old values come back). */
-enum op_kind : uint8_t { OP_SEND, OP_RECV, OP_WRITE, OP_READ, OP_ATOMIC, OP_FETCH };
+using prov::op_kind;
+using prov::OP_SEND;
+using prov::OP_RECV;
+using prov::OP_WRITE;
+using prov::OP_READ;
+using prov::OP_ATOMIC;
+using prov::OP_FETCH;
 
 struct op {
 	op_kind kind;
@@ -311,17 +317,8 @@ struct ep_transport final : match::transport {
 struct tcp_ep {
 	fid_ep ep; /* first */
 	uint32_t magic;
-	prov::domain *dom;
-	fi_info *info;
-	fi_ep_type type;
-	std::mutex mtx;
-	bool enabled = false;
-	fid_cq *tx_cq = nullptr, *rx_cq = nullptr;
-	bool tx_sel = false, rx_sel = false;
-	fid_cntr *c_send = nullptr, *c_recv = nullptr, *c_read = nullptr, *c_write = nullptr,
-		 *c_rread = nullptr, *c_rwrite = nullptr;
-	fid_av *av = nullptr;
-	fid_eq *eq = nullptr;
+	/* Lock, info, bindings, enable state, completions (prov/common/ep_base.h). */
+	prov::ep_base b;
 	sockaddr_storage src{};
 	socklen_t srclen = 0;
 	std::string self; /* listening address key (RDM) */
@@ -337,7 +334,6 @@ struct tcp_ep {
 	tcp_srx *srx = nullptr;
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: tcp_ep stays standard-layout */
 	unexp ux_live; /* list head: this endpoint's unexpected messages (queued or held) */
-	prov::comp_batch comps; /* posted by flush() after mtx is released */
 	size_t min_multi_recv = 64;
 	uint64_t next_id = 1;
 	uint64_t next_token = 1;
@@ -363,8 +359,6 @@ struct tcp_ep {
 		uint64_t stamp = 0; /* av::entry_stamp when looked up (shared AVs) */
 	};
 	std::unordered_map<fi_addr_t, fa_entry> fa_peer;
-	bool av_watched = false;
-	bool av_shared = false; /* other processes may change entries (av::is_shared) */
 	/* Connect timeout: earliest deadline of a connection still being
 	 * set up (0: none); MSG arms tfd so the cm thread notices. */
 	int64_t next_deadline = 0;
@@ -413,7 +407,7 @@ struct rx_side {
  * entry since it was looked up (stamp)? */
 inline bool stale(tcp_ep *ep, fi_addr_t addr, uint64_t stamp)
 {
-	return ep->av_shared && av::entry_stamp(ep->av, addr) != stamp;
+	return ep->b.av_shared && av::entry_stamp(ep->b.av, addr) != stamp;
 }
 
 struct tcp_pep {
