@@ -116,6 +116,13 @@ inline op *op_of(match::recv *r) noexcept
 	return static_cast<op *>(r->owner);
 }
 
+/* What a receive call asks for (classify_recv). */
+enum rx_call : int { RX_POST = 0, RX_PEEK = 1 };
+/* RX_PEEK: FI_PEEK / FI_CLAIM / FI_DISCARD on fi_trecvmsg (checked later
+ * by check_peek); RX_POST: a receive to post, its buffers and flags
+ * checked; else a negative errno (those flags on an untagged fi_recvmsg
+ * are -FI_EOPNOTSUPP, logged with x.where). */
+ssize_t classify_recv(const msg_xfer &x, fi_provider *prov);
 /* fi_recv family's buffers and flags: 0 or -FI_EINVAL. */
 ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged) noexcept;
 /* FI_PEEK / FI_CLAIM / FI_DISCARD's arguments: nullptr, or why not. */
