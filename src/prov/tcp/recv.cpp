@@ -1,12 +1,13 @@
-/* tcp provider: the receive side on the shared matching engine
- * (prov/common/match.h).  The endpoint is the engine's transport
- * (ep_transport): arriving MSG and RTS frames go through arrive(); a queued
- * eager message's cookie is its unexp (the staged body), a queued RTS's its
- * unexp too (the rendezvous to grant); start() copies the staged bytes or
- * grants the rendezvous into the receive that took it.  The engine is the
- * endpoint's own, or the one of the shared receive context it is bound to
- * (srx.cpp): then every engine call from the endpoint's side also holds
- * srx->mtx (eng_lock). */
+/* tcp provider: the receive side, on the receive core (prov/common/rx.h)
+ * and the matching engine (prov/common/match.h).  The endpoint is the
+ * engine's transport (ep_transport): arriving MSG and RTS frames go through
+ * arrive(); a queued eager message's cookie is its unexp (the staged body),
+ * a queued RTS's its unexp too (the rendezvous to grant); start() copies the
+ * staged bytes or grants the rendezvous into the receive that took it, and
+ * describe()/hold() are what FI_PEEK and FI_CLAIM see of them.  The receive
+ * context is the endpoint's own, or the one of the shared receive context
+ * it is bound to (srx.cpp): then every engine call from the endpoint's side
+ * also holds srx->mtx (eng_lock). */
 #include "config.h"
 #include "prov/tcp/tcp_impl.h"
 
