@@ -142,8 +142,14 @@ void reclaim(int fd, const char *name) noexcept
 	flock(fd, LOCK_UN);
 }
 
-/* The abstract unix socket wait_fd() is: a random name (so nobody can
- * take it before us), recorded in the header for posters. */
+/* The abstract unix socket wait_fd() is, recorded in the header for
+ * posters (who send one byte while the owner sleeps armed).  Abstract
+ * names have no permissions: anyone in our network namespace may send to
+ * it.  That is safe because a byte carries nothing: it only makes the
+ * owner look at its own queue, whose cells only our user can write, and
+ * wait_arm drains it.  The name is random (getrandom) and exists only in
+ * our 0600 region, so nobody can bind it first to steal our wake-ups, and
+ * a stranger who guessed it could only wake us for nothing. */
 int make_wake_socket(char (&wake_name)[32]) noexcept
 {
 	unique_fd s(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
