@@ -10,4 +10,3 @@ contrib_bench_shm_peer_cost_LDADD = src/libwireup.la
 bench-shm-floor: contrib/bench/shm_floor contrib/bench/shm_peer_cost
 	contrib/bench/shm_floor all
 	contrib/bench/shm_peer_cost 1024
-.PHONY: bench-shm-floor
