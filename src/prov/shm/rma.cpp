@@ -261,10 +261,14 @@ int atomic_valid(const char *where, atomic::kind k, fi_datatype dt, fi_op op, si
 	}
 	if (r)
 		return int(refuse(where, r, why));
-	/* Operands and compare values share one default-sized bounce buffer. */
-	size_t room = (shm_tp::layout{}.bounce_size - sizeof(rma_req)) / (2 * atomic::size_of(dt));
-	*count = std::min(*count, room);
+	*count = std::min(*count, atomic_room(dt));
 	return 0;
+}
+
+size_t atomic_room(int datatype) noexcept
+{
+	size_t size = atomic::size_of(datatype);
+	return size ? (shm_tp::layout{}.bounce_size - sizeof(rma_req)) / (2 * size) : 0;
 }
 
 /* ---- target ---- */

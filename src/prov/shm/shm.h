@@ -3,6 +3,8 @@
 #ifndef WU_PROV_SHM_SHM_H
 #define WU_PROV_SHM_SHM_H
 
+#include <cstddef>
+
 #include <rdma/fi_domain.h>
 #include <rdma/providers/fi_prov.h>
 
@@ -17,6 +19,10 @@ fi_provider *prov_desc() noexcept;
 
 /* fi_ops_domain::endpoint for the shm domain (ep.cpp). */
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
+
+/* Most elements of datatype one atomic carries: its operands and compare
+ * values share one default-sized bounce buffer (rma.cpp). */
+size_t atomic_room(int datatype) noexcept;
 
 } // namespace wu::shm
 

@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include <rdma/fi_atomic.h>
+
 #include "av/av.h"
 #include "core/info.h"
 #include "core/log.h"
@@ -37,7 +39,8 @@ fi_info *build_template()
 	/* One queue per receiver, filled in the order each sender pushes, and
 	 * the target applies RMA and atomics in arrival order. */
 	const uint64_t order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAR |
-			       FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW;
+			       FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW | FI_ORDER_ATOMIC_RAR |
+			       FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
 	i->caps = caps;
 	i->mode = 0;
 	i->addr_format = FI_ADDR_STR;
@@ -218,6 +221,8 @@ int shm_query_atomic(fid_domain *, fi_datatype dt, fi_op op, fi_atomic_attr *att
 	return WU_GUARD({
 		const char *why = nullptr;
 		int r = wu::atomic::query(dt, op, attr, flags, &why);
+		if (r == 0 && attr && attr->count > atomic_room(dt))
+			attr->count = atomic_room(dt); /* as fi_atomicvalid says */
 		if (r && r != -FI_EOPNOTSUPP)
 			WU_WARN_SPARSE(&shm_prov_desc, FI_LOG_DOMAIN,
 				       "fi_query_atomic(datatype %d, op %d, flags 0x%llx): %s\n", int(dt), int(op),
