@@ -1,6 +1,6 @@
-/* tcp provider: completions.  Collected under ep->b.mtx (prov::comp_batch),
- * posted by flush() once it is released; the transmit and receive completion
- * helpers. */
+/* tcp provider: completions.  Collected under ep->b.mtx (prov::ep_base),
+ * posted by flush() once it is released; the transmit completion and the
+ * source address of a connection (receives: prov/common/rx.h). */
 #include "config.h"
 #include "prov/tcp/tcp_impl.h"
 
@@ -39,49 +39,6 @@ fi_addr_t src_of(tcp_ep *ep, conn *c)
 			ep->fa_peer.emplace(c->src, tcp_ep::fa_entry{c->peer, ep->b.av_shared ? av::entry_stamp(ep->b.av, c->src) : 0});
 	}
 	return c ? c->src : FI_ADDR_NOTAVAIL;
-}
-
-namespace {
-
-/* A receive is done with: it no longer counts against the rx size of
- * whoever it was posted to. */
-void release_rx(tcp_ep *ep, op *o)
-{
-	if (o->srx) {
-		if (o->srx->posted)
-			o->srx->posted--;
-	} else if (ep->rx_posted) {
-		ep->rx_posted--;
-	}
-	delete o;
-}
-
-} // namespace
-
-/* Completes a receive of len bytes at buf (olen: bytes truncated). */
-void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
-		 bool has_data, uint64_t data, size_t olen, int err, bool release)
-{
-	if (o->discard) [[unlikely]] {
-		if (release)
-			release_rx(ep, o);
-		return;
-	}
-	cq::completion c;
-	c.op_context = o->context;
-	c.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0);
-	c.len = len;
-	c.buf = buf;
-	c.data = has_data ? data : 0;
-	c.tag = tagged ? tag : 0;
-	c.src_addr = src == FI_ADDR_NOTAVAIL || !ep->b.av ? FI_ADDR_NOTAVAIL : av::source_id(ep->b.av, src);
-	if (release && (o->flags & FI_MULTI_RECV))
-		c.flags |= FI_MULTI_RECV;
-	/* A shared context's receive asks the endpoint it completes on. */
-	bool want = o->srx ? !ep->b.rx_sel || (o->flags & FI_COMPLETION) : o->want_comp;
-	push_comp(ep, (err || want) ? ep->b.rx_cq : nullptr, ep->b.c_recv, c, err, olen);
-	if (release)
-		release_rx(ep, o);
 }
 
 } // namespace wu::tcp::detail

@@ -47,11 +47,8 @@ void free_conn_state(tcp_ep *ep)
 		for (auto &p : c->rv_wait)
 			if (rx_done(ep, p.second.o)) /* else still posted: freed with its queue */
 				cleared.insert(p.second.o);
-	for (op *o : cleared) {
-		if (o->srx && o->srx->posted)
-			o->srx->posted--; /* the shared context's room comes back */
-		delete o;
-	}
+	for (op *o : cleared)
+		o->rx->release(o); /* a shared context's room comes back */
 	for (conn *c : ep->conns) {
 		for (txitem *t : c->txq) {
 			delete t->o;
@@ -230,6 +227,8 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 		tcp_ep *ep = ep_of(f);
 		if (!ep || !bfid)
 			return -FI_EINVAL;
+		if (bfid->fclass == FI_CLASS_AV && ep->srx)
+			return srx_bind_av(ep, ep->srx, bfid, flags);
 		if (bfid->fclass != FI_CLASS_SRX_CTX)
 			return ep->b.bind(bfid, flags);
 		tcp_srx *srx = srx_of(bfid);
@@ -304,7 +303,7 @@ int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 			return -FI_ENOPROTOOPT;
 		size_t v;
 		switch (name) {
-		case FI_OPT_MIN_MULTI_RECV: v = ep->min_multi_recv; break;
+		case FI_OPT_MIN_MULTI_RECV: v = ep->own_rx.min_multi_recv; break;
 		case FI_OPT_CM_DATA_SIZE: v = frame::max_cm_data; break;
 		default: return -FI_ENOPROTOOPT;
 		}
@@ -331,7 +330,7 @@ int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
 			if (len != sizeof(size_t))
 				return -FI_EINVAL;
 			std::lock_guard<std::mutex> g(ep->b.mtx);
-			memcpy(&ep->min_multi_recv, val, sizeof(size_t));
+			memcpy(&ep->own_rx.min_multi_recv, val, sizeof(size_t));
 			return 0;
 		}
 		case FI_OPT_CM_DATA_SIZE: {
@@ -354,7 +353,8 @@ ssize_t ep_rx_left(fid_ep *e) noexcept
 {
 	return ep_call(e, "fi_rx_size_left", [&](tcp_ep *ep) -> ssize_t {
 		std::lock_guard<std::mutex> g(ep->b.mtx);
-		return ssize_t(ep->b.info->rx_attr->size - std::min(ep->rx_posted, ep->b.info->rx_attr->size));
+		size_t n = ep->own_rx.posted;
+		return ssize_t(ep->b.info->rx_attr->size - std::min(n, ep->b.info->rx_attr->size));
 	});
 }
 
@@ -460,6 +460,10 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			ep->b.info->rx_attr->size = 2048;
 		if (ep->b.info->tx_attr->inject_size == 0 || ep->b.info->tx_attr->inject_size > 64)
 			ep->b.info->tx_attr->inject_size = 64;
+		ep->own_rx.size = ep->b.info->rx_attr->size;
+		ep->own_rx.directed = type == FI_EP_RDM && (ep->b.info->caps & FI_DIRECTED_RECV);
+		ep->own_rx.prov = P();
+		ep->tp->base = &ep->b;
 		if (int r = auth::job_key(ep->key)) {
 			info_free(ep->b.info);
 			return r;

@@ -522,14 +522,6 @@ void on_rdata(tcp_ep *ep, conn *c)
 
 /* ---- data-path entry points ---- */
 
-size_t iov_total(const iovec *iov, size_t cnt)
-{
-	size_t t = 0;
-	for (size_t i = 0; i < cnt; i++) /* saturates: a wrapped sum would pass the length checks */
-		t = iov[i].iov_len > SIZE_MAX - t ? SIZE_MAX : t + iov[i].iov_len;
-	return t;
-}
-
 namespace {
 
 /* The iovecs' bytes one after another at dst; returns how many. */

@@ -73,13 +73,14 @@
 #include "prov/common/ep_base.h"
 #include "prov/common/match.h"
 #include "prov/common/progress.h"
+#include "prov/common/rx.h"
 #include "prov/common/xfer.h"
 #include "prov/tcp/auth.h"
 #include "prov/tcp/frame.h"
 
 namespace wu::tcp::detail {
 
-constexpr size_t max_iov = 4;
+using prov::max_iov;
 
 constexpr size_t rbuf_size = 64 * 1024;
 
@@ -142,36 +143,12 @@ using prov::OP_READ;
 using prov::OP_ATOMIC;
 using prov::OP_FETCH;
 
-struct op {
-	op_kind kind;
-	bool tagged = false;
-	bool want_comp = true; /* success completion to the CQ */
-	void *context = nullptr;
-	uint64_t flags = 0;
-	iovec iov[max_iov];
-	size_t iov_cnt = 0;
-	size_t len = 0;
-	fi_addr_t addr = FI_ADDR_UNSPEC;
-	uint64_t tag = 0, ignore = 0, data = 0;
-	uint64_t id = 0;
-	bool discard = false; /* swallows a message dropped by FI_DISCARD */
-	struct tcp_srx *srx = nullptr; /* posted to a shared receive context */
-	match::recv mr; /* a receive's node in the matching engine (owner: this op) */
-};
-
-/* A new op of kind k for ctx over iov[0..cnt), len bytes in all. */
-inline op *new_op(op_kind k, void *ctx, uint64_t flags, const iovec *iov, size_t cnt, size_t len)
-{
-	auto *o = new op();
-	o->kind = k;
-	o->context = ctx;
-	o->flags = flags;
-	for (size_t i = 0; i < cnt; i++)
-		o->iov[i] = iov[i];
-	o->iov_cnt = cnt;
-	o->len = len;
-	return o;
-}
+/* The operation record (prov/common/rx.h): receives, sends, RMA, atomics. */
+using prov::op;
+using prov::new_op;
+using prov::iov_total;
+using prov::slice;
+using prov::copy_to_op;
 
 /* An unexpected message (the matching engine's cookie for it): its staged
  * body, or a rendezvous request.  Each endpoint lists its own (live). */
@@ -307,11 +284,13 @@ struct tcp_ep;
 struct tcp_srx;
 
 /* The endpoint as the matching engine's transport (recv.cpp). */
-struct ep_transport final : match::transport {
+struct ep_transport final : prov::rx_transport {
 	tcp_ep *ep = nullptr;
 	void start(match::engine &e, match::recv *r, const match::message &m, size_t off, size_t into) override;
 	void drop(match::engine &e, const match::message &m) override;
 	fi_addr_t resolve(const match::message &m) override;
+	prov::rx_info describe(const match::message &m) override;
+	void hold(const match::message &m) override;
 };
 
 struct tcp_ep {
@@ -329,12 +308,11 @@ struct tcp_ep {
 	std::vector<conn *> dead;
 	/* Receive matching: the endpoint's own engine, or the one of the
 	 * shared receive context it is bound to (srx; see srx.cpp for the locks). */
-	owned<match::engine> own_eng{new match::engine()};
-	match::engine *eng = own_eng.get();
+	prov::rx_ctx own_rx;
+	prov::rx_ctx *rx = &own_rx;
 	tcp_srx *srx = nullptr;
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: tcp_ep stays standard-layout */
 	unexp ux_live; /* list head: this endpoint's unexpected messages (queued or held) */
-	size_t min_multi_recv = 64;
 	uint64_t next_id = 1;
 	uint64_t next_token = 1;
 	size_t rndv_size = 65536;
@@ -343,7 +321,7 @@ struct tcp_ep {
 	uint64_t next_serial = 1;
 	int conn_timeout_ms = 10000;
 	int linger_ms = 10000; /* FI_TCP_LINGER: ep_close waits this long for a stalled peer */
-	size_t tx_inflight = 0, rx_posted = 0;
+	size_t tx_inflight = 0;
 	auth::key key;
 	/* MSG */
 	conn *mc = nullptr;
@@ -388,19 +366,8 @@ struct tcp_srx {
 	fi_rx_attr attr{};
 	std::mutex bind_mtx;
 	std::recursive_mutex mtx;
-	owned<match::engine> eng{new match::engine()};
+	prov::rx_ctx rx; /* its engine and the receives posted to it */
 	std::vector<tcp_ep *> eps; /* bound (by fi_ep_bind), in bind order */
-	std::atomic<size_t> posted{0};
-	size_t min_multi_recv = 64;
-};
-
-/* Where a receive call goes: an endpoint's own engine, or a shared context's. */
-struct rx_side {
-	match::engine *eng;
-	tcp_ep *ep;   /* the endpoint (own engine), or the first bound one (srx; may be null) */
-	tcp_srx *srx; /* null: the endpoint's own */
-	bool directed;
-	bool full() const;
 };
 
 /* For a shared AV: has another process removed or replaced fi_addr's
@@ -499,13 +466,15 @@ void push_comp(tcp_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, 
 void flush(tcp_ep *ep) noexcept;
 void complete_tx(tcp_ep *ep, op *o, int err);
 fi_addr_t src_of(tcp_ep *ep, conn *c);
-void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
-		 bool has_data, uint64_t data, size_t olen, int err, bool release);
+/* A receive's completion on ep (prov::complete_rx). */
+inline void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
+			bool has_data, uint64_t data, size_t olen, int err, bool release)
+{
+	prov::complete_rx(ep->b, o, buf, len, src, tagged, tag, has_data, data, olen, err, release);
+}
 
 /* recv.cpp */
 bool directed(tcp_ep *ep);
-size_t slice(const op *o, size_t off, size_t n, iovec *tgt);
-size_t copy_to_op(op *o, size_t off, const char *src, size_t n);
 void forget_claims(tcp_ep *ep, conn *c, int err);
 void ux_link(tcp_ep *ep, unexp *u);
 void ux_unlink(unexp *u);
@@ -520,12 +489,6 @@ void complete_canceled(tcp_ep *ep, op *o);
 void ux_queued(tcp_ep *ep, unexp *u, match::unexpected *qe);
 void ux_unqueue(tcp_ep *ep, match::unexpected *qe);
 void ux_drop(tcp_ep *ep, unexp *u);
-op *new_recv(const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
-	     void *ctx, bool tagged, bool dir, size_t min_free);
-void post_recv(match::engine &e, op *o);
-ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged);
-const char *check_peek(const fi_msg_tagged *m, uint64_t flags);
-ssize_t peek_claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags);
 /* Every receive of an endpoint (the msg and tagged tables' recv slot):
  * FI_PEEK/FI_CLAIM/FI_DISCARD on fi_trecvmsg, else posted to the engine
  * (or the bound srx's). */
@@ -553,7 +516,6 @@ void grant(tcp_ep *ep, conn *c, uint64_t send_id, const rndv_rx &r);
 void on_rts(tcp_ep *ep, conn *c);
 void on_cts(tcp_ep *ep, conn *c);
 void on_rdata(tcp_ep *ep, conn *c);
-size_t iov_total(const iovec *iov, size_t cnt);
 void own_payload(txitem *t, const iovec *iov, size_t cnt, size_t total);
 conn *tx_conn(tcp_ep *ep, fi_addr_t dest, ssize_t *err);
 void queue_pending(tcp_ep *ep, conn *c, txitem *t, op *o);
@@ -599,6 +561,8 @@ ssize_t srx_peek_claim(tcp_srx *srx, const fi_msg_tagged *m, uint64_t flags);
 tcp_srx *srx_of(fid *f) noexcept;
 int srx_attach(tcp_ep *ep, tcp_srx *srx);
 void srx_detach(tcp_ep *ep);
+/* fi_ep_bind of an AV to an endpoint bound to srx (one AV per srx). */
+int srx_bind_av(tcp_ep *ep, tcp_srx *srx, fid *av, uint64_t flags);
 
 /* pep.cpp */
 void free_connreq(tcp_connreq *cr);
