@@ -204,11 +204,10 @@ ssize_t ep_cancel(fid *f, void *context) noexcept
 			return -FI_EINVAL;
 		{
 			std::lock_guard<std::mutex> g(ep->b.mtx);
-			rxop *o = cancel_recv(ep, context);
+			prov::op *o = ep->rx.cancel(context);
 			if (!o)
 				return -FI_ENOENT;
-			complete_rx(ep, o, o->cnt ? o->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL, o->tagged,
-				    o->r.tag, false, 0, 0, FI_ECANCELED, true);
+			prov::complete_canceled(ep->b, o);
 		}
 		flush(ep);
 		return 0;
@@ -223,7 +222,7 @@ int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 			return -FI_EINVAL;
 		if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
 			return -FI_ENOPROTOOPT;
-		size_t v = ep->min_multi_recv;
+		size_t v = ep->rx.min_multi_recv;
 		if (*len < sizeof v) {
 			*len = sizeof v;
 			return -FI_ETOOSMALL;
@@ -247,7 +246,7 @@ int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
 			if (len != sizeof(size_t))
 				return -FI_EINVAL;
 			std::lock_guard<std::mutex> g(ep->b.mtx);
-			memcpy(&ep->min_multi_recv, val, sizeof(size_t));
+			memcpy(&ep->rx.min_multi_recv, val, sizeof(size_t));
 			return 0;
 		}
 		case FI_OPT_CUDA_API_PERMITTED:
@@ -272,7 +271,7 @@ ssize_t ep_rx_left(fid_ep *e) noexcept
 {
 	return ep_call(e, "fi_rx_size_left", [&](shm_ep *ep) -> ssize_t {
 		std::lock_guard<std::mutex> g(ep->b.mtx);
-		return ssize_t(ep->b.info->rx_attr->size - std::min(ep->rx_posted, ep->b.info->rx_attr->size));
+		return ssize_t(ep->b.info->rx_attr->size - std::min(ep->rx.posted.load(), ep->b.info->rx_attr->size));
 	});
 }
 
@@ -402,6 +401,10 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			ep->b.info->rx_attr->iov_limit = max_iov;
 		if (ep->b.info->tx_attr->inject_size == 0 || ep->b.info->tx_attr->inject_size > 4096)
 			ep->b.info->tx_attr->inject_size = 4096;
+		ep->rx.size = ep->b.info->rx_attr->size;
+		ep->rx.directed = ep->b.info->caps & FI_DIRECTED_RECV;
+		ep->rx.prov = P();
+		ep->tp->base = &ep->b;
 		ep->cma = param::get_bool(P(), "cma").value;
 		ep->dead_ms = std::max(1, param::get_int(P(), "dead_peer_ms").value);
 		dom->children.get();

@@ -20,14 +20,6 @@ int64_t now_ms() noexcept
 	return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-size_t iov_total(const iovec *iov, size_t cnt) noexcept
-{
-	size_t t = 0;
-	for (size_t i = 0; iov && i < cnt; i++)
-		t += iov[i].iov_len;
-	return t;
-}
-
 void copy_to_iov(const iovec *iov, size_t cnt, size_t off, const void *src, size_t len) noexcept
 {
 	auto *s = static_cast<const char *>(src);
@@ -442,8 +434,8 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 			continue;
 		}
 		rx_pull &pl = it->second;
-		complete_rx(ep, pl.o, nullptr, 0, pl.src, pl.tagged, pl.tag, pl.has_data, pl.data, 0, FI_EHOSTDOWN,
-			    !(pl.o->flags & FI_MULTI_RECV) || ep->eng->recv_done(&pl.o->r));
+		prov::complete_rx(ep->b, pl.o, nullptr, 0, pl.src, pl.tagged, pl.tag, pl.has_data, pl.data, 0,
+				  FI_EHOSTDOWN, ep->rx.done(pl.o));
 		it = ep->pulls_in.erase(it);
 	}
 	/* A later first cell from a process that took its name again revives it. */

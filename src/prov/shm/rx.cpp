@@ -1,7 +1,8 @@
-/* shm provider: receives on the common matching engine (posted receives,
- * unexpected messages, FI_PEEK / FI_CLAIM / FI_DISCARD, FI_MULTI_RECV,
- * cancel, truncation), the landing of INLINE / BOUNCE / LARGE messages,
- * and completions. */
+/* shm provider: receives through the common receive core (prov/common/rx.h:
+ * posting, FI_MULTI_RECV, FI_PEEK / FI_CLAIM / FI_DISCARD, cancel,
+ * truncation) and the landing of INLINE / BOUNCE / LARGE messages: what
+ * arrives is handed to the matching engine, and a receive that takes it,
+ * at arrival or later (ep_transport::start), gets its body here. */
 #include "config.h"
 
 #include <cerrno>
@@ -14,11 +15,6 @@
 
 namespace wu::shm {
 namespace {
-
-match::queue_kind qk(bool tagged)
-{
-	return tagged ? match::queue_kind::tagged : match::queue_kind::msg;
-}
 
 /* The iovecs covering [off, off + len) of iov; how many (at most max_iov). */
 size_t sub_iov(const iovec *iov, size_t cnt, size_t off, size_t len, iovec *out)
@@ -46,18 +42,11 @@ fi_addr_t src_of(shm_ep *ep, remote *r)
 	return r->addr;
 }
 
-void release_rx(shm_ep *ep, rxop *o)
-{
-	if (ep->rx_posted)
-		ep->rx_posted--;
-	delete o;
-}
-
 /* A body landed in o: true when o is released (an FI_MULTI_RECV buffer
  * only once nothing more lands in it). */
 bool landed(shm_ep *ep, rxop *o)
 {
-	return !(o->flags & FI_MULTI_RECV) || ep->eng->recv_done(&o->r);
+	return ep->rx.done(o);
 }
 
 void answer(shm_ep *ep, remote *r, cell_kind k, uint64_t arg, uint64_t tag, uint64_t status)
@@ -72,12 +61,12 @@ void answer(shm_ep *ep, remote *r, cell_kind k, uint64_t arg, uint64_t tag, uint
 
 void finish(shm_ep *ep, rxop *o, const wire &c, size_t off, size_t into, fi_addr_t src, int err)
 {
-	void *buf = o->cnt ? static_cast<char *>(o->iov[0].iov_base) + ((o->flags & FI_MULTI_RECV) ? off : 0)
-			   : nullptr;
+	void *buf = o->iov_cnt ? static_cast<char *>(o->iov[0].iov_base) + ((o->flags & FI_MULTI_RECV) ? off : 0)
+			       : nullptr;
 	size_t olen = c.len - into;
 	if (!err && olen)
 		err = FI_ETRUNC;
-	complete_rx(ep, o, buf, err && err != FI_ETRUNC ? 0 : into, src, c.flags & F_TAGGED, c.tag,
+	prov::complete_rx(ep->b, o, buf, err && err != FI_ETRUNC ? 0 : into, src, c.flags & F_TAGGED, c.tag,
 		    c.flags & F_DATA, c.cq_data, err == FI_ETRUNC ? olen : 0, err, landed(ep, o));
 }
 
@@ -123,7 +112,7 @@ void land_large(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_
 		}
 		if (!err) {
 			iovec lv[max_iov], rv[max_iov];
-			size_t lcnt = sub_iov(o->iov, o->cnt, off, into, lv);
+			size_t lcnt = prov::slice(o, off, into, lv);
 			size_t rc = sub_iov(rem, rcnt, 0, into, rv);
 			ssize_t n = shm_tp::cma_read(r->p->pid(), lv, lcnt, rv, rc);
 			if (n == ssize_t(into)) {
@@ -179,7 +168,7 @@ void land(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_t into
 	if (!from)
 		from = c.kind == K_INLINE ? static_cast<const void *>(c.data) : r->p->bounce_addr(uint32_t(c.arg));
 	if (!o->discard && from)
-		copy_to_iov(o->iov, o->cnt, off, from, into);
+		prov::copy_to_op(o, off, static_cast<const char *>(from), into);
 	if (c.kind == K_BOUNCE && !bytes)
 		r->p->bounce_release(uint32_t(c.arg));
 	finish(ep, o, c, off, into, src, from ? 0 : FI_EIO);
@@ -190,26 +179,6 @@ void land(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_t into
 void push_comp(shm_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err, size_t olen)
 {
 	ep->b.push(cq, cntr, c, err, olen);
-}
-
-void complete_rx(shm_ep *ep, rxop *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
-		 bool has_data, uint64_t data, size_t olen, int err, bool release)
-{
-	if (!o->discard) {
-		cq::completion c;
-		c.op_context = o->context;
-		c.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0);
-		c.len = len;
-		c.buf = buf;
-		c.data = has_data ? data : 0;
-		c.tag = tagged ? tag : 0;
-		c.src_addr = src == FI_ADDR_NOTAVAIL || !ep->b.av ? FI_ADDR_NOTAVAIL : av::source_id(ep->b.av, src);
-		if (release && (o->flags & FI_MULTI_RECV))
-			c.flags |= FI_MULTI_RECV;
-		push_comp(ep, (err || o->want_comp) ? ep->b.rx_cq : nullptr, ep->b.c_recv, c, err, olen);
-	}
-	if (release)
-		release_rx(ep, o);
 }
 
 void complete_tx(shm_ep *ep, txop *o, int err)
@@ -236,7 +205,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c)
 	m.flags = (c.flags & F_DATA) ? FI_REMOTE_CQ_DATA : 0;
 	m.len = size_t(c.len);
 	match::match_result res;
-	if (ep->eng->arrive(qk(tagged), m, &res)) {
+	if (ep->rx.eng->arrive(prov::queue_of(tagged), m, &res)) {
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "out of memory for an unexpected message from %s; dropped\n",
 			       r->name.c_str());
 		if (c.kind == K_BOUNCE)
@@ -246,7 +215,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c)
 		return;
 	}
 	if (res.r) {
-		land(ep, r, c, static_cast<rxop *>(res.r->owner), res.off, res.into, m.src, nullptr);
+		land(ep, r, c, prov::op_of(res.r), res.off, res.into, m.src, nullptr);
 		return;
 	}
 	auto *u = new ux();
@@ -285,7 +254,7 @@ void on_chunk(shm_ep *ep, remote *r, const wire &c)
 	rx_pull &pl = it->second;
 	size_t at = size_t(c.cq_data), n = size_t(c.len);
 	if (at < pl.into)
-		copy_to_iov(pl.o->iov, pl.o->cnt, pl.off + at, from, std::min(n, pl.into - at));
+		prov::copy_to_op(pl.o, pl.off + at, static_cast<const char *>(from), std::min(n, pl.into - at));
 	r->p->bounce_release(uint32_t(c.arg));
 	pl.got += n;
 	if (pl.got < pl.len)
@@ -307,7 +276,7 @@ void on_chunk(shm_ep *ep, remote *r, const wire &c)
 void ep_transport::start(match::engine &, match::recv *rv, const match::message &m, size_t off, size_t into)
 {
 	auto *u = static_cast<ux *>(m.cookie);
-	auto *o = static_cast<rxop *>(rv->owner);
+	rxop *o = prov::op_of(rv);
 	if (!u) /* cannot happen: every queued message gets its cookie */
 		return;
 	remote *r = ep->remotes[u->peer].get();
@@ -332,157 +301,71 @@ fi_addr_t ep_transport::resolve(const match::message &m)
 	return u ? src_of(ep, ep->remotes[u->peer].get()) : m.src;
 }
 
+prov::rx_info ep_transport::describe(const match::message &m)
+{
+	prov::rx_info i;
+	i.src = resolve(m);
+	i.len = m.len;
+	i.tag = m.tag;
+	i.has_data = m.flags & FI_REMOTE_CQ_DATA;
+	i.data = i.has_data ? m.data : 0;
+	return i;
+}
+
 /* ---- posting ---- */
-
-namespace {
-
-rxop *new_rx(shm_ep *ep, const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore,
-	     uint64_t flags, void *ctx, bool tagged, bool discard)
-{
-	auto *o = new rxop();
-	o->cnt = cnt;
-	for (size_t i = 0; i < cnt; i++)
-		o->iov[i] = iov[i];
-	o->context = ctx;
-	o->flags = flags & ~(FI_PEEK | FI_CLAIM | FI_DISCARD);
-	o->tagged = tagged;
-	o->want_comp = !ep->b.rx_sel || (flags & FI_COMPLETION);
-	o->discard = discard;
-	match::recv &r = o->r;
-	r.context = ctx;
-	r.owner = o;
-	r.flags = o->flags;
-	r.tag = tag;
-	r.ignore = ignore;
-	r.src = (ep->b.info->caps & FI_DIRECTED_RECV) ? src : FI_ADDR_UNSPEC;
-	r.len = discard ? 0 : iov_total(iov, cnt);
-	r.min_free = ep->min_multi_recv;
-	r.discard = discard;
-	ep->rx_posted++;
-	return o;
-}
-
-cq::completion peek_comp(shm_ep *ep, void *ctx, const match::unexpected *u, bool discarded)
-{
-	cq::completion c;
-	c.op_context = ctx;
-	c.flags = FI_RECV | FI_TAGGED;
-	if (!u)
-		return c;
-	const match::message &m = u->m;
-	bool data = m.flags & FI_REMOTE_CQ_DATA;
-	c.flags |= data ? FI_REMOTE_CQ_DATA : 0;
-	c.len = discarded ? 0 : m.len;
-	c.tag = m.tag;
-	c.data = data ? m.data : 0;
-	fi_addr_t src = ep->tp->resolve(m);
-	c.src_addr = src == FI_ADDR_NOTAVAIL || !ep->b.av ? FI_ADDR_NOTAVAIL : av::source_id(ep->b.av, src);
-	return c;
-}
-
-ssize_t peek_claim_locked(shm_ep *ep, const prov::msg_xfer &x)
-{
-	bool discard = x.flags & FI_DISCARD;
-	if (x.flags & FI_PEEK) {
-		match::unexpected *u = ep->eng->peek(match::queue_kind::tagged, x.tag, x.ignore,
-						    (ep->b.info->caps & FI_DIRECTED_RECV) ? x.addr : FI_ADDR_UNSPEC);
-		if (!u) {
-			push_comp(ep, ep->b.rx_cq, nullptr, peek_comp(ep, x.context, nullptr, false), FI_ENOMSG);
-			return 0;
-		}
-		push_comp(ep, ep->b.rx_cq, nullptr, peek_comp(ep, x.context, u, discard));
-		if (!discard && !(x.flags & FI_CLAIM))
-			return 0;
-		if (ep->eng->hold(u, x.context)) {
-			WU_WARN(P(), FI_LOG_EP_DATA, "fi_trecvmsg(FI_PEEK | FI_CLAIM): out of memory; the message stays queued\n");
-			return 0;
-		}
-		if (discard) {
-			rxop *o = new_rx(ep, nullptr, 0, FI_ADDR_UNSPEC, 0, 0, x.flags, x.context, true, true);
-			ep->eng->claim(u, &o->r);
-			return 0;
-		}
-		static_cast<fi_context *>(x.context)->internal[0] = u;
-		return 0;
-	}
-	match::unexpected *u = ep->eng->held(static_cast<fi_context *>(x.context)->internal[0], x.context);
-	if (!u) {
-		WU_WARN(P(), FI_LOG_EP_DATA,
-			"fi_trecvmsg(FI_CLAIM): the context holds no claimed message; pass the fi_context of a "
-			"successful FI_PEEK | FI_CLAIM, unchanged\n");
-		return -FI_EINVAL;
-	}
-	if (ep->rx_posted >= ep->b.info->rx_attr->size)
-		return -FI_EAGAIN;
-	static_cast<fi_context *>(x.context)->internal[0] = nullptr;
-	if (discard)
-		push_comp(ep, ep->b.rx_cq, nullptr, peek_comp(ep, x.context, u, true));
-	rxop *o = new_rx(ep, x.iov, x.count, FI_ADDR_UNSPEC, 0, 0, x.flags, x.context, true, discard);
-	ep->eng->claim(u, &o->r);
-	return 0;
-}
-
-} // namespace
 
 ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 {
-	if (x.count > ep->b.info->rx_attr->iov_limit || x.count > max_iov || (x.count && !x.iov))
-		return -FI_EINVAL;
 	if (x.tagged ? !(ep->b.info->caps & FI_TAGGED) : !(ep->b.info->caps & FI_MSG))
 		return -FI_EOPNOTSUPP;
-	bool pc = x.msg_api && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD));
-	if (pc) {
-		const char *bad = !x.tagged			       ? "supported on tagged receives only (fi_trecvmsg)"
-				  : !(x.flags & (FI_PEEK | FI_CLAIM)) ? "FI_DISCARD needs FI_PEEK or FI_CLAIM"
-				  : (x.flags & FI_MULTI_RECV)	       ? "FI_MULTI_RECV does not combine with them"
-				  : ((x.flags & FI_CLAIM) && !x.context) ? "FI_CLAIM needs a struct fi_context"
-									 : nullptr;
-		if (bad) {
-			WU_WARN(P(), FI_LOG_EP_DATA, "%s(FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", x.where, bad);
-			return x.tagged ? -FI_EINVAL : -FI_EOPNOTSUPP;
+	if (x.msg_api && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
+		if (!x.tagged) {
+			WU_WARN(P(), FI_LOG_EP_DATA,
+				"%s: FI_PEEK/FI_CLAIM/FI_DISCARD are supported on tagged receives only (fi_trecvmsg)\n",
+				x.where);
+			return -FI_EOPNOTSUPP;
 		}
+		fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
+		if (const char *bad = prov::check_peek(&m, x.flags)) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s(FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", x.where, bad);
+			return -FI_EINVAL;
+		}
+		{
+			std::lock_guard<std::mutex> g(ep->b.mtx);
+			if (!ep->b.enabled)
+				return -FI_EOPBADSTATE;
+			if (ssize_t r = prov::peek_claim(ep->rx, &ep->b, &m, x.flags))
+				return r;
+		}
+		flush(ep);
+		return 0;
 	}
-	if ((x.flags & FI_MULTI_RECV) && !pc && (x.tagged || x.count != 1))
+	if (x.count > ep->b.info->rx_attr->iov_limit)
 		return -FI_EINVAL;
+	if (ssize_t r = prov::check_recv(x.iov, x.count, x.flags, x.tagged))
+		return r;
 	{
 		std::lock_guard<std::mutex> g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
-		if (pc) {
-			if (ssize_t r = peek_claim_locked(ep, x))
-				return r;
-		} else {
-			if (ep->rx_posted >= ep->b.info->rx_attr->size)
-				return -FI_EAGAIN;
-			rxop *o = new_rx(ep, x.iov, x.count, x.addr, x.tag, x.ignore, x.flags, x.context, x.tagged,
-					 false);
-			ep->eng->post(qk(x.tagged), &o->r);
-		}
+		if (ep->rx.full())
+			return -FI_EAGAIN;
+		prov::post_recv(ep->rx, &ep->b, x);
 	}
 	flush(ep);
 	return 0;
 }
 
-rxop *cancel_recv(shm_ep *ep, void *context)
-{
-	match::recv *r = ep->eng->cancel(context);
-	return r ? static_cast<rxop *>(r->owner) : nullptr;
-}
-
 void free_rx(shm_ep *ep)
 {
-	std::unordered_set<rxop *> all;
-	for (auto q : {match::queue_kind::msg, match::queue_kind::tagged})
-		while (match::recv *r = ep->eng->first_posted(q)) {
-			ep->eng->unpost(r);
-			all.insert(static_cast<rxop *>(r->owner));
-		}
+	/* Receives a pull was landing in, unless still posted (FI_MULTI_RECV:
+	 * drained below). */
 	for (auto &p : ep->pulls_in)
-		all.insert(p.second.o);
+		if (!p.second.o->mr.queued())
+			ep->rx.release(p.second.o);
 	ep->pulls_in.clear();
-	for (rxop *o : all)
-		delete o;
-	ep->eng->detach(ep->tp.get());
+	ep->rx.drain();
+	ep->rx.eng->detach(ep->tp.get());
 }
 
 } // namespace wu::shm

@@ -45,6 +45,7 @@
 #include "core/owned.h"
 #include "prov/common/cq.h"
 #include "prov/common/match.h"
+#include "prov/common/rx.h"
 #include "prov/common/xfer.h"
 #include "prov/shm/region.h"
 #include "prov/shm/shm.h"
@@ -54,7 +55,7 @@ namespace wu::shm {
 
 inline fi_provider *P() { return prov_desc(); }
 
-constexpr size_t max_iov = 4;
+using prov::max_iov;
 constexpr uint32_t no_slot = UINT32_MAX;
 
 enum cell_kind : uint8_t {
@@ -150,17 +151,8 @@ struct txop {
 	size_t res_size = 0; /* atomics: element size */
 };
 
-/* A posted receive. */
-struct rxop {
-	match::recv r;
-	iovec iov[max_iov]{};
-	size_t cnt = 0;
-	void *context = nullptr;
-	uint64_t flags = 0;
-	bool tagged = false;
-	bool want_comp = true;
-	bool discard = false;
-};
+/* A posted receive: the receive core's operation. */
+using rxop = prov::op;
 
 /* An unexpected message's cookie: its bytes (INLINE, BOUNCE copied out so
  * the sender's slot comes back at once), or the LARGE cell. */
@@ -183,12 +175,14 @@ struct rx_pull {
 	bool has_data = false;
 };
 
-/* The endpoint as the matching engine's transport (rx.cpp). */
-struct ep_transport final : match::transport {
+/* The endpoint as the receive core's transport (rx.cpp). */
+struct ep_transport final : prov::rx_transport {
 	shm_ep *ep = nullptr;
 	void start(match::engine &e, match::recv *r, const match::message &m, size_t off, size_t into) override;
 	void drop(match::engine &e, const match::message &m) override;
 	fi_addr_t resolve(const match::message &m) override;
+	prov::rx_info describe(const match::message &m) override;
+	void hold(const match::message &) override {} /* the cookie keeps the message as it is */
 };
 
 constexpr uint32_t ep_magic = 0x5753484d; /* "WSHM" */
@@ -199,7 +193,7 @@ struct shm_ep {
 	prov::ep_base b; /* bindings, enable, lock, completions */
 	std::string name; /* ours, without the scheme; set at enable (or given) */
 	owned<shm_tp::region> rg;
-	owned<match::engine> eng{new match::engine()};
+	prov::rx_ctx rx; /* the matching engine and posted receives */
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: shm_ep stays standard-layout */
 	std::vector<std::unique_ptr<remote>> remotes;
 	std::unordered_map<std::string, uint32_t> by_name;
@@ -207,8 +201,7 @@ struct shm_ep {
 	std::vector<txop *> pulls_out;                   /* LARGE sends streaming CHUNKs */
 	std::unordered_map<uint64_t, rx_pull> pulls_in; /* by token */
 	uint64_t next_id = 1;
-	size_t tx_busy = 0, rx_posted = 0;
-	size_t min_multi_recv = 64;
+	size_t tx_busy = 0;
 	bool cma = true;        /* FI_SHM_CMA and the kernel allow single copy */
 	bool cma_checked = false;
 	int dead_ms = 1000;
@@ -223,7 +216,7 @@ shm_ep *ep_of(fid *f) noexcept;
 inline shm_ep *ep_of(fid_ep *e) noexcept { return e ? ep_of(&e->fid) : nullptr; }
 
 int64_t now_ms() noexcept;
-size_t iov_total(const iovec *iov, size_t cnt) noexcept;
+using prov::iov_total;
 /* Copies len bytes of src into the iovecs, from byte off of them. */
 void copy_to_iov(const iovec *iov, size_t cnt, size_t off, const void *src, size_t len) noexcept;
 void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t len) noexcept;
@@ -251,9 +244,6 @@ void on_message(shm_ep *ep, remote *r, const wire &c);
 void on_chunk(shm_ep *ep, remote *r, const wire &c);
 void complete_tx(shm_ep *ep, txop *o, int err);
 void push_comp(shm_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0, size_t olen = 0);
-rxop *cancel_recv(shm_ep *ep, void *context);
-void complete_rx(shm_ep *ep, rxop *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
-		 bool has_data, uint64_t data, size_t olen, int err, bool release);
 void free_rx(shm_ep *ep);
 
 /* ---- rma.cpp ---- */
