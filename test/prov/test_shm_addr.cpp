@@ -1,10 +1,15 @@
 /* The shm provider's addresses (src/prov/shm/shm_addr.h): names computed
  * from a job and a rank, generated names, fi_getinfo's placement of
  * fi_shm:// addresses, AV insertion of FI_ADDR_STR names (packed, as
- * libfabric's shm takes them, and as a char * array); and transfers larger
- * than a bounce buffer with and without the single copy (FI_SHM_CMA). */
+ * libfabric's shm takes them, and as a char * array); transfers larger
+ * than a bounce buffer with and without the single copy (FI_SHM_CMA); and
+ * a peer killed while operations wait on it. */
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -212,5 +217,68 @@ TEST_P(shm_large, rma_and_messages_above_the_bounce_size_with_and_without_single
 }
 
 INSTANTIATE_TEST_SUITE_P(cma, shm_large, ::testing::Values(true, false));
+
+/* A peer that took a large message (unexpected: no receive) and then
+ * stopped, killed with SIGKILL: the large send, waiting for the peer's
+ * answer, fails with FI_EHOSTDOWN instead of hanging; later sends to it
+ * fail at once. */
+TEST(shm_peer, operations_waiting_on_a_killed_peer_fail)
+{
+	int names[2], stop[2];
+	ASSERT_EQ(pipe(names), 0);
+	ASSERT_EQ(pipe(stop), 0);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		::close(names[0]);
+		::close(stop[1]);
+		alarm(30); /* never outlive a failed parent */
+		prov_env env("shm", FI_EP_RDM);
+		rdm_ep ep{env};
+		uint32_t n = uint32_t(ep.name.size());
+		if (write(names[1], &n, 4) != 4 || write(names[1], ep.name.data(), n) != ssize_t(n))
+			_exit(1);
+		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		char c;
+		while (read(stop[0], &c, 1) != 1)
+			spin({ep.rx, ep.tx}, 10);
+		pause();
+		_exit(0);
+	}
+	::close(names[1]);
+	::close(stop[0]);
+	uint32_t n = 0;
+	ASSERT_EQ(read(names[0], &n, 4), 4);
+	std::vector<char> name(n);
+	ASSERT_EQ(read(names[0], name.data(), n), ssize_t(n));
+	setenv("FI_SHM_DEAD_PEER_MS", "50", 1);
+	prov_env env("shm", FI_EP_RDM);
+	rdm_ep me{env};
+	unsetenv("FI_SHM_DEAD_PEER_MS");
+	fi_addr_t peer = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(me.av, name.data(), 1, &peer, 0, nullptr), 1);
+	/* A small send completes once the peer answered the first cell. */
+	int v = 1;
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_send(me.ep, &v, sizeof v, nullptr, peer, nullptr), 0);
+	ASSERT_EQ(wait_one(me.tx, e), 1);
+	std::vector<char> big(1 << 20, 'b');
+	int ctx;
+	ASSERT_EQ(fi_send(me.ep, big.data(), big.size(), nullptr, peer, &ctx), 0);
+	spin({me.tx}, 200);
+	ASSERT_EQ(write(stop[1], "s", 1), 1);
+	kill(pid, SIGKILL);
+	int st;
+	waitpid(pid, &st, 0);
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_one(me.tx, e, &err), -FI_EAVAIL) << "a send to a dead peer never completed";
+	EXPECT_EQ(err.err, FI_EHOSTDOWN);
+	EXPECT_EQ(err.op_context, &ctx);
+	EXPECT_EQ(fi_send(me.ep, big.data(), big.size(), nullptr, peer, &ctx), -FI_EHOSTDOWN);
+	/* The killed process could not unlink its region. */
+	shm_unlink(("/" + std::string(name.data() + wu::shm::scheme_len)).c_str());
+	::close(names[0]);
+	::close(stop[1]);
+}
 
 } // namespace

@@ -92,11 +92,30 @@ int push(remote *r, const wire &w)
 
 namespace {
 
+/* A peer found dead whose name a new process took: attach its region
+ * and start over (a first cell again); false while it stays gone. */
+bool reattach(remote *r)
+{
+	shm_tp::peer *p = nullptr;
+	if (shm_tp::peer::attach(r->name.c_str(), &p))
+		return false;
+	r->p.reset(p);
+	r->dead = false;
+	r->id_there = no_slot;
+	r->hello_sent = false;
+	r->stuck_since = 0;
+	return true;
+}
+
 remote *add_remote(shm_ep *ep, const std::string &name, int *err)
 {
 	auto it = ep->by_name.find(name);
-	if (it != ep->by_name.end())
-		return ep->remotes[it->second].get();
+	if (it != ep->by_name.end()) {
+		remote *r = ep->remotes[it->second].get();
+		if (r->dead)
+			reattach(r);
+		return r;
+	}
 	shm_tp::peer *p = nullptr;
 	int r = shm_tp::peer::attach(name.c_str(), &p);
 	if (r) {
@@ -194,8 +213,13 @@ void on_hello(shm_ep *ep, const wire &c)
 	remote *r = add_remote(ep, std::string(name, n), &err);
 	if (!r)
 		return;
+	if (r->dead || !r->p->alive()) {
+		/* Its name was taken over by a new process: that one speaks now. */
+		peer_dead(ep, r, "its process is gone");
+		if (!reattach(r))
+			return;
+	}
 	r->id_there = c.sender;
-	r->dead = false;
 	pending p;
 	p.c.kind = K_HELLO_ACK;
 	p.c.arg = r->slot;
@@ -529,8 +553,6 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 		remote *r = peer_of(ep, x.addr, &err);
 		if (!r)
 			return err;
-		if (r->dead && r->p->alive())
-			r->dead = false; /* taken over by a new process: talk again */
 		if (r->dead)
 			return -FI_EHOSTDOWN;
 		bool want = !x.inject_api && (!ep->b.tx_sel || (x.flags & FI_COMPLETION));
