@@ -175,6 +175,21 @@ TEST(shm_addr, av_takes_names_packed_or_as_pointers_and_gives_them_back)
 	EXPECT_EQ(fi_close(&av->fid), 0);
 }
 
+/* The endpoint remembers which peer an fi_addr names, until fi_av_remove. */
+TEST(shm_addr, a_removed_av_entry_is_no_destination_any_more)
+{
+	rdm_pair p("shm", FI_MSG);
+	ASSERT_NE(p.a.ep, nullptr);
+	int v = 5, w = 0;
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_recv(p.b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(p.a.ep, &v, sizeof v, nullptr, p.a_to_b, nullptr), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	EXPECT_EQ(w, 5);
+	ASSERT_EQ(fi_av_remove(p.a.av, &p.a_to_b, 1, 0), 0);
+	EXPECT_EQ(fi_send(p.a.ep, &v, sizeof v, nullptr, p.a_to_b, nullptr), -FI_EINVAL);
+}
+
 /* RMA and messages larger than a bounce buffer: the target's single copy,
  * and with FI_SHM_CMA=0 the slot-sized parts / pipelined pull. */
 struct shm_large : ::testing::TestWithParam<bool> {};

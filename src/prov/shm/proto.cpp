@@ -381,11 +381,20 @@ void check_liveness(shm_ep *ep)
 
 } // namespace
 
+/* Largest fi_addr the endpoint remembers the peer of. */
+constexpr fi_addr_t fa_cache_max = fi_addr_t{1} << 20;
+
 remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err)
 {
 	if (!ep->b.av) {
 		*err = -FI_EINVAL;
 		return nullptr;
+	}
+	if (addr < ep->fa_slot.size() && ep->fa_slot[addr]) {
+		remote *r = ep->remotes[ep->fa_slot[addr] - 1].get();
+		if (r->dead)
+			reattach(r);
+		return r;
 	}
 	char buf[addr_max + 1];
 	size_t n = av::addr_of(ep->b.av, addr, buf, sizeof buf);
@@ -396,9 +405,27 @@ remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err)
 		return nullptr;
 	}
 	remote *r = add_remote(ep, std::string(buf + scheme_len), err);
-	if (r && r->addr == FI_ADDR_NOTAVAIL)
+	if (!r)
+		return nullptr;
+	if (r->addr == FI_ADDR_NOTAVAIL)
 		r->addr = addr;
+	if (!ep->b.av_shared && addr < fa_cache_max) {
+		if (ep->fa_slot.size() <= addr)
+			ep->fa_slot.resize(size_t(addr) + 1);
+		ep->fa_slot[addr] = r->slot + 1;
+	}
 	return r;
+}
+
+void av_removed(void *arg, fi_addr_t fa) noexcept
+{
+	auto *ep = static_cast<shm_ep *>(arg);
+	std::lock_guard<std::mutex> g(ep->b.mtx);
+	if (fa < ep->fa_slot.size())
+		ep->fa_slot[fa] = 0;
+	for (auto &r : ep->remotes)
+		if (r->addr == fa)
+			r->addr = FI_ADDR_NOTAVAIL;
 }
 
 void send_cell(shm_ep *ep, remote *r, pending &&p)

@@ -197,6 +197,9 @@ struct shm_ep {
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: shm_ep stays standard-layout */
 	std::vector<std::unique_ptr<remote>> remotes;
 	std::unordered_map<std::string, uint32_t> by_name;
+	/* fi_addr -> slot + 1 (0: not looked up), for the AV of this process
+	 * only (a shared AV changes behind our back); cleared by fi_av_remove. */
+	std::vector<uint32_t> fa_slot;
 	std::unordered_map<uint64_t, txop *> waiting;   /* by id: LARGE sends and RMA awaiting answers */
 	std::vector<txop *> pulls_out;                   /* LARGE sends streaming CHUNKs */
 	std::unordered_map<uint64_t, rx_pull> pulls_in; /* by token */
@@ -224,6 +227,8 @@ void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t l
 /* ---- proto.cpp (under ep->mtx unless said) ---- */
 /* The peer named by fi_addr, attached if new; nullptr with *err set. */
 remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err);
+/* fi_av_remove notice (ep_base::av_removed). */
+void av_removed(void *arg, fi_addr_t fa) noexcept;
 /* Queues or pushes c (+ payload) to r, in order. */
 void send_cell(shm_ep *ep, remote *r, pending &&p);
 void progress_locked(shm_ep *ep);
