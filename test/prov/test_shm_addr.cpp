@@ -233,6 +233,33 @@ TEST_P(shm_large, rma_and_messages_above_the_bounce_size_with_and_without_single
 
 INSTANTIATE_TEST_SUITE_P(cma, shm_large, ::testing::Values(true, false));
 
+/* A sender that closes its endpoint in the middle of a pulled large
+ * message (FI_SHM_CMA=0): its process lives on, so only its goodbye tells
+ * the receiver, whose receive fails instead of waiting forever. */
+TEST(shm_peer, a_receive_pulling_from_a_closed_endpoint_fails)
+{
+	setenv("FI_SHM_CMA", "0", 1);
+	rdm_pair p("shm", FI_MSG);
+	unsetenv("FI_SHM_CMA");
+	ASSERT_NE(p.a.ep, nullptr);
+	int v = 1, w = 0;
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_recv(p.b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(p.a.ep, &v, sizeof v, nullptr, p.a_to_b, nullptr), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	std::vector<char> src(8 << 20, 's'), dst(8 << 20);
+	int ctx;
+	ASSERT_EQ(fi_recv(p.b.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, &ctx), 0);
+	ASSERT_EQ(fi_send(p.a.ep, src.data(), src.size(), nullptr, p.a_to_b, nullptr), 0);
+	spin({p.b.rx}, 50); /* b takes it and asks for the bytes */
+	p.a.close();
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_one(p.b.rx, e, &err), -FI_EAVAIL) << "a receive from a closed endpoint never completed";
+	EXPECT_EQ(err.err, FI_EHOSTDOWN);
+	EXPECT_EQ(err.op_context, &ctx);
+}
+
 /* A peer that took a large message (unexpected: no receive) and then
  * stopped, killed with SIGKILL: the large send, waiting for the peer's
  * answer, fails with FI_EHOSTDOWN instead of hanging; later sends to it

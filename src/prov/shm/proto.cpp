@@ -352,6 +352,9 @@ void handle(shm_ep *ep, const wire &c)
 	case K_RMA_REPLY:
 		on_rma_reply(ep, r, c);
 		return;
+	case K_BYE:
+		peer_dead(ep, r, "its endpoint closed");
+		return;
 	default:
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s sent a cell of unknown kind %u; dropped\n",
 			       r->name.c_str(), unsigned(c.kind));
@@ -455,8 +458,16 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 	if (r->dead)
 		return;
 	r->dead = true;
-	WU_WARN(P(), FI_LOG_EP_DATA, "endpoint %s: peer %s%s is unreachable (%s); its operations fail\n",
-		ep->name.c_str(), scheme, r->name.c_str(), why);
+	bool owed = !r->backlog.empty() || r->waiting;
+	for (auto &p : ep->pulls_in)
+		owed |= p.second.peer == r->slot;
+	/* A peer closing with nothing of ours in flight is the normal end. */
+	if (owed)
+		WU_WARN(P(), FI_LOG_EP_DATA, "endpoint %s: peer %s%s is unreachable (%s); its operations fail\n",
+			ep->name.c_str(), scheme, r->name.c_str(), why);
+	else
+		WU_INFO(P(), FI_LOG_EP_DATA, "endpoint %s: peer %s%s is gone (%s)\n", ep->name.c_str(), scheme,
+			r->name.c_str(), why);
 	for (pending &p : r->backlog) {
 		if (ep->tx_busy)
 			ep->tx_busy--;
@@ -641,6 +652,15 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 
 void free_proto(shm_ep *ep)
 {
+	/* Peers waiting on us learn it now rather than after a timeout (our
+	 * process may live on); best effort: a full queue goes without. */
+	for (auto &r : ep->remotes)
+		if (!r->dead && r->id_there != no_slot) {
+			wire c;
+			c.kind = K_BYE;
+			c.sender = r->id_there;
+			(void)push(r.get(), c);
+		}
 	std::vector<txop *> ops;
 	for (auto &r : ep->remotes)
 		for (pending &p : r->backlog)

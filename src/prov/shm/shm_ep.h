@@ -23,9 +23,9 @@
  *    RMA_REPLY, with read or fetched bytes in one of its own slots.  Larger
  *    transfers are split into slot-sized parts, or done by the target with
  *    one cross-memory copy when the kernel allows it.
- * A peer whose push fails with -FI_EHOSTDOWN, or that stays silent while
- * operations wait on it and is found dead (peer::alive), fails them all
- * with error completions. */
+ * A peer whose push fails with -FI_EHOSTDOWN, that says BYE as its
+ * endpoint closes, or that stays silent while operations wait on it and
+ * is found dead (peer::alive), fails them all with error completions. */
 #ifndef WU_PROV_SHM_SHM_EP_H
 #define WU_PROV_SHM_SHM_EP_H
 
@@ -69,6 +69,7 @@ enum cell_kind : uint8_t {
 	K_CHUNK,
 	K_RMA,
 	K_RMA_REPLY,
+	K_BYE, /* the sender closes: what waits on it fails now */
 };
 
 /* cell::flags */
@@ -239,7 +240,7 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x);
 /* A peer is gone: every operation waiting on it fails. */
 void peer_dead(shm_ep *ep, remote *r, const char *why);
 bool use_cma(shm_ep *ep, remote *r);
-/* Frees everything the protocol holds (close). */
+/* Close: BYE to every peer that knows us, then frees what the protocol holds. */
 void free_proto(shm_ep *ep);
 
 /* ---- rx.cpp ---- */
