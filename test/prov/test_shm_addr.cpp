@@ -190,6 +190,38 @@ TEST(shm_addr, a_removed_av_entry_is_no_destination_any_more)
 	EXPECT_EQ(fi_send(p.a.ep, &v, sizeof v, nullptr, p.a_to_b, nullptr), -FI_EINVAL);
 }
 
+/* A receiver whose queue is full (FI_SHM_QUEUE_CELLS=16) and whose bounce
+ * buffers are taken (FI_SHM_BOUNCE_SLOTS=2): the sender keeps the rest
+ * queued and retries in progress; every message arrives, in order. */
+TEST(shm_flow, a_full_queue_holds_sends_back_and_loses_none)
+{
+	setenv("FI_SHM_QUEUE_CELLS", "16", 1);
+	setenv("FI_SHM_BOUNCE_SLOTS", "2", 1);
+	rdm_pair p("shm", FI_MSG | FI_TAGGED);
+	unsetenv("FI_SHM_QUEUE_CELLS");
+	unsetenv("FI_SHM_BOUNCE_SLOTS");
+	ASSERT_NE(p.a.ep, nullptr);
+	const int n = 300;
+	std::vector<char> msg(100);
+	for (int i = 0; i < n; i++) {
+		std::fill(msg.begin(), msg.end(), char(i));
+		/* Small (inline) and medium (bounce) ones, interleaved. */
+		size_t len = i % 2 ? msg.size() : 8;
+		ASSERT_EQ(fi_tsend(p.a.ep, msg.data(), len, nullptr, p.a_to_b, uint64_t(i), nullptr), 0) << i;
+	}
+	fi_cq_tagged_entry e;
+	std::vector<char> in(100);
+	for (int i = 0; i < n; i++) {
+		ASSERT_EQ(fi_trecv(p.b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, 0, ~uint64_t(0), nullptr), 0);
+		ASSERT_EQ(p.wait_rx(p.b, e), 1) << i;
+		EXPECT_EQ(e.tag, uint64_t(i));
+		EXPECT_EQ(e.len, i % 2 ? msg.size() : 8u);
+		EXPECT_EQ(in[0], char(i));
+	}
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(p.wait_tx(p.a, e), 1) << i;
+}
+
 /* RMA and messages larger than a bounce buffer: the target's single copy,
  * and with FI_SHM_CMA=0 the slot-sized parts / pipelined pull. */
 struct shm_large : ::testing::TestWithParam<bool> {};

@@ -134,6 +134,15 @@ remote *add_remote(shm_ep *ep, const std::string &name, int *err)
 	return out;
 }
 
+/* r's backlog is about to get an entry: progress must visit r. */
+void list(shm_ep *ep, remote *r)
+{
+	if (!r->listed) {
+		r->listed = true;
+		ep->backlogged.push_back(r->slot);
+	}
+}
+
 /* Pushes p now; -FI_EAGAIN when the queue (or the bounce pool) is full. */
 int try_push(shm_ep *ep, remote *r, pending &p)
 {
@@ -194,6 +203,7 @@ void say_hello(shm_ep *ep, remote *r)
 	auto *dst = reinterpret_cast<unsigned char *>(&p.c.tag);
 	memset(dst, 0, 48);
 	memcpy(dst, ep->name.data(), std::min(ep->name.size(), size_t(47)));
+	list(ep, r);
 	r->backlog.push_front(std::move(p));
 	ep->tx_busy++;
 }
@@ -224,6 +234,7 @@ void on_hello(shm_ep *ep, const wire &c)
 	p.c.kind = K_HELLO_ACK;
 	p.c.arg = r->slot;
 	/* Ahead of anything that waited for the peer's answer. */
+	list(ep, r);
 	r->backlog.push_front(std::move(p));
 	ep->tx_busy++;
 	drain(ep, r);
@@ -440,6 +451,7 @@ void send_cell(shm_ep *ep, remote *r, pending &&p)
 		if (ret == 0)
 			return;
 		if (ret != -FI_EAGAIN) {
+			list(ep, r);
 			r->backlog.push_back(std::move(p));
 			ep->tx_busy++;
 			peer_dead(ep, r, fi_strerror(-ret));
@@ -448,6 +460,7 @@ void send_cell(shm_ep *ep, remote *r, pending &&p)
 		if (!r->stuck_since)
 			r->stuck_since = now_ms();
 	}
+	list(ep, r);
 	r->backlog.push_back(std::move(p));
 	ep->tx_busy++;
 	drain(ep, r);
@@ -532,9 +545,17 @@ void progress_locked(shm_ep *ep)
 	/* A bounded batch: a flood from peers cannot keep one call forever. */
 	for (int n = 0; n < 256 && ep->rg->pop(&c); n++)
 		handle(ep, from_cell(c));
-	for (auto &r : ep->remotes)
-		if (!r->backlog.empty())
-			drain(ep, r.get());
+	for (size_t k = 0; k < ep->backlogged.size();) {
+		remote *r = ep->remotes[ep->backlogged[k]].get();
+		drain(ep, r);
+		if (r->backlog.empty()) {
+			r->listed = false;
+			ep->backlogged[k] = ep->backlogged.back();
+			ep->backlogged.pop_back();
+		} else {
+			k++;
+		}
+	}
 	if (!ep->pulls_out.empty())
 		stream(ep);
 	if (!ep->waiting.empty() || !ep->pulls_in.empty() || ep->tx_busy)
@@ -672,6 +693,7 @@ void free_proto(shm_ep *ep)
 		delete o;
 	ep->waiting.clear();
 	ep->pulls_out.clear();
+	ep->backlogged.clear();
 	ep->remotes.clear();
 	ep->by_name.clear();
 }

@@ -116,6 +116,7 @@ struct remote {
 	bool dead = false;
 	fi_addr_t addr = FI_ADDR_NOTAVAIL; /* in our AV, once known */
 	std::deque<pending> backlog;
+	bool listed = false;      /* in shm_ep::backlogged */
 	int64_t stuck_since = 0; /* a push failed with -FI_EAGAIN then (ms), 0: not stuck */
 	size_t waiting = 0;      /* our operations awaiting its answer */
 };
@@ -197,6 +198,7 @@ struct shm_ep {
 	prov::rx_ctx rx; /* the matching engine and posted receives */
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: shm_ep stays standard-layout */
 	std::vector<std::unique_ptr<remote>> remotes;
+	std::vector<uint32_t> backlogged; /* slots of peers that may have a backlog: progress visits only these */
 	std::unordered_map<std::string, uint32_t> by_name;
 	/* fi_addr -> slot + 1 (0: not looked up), for the AV of this process
 	 * only (a shared AV changes behind our back); cleared by fi_av_remove. */
