@@ -106,6 +106,9 @@ TEST(shm_addr, getinfo_places_fi_shm_names_and_the_endpoint_takes_them)
 	EXPECT_EQ(i->addr_format, uint32_t(FI_ADDR_STR));
 	EXPECT_EQ(i->caps & FI_REMOTE_COMM, 0u);
 	EXPECT_NE(i->caps & FI_LOCAL_COMM, 0u);
+	/* Like Debian's shm, a source address even without a node ... */
+	ASSERT_NE(i->src_addr, nullptr);
+	EXPECT_GT(wu::shm::addr_len(i->src_addr, i->src_addrlen), 0);
 	fi_freeinfo(i);
 	EXPECT_EQ(shm_info("127.0.0.1", FI_SOURCE, &r), nullptr);
 	EXPECT_EQ(r, -FI_ENODATA);
@@ -117,9 +120,14 @@ TEST(shm_addr, getinfo_places_fi_shm_names_and_the_endpoint_takes_them)
 	EXPECT_EQ(i->src_addrlen, mine.size() + 1);
 	fi_freeinfo(i);
 
-	/* An endpoint opened with it is known by it. */
+	/* ... but the endpoints opened with it each get a name of their own. */
 	prov_env env("shm", FI_EP_RDM);
 	ASSERT_NE(env.info, nullptr);
+	{
+		rdm_ep x(env), y(env);
+		EXPECT_NE(std::string(x.name.data()), std::string(y.name.data()));
+	}
+	/* An endpoint opened with a name of the application's is known by it. */
 	fi_info *with = fi_dupinfo(env.info);
 	free(with->src_addr);
 	with->src_addr = strdup(mine.c_str());

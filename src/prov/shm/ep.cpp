@@ -169,7 +169,7 @@ int enable(shm_ep *ep)
 			"fi_enable: bind an address vector to the RDM endpoint first (fi_ep_bind)\n");
 		return -FI_ENOAV;
 	}
-	if (int r = create_region(ep, ep->b.info->src_addr == nullptr))
+	if (int r = create_region(ep, ep->generated))
 		return r;
 	if (int r = ep->b.enable_locked(); r < 0) {
 		ep->rg.reset();
@@ -326,6 +326,7 @@ int ep_setname(fid *f, void *addr, size_t addrlen) noexcept
 		if (ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		ep->name.assign(static_cast<const char *>(addr) + scheme_len, size_t(n) - 1 - scheme_len);
+		ep->generated = false;
 		return 0;
 	});
 }
@@ -377,7 +378,9 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 				return -FI_EINVAL;
 			}
 			name.assign(static_cast<const char *>(info->src_addr) + scheme_len, size_t(n) - 1 - scheme_len);
-		} else {
+		}
+		bool generated = name.empty() || name == process_name();
+		if (generated) {
 			/* The first endpoint of a rank takes the rank's name. */
 			static std::atomic<bool> rank_taken{false};
 			name = generate_name(!rank_taken.exchange(true));
@@ -395,6 +398,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->ep.collective = nullptr;
 		ep->tp->ep = ep.get();
 		ep->name = std::move(name);
+		ep->generated = generated;
 		fi_info *mine = info_dup(info);
 		if (!mine)
 			return -FI_ENOMEM;

@@ -193,7 +193,8 @@ struct shm_ep {
 	fid_ep ep; /* first */
 	uint32_t magic = ep_magic;
 	prov::ep_base b; /* bindings, enable, lock, completions */
-	std::string name; /* ours, without the scheme; set at enable (or given) */
+	std::string name; /* ours, without the scheme */
+	bool generated = false; /* not given: a taken rank name falls back to a pid name */
 	owned<shm_tp::region> rg;
 	prov::rx_ctx rx; /* the matching engine and posted receives */
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: shm_ep stays standard-layout */

@@ -166,6 +166,12 @@ int shm_getinfo(uint32_t version, const char *node, const char *service, uint64_
 		    !take_addr(hints->dest_addr, hints->dest_addrlen, &got->dest_addr, &got->dest_addrlen,
 			       "hints->dest_addr"))
 			return -FI_ENODATA;
+		if (!got->src_addr) {
+			/* The process's own (ep.cpp gives each endpoint a name of its own). */
+			std::string a = std::string(scheme) + process_name();
+			if (!take_addr(a.c_str(), a.size() + 1, &got->src_addr, &got->src_addrlen, "src_addr"))
+				return -FI_ENODATA;
+		}
 		*info = out.release();
 		return 0;
 	});
