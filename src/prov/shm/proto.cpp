@@ -526,7 +526,7 @@ bool use_cma(shm_ep *ep, remote *r)
 	if (!ep->cma_checked) {
 		ep->cma_checked = true;
 		const char *why = nullptr;
-		if (!shm_tp::cma_usable(r->p->pid(), &why)) {
+		if (!r->p->cma_probe(&why)) {
 			ep->cma = false;
 			WU_WARN_ONCE(P(), FI_LOG_EP_DATA,
 				     "single copy (process_vm_readv) refused: %s; large messages and RMA go through "

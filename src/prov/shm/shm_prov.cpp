@@ -18,6 +18,7 @@
 #include "prov/common/cq.h"
 #include "prov/common/objects.h"
 #include "prov/common/poll.h"
+#include "prov/shm/region.h"
 #include "prov/shm/shm_addr.h"
 
 namespace wu::shm {
@@ -319,6 +320,7 @@ const fi_provider *provider() noexcept
 		p.cleanup = shm_cleanup;
 		p.name = "shm";
 		param::define_all(&p, shm_knobs);
+		shm_tp::set_log_provider(&p);
 	}
 	return &p;
 }
