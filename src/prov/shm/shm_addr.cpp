@@ -83,7 +83,7 @@ long rank_addr(const char *job, uint32_t rank, char *buf, size_t buflen) noexcep
 
 std::string process_name()
 {
-	return "wu" + std::to_string(getuid()) + "." + std::to_string(getpid());
+	return std::to_string(getpid());
 }
 
 std::string generate_name(bool try_rank)
@@ -100,7 +100,8 @@ std::string generate_name(bool try_rank)
 		}
 	}
 	static std::atomic<unsigned> counter{0};
-	return process_name() + "." + std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+	return "wu" + std::to_string(getuid()) + "." + std::to_string(getpid()) + "." +
+	       std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
 }
 
 } // namespace wu::shm
