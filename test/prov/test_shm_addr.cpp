@@ -183,6 +183,32 @@ TEST(shm_addr, av_takes_names_packed_or_as_pointers_and_gives_them_back)
 	EXPECT_EQ(fi_close(&av->fid), 0);
 }
 
+/* A peer whose address is known before it exists (a computed rank name):
+ * sends are -FI_EAGAIN until it enables its endpoint, then go through. */
+TEST(shm_addr, a_peer_that_does_not_exist_yet_is_eagain_until_it_does)
+{
+	char later[wu::shm::addr_max];
+	std::string job = "later" + std::to_string(getpid());
+	ASSERT_GT(wu::shm::rank_addr(job.c_str(), 1, later, sizeof later), 0);
+	prov_env env("shm", FI_EP_RDM);
+	rdm_ep a(env);
+	fi_addr_t to = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(a.av, later, 1, &to, 0, nullptr), 1);
+	int v = 3, w = 0;
+	EXPECT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, to, nullptr), -FI_EAGAIN);
+	fi_info *with = fi_dupinfo(env.info);
+	free(with->src_addr);
+	with->src_addr = strdup(later);
+	with->src_addrlen = strlen(later) + 1;
+	rdm_ep b(env, with);
+	fi_freeinfo(with);
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, to, nullptr), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1);
+	EXPECT_EQ(w, 3);
+}
+
 /* The endpoint remembers which peer an fi_addr names, until fi_av_remove. */
 TEST(shm_addr, a_removed_av_entry_is_no_destination_any_more)
 {

@@ -118,6 +118,13 @@ remote *add_remote(shm_ep *ep, const std::string &name, int *err)
 	}
 	shm_tp::peer *p = nullptr;
 	int r = shm_tp::peer::attach(name.c_str(), &p);
+	if (r == -FI_ENOENT || r == -FI_EAGAIN) {
+		/* Not there yet: a peer whose address was computed (a rank name)
+		 * may not have enabled its endpoint; the caller retries. */
+		WU_INFO(P(), FI_LOG_EP_DATA, "peer %s%s has no region yet: try again\n", scheme, name.c_str());
+		*err = -FI_EAGAIN;
+		return nullptr;
+	}
 	if (r) {
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "cannot attach peer %s%s: %s\n", scheme, name.c_str(),
 			       fi_strerror(-r));
