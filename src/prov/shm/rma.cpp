@@ -146,6 +146,8 @@ ssize_t do_rma(shm_ep *ep, const prov::rma_xfer &x)
 				q.len = n;
 				q.part_off = off;
 				queue_req(ep, r, o, q, x.iov, x.count, off, x.write ? n : 0);
+				if (r->dead)
+					break; /* o failed and is gone (peer_dead) */
 				off += n;
 			} while (off < total);
 		}
