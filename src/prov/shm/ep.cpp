@@ -3,6 +3,7 @@
  * then), control, cancel, options, names, auto progress and close. */
 #include "config.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <rdma/fi_cm.h>
@@ -125,6 +126,17 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 	});
 }
 
+} // namespace
+
+uint32_t bounce_size_param()
+{
+	/* A slot holds an RMA request header and a useful payload. */
+	size_t v = param::get_size(P(), "bounce_size").value;
+	return uint32_t(std::clamp<size_t>(v, 1024, size_t{1} << 24));
+}
+
+namespace {
+
 /* Creates the region; a generated rank name taken by a live process of
  * ours (a second endpoint, or another process with that rank) falls back
  * to a pid name. */
@@ -133,16 +145,13 @@ int create_region(shm_ep *ep, bool generated)
 	shm_tp::layout l;
 	l.queue_cells = uint32_t(std::min<size_t>(param::get_size(P(), "queue_cells").value, size_t{1} << 24));
 	l.bounce_slots = uint32_t(std::min<size_t>(param::get_size(P(), "bounce_slots").value, 65536));
-	l.bounce_size = uint32_t(std::min<size_t>(param::get_size(P(), "bounce_size").value, size_t{1} << 24));
+	l.bounce_size = bounce_size_param();
 	uint32_t q = 1;
 	while (q < l.queue_cells && q < (1u << 24))
 		q <<= 1;
 	l.queue_cells = q;
 	if (l.bounce_slots == 0)
 		l.bounce_slots = 1;
-	/* A slot holds an RMA request header and a useful payload. */
-	if (l.bounce_size < 1024)
-		l.bounce_size = 1024;
 	shm_tp::region *rg = nullptr;
 	int r = shm_tp::region::create(ep->name.c_str(), l, &rg);
 	if (r == -EEXIST && generated) {

@@ -266,7 +266,7 @@ int atomic_valid(const char *where, atomic::kind k, fi_datatype dt, fi_op op, si
 size_t atomic_room(int datatype) noexcept
 {
 	size_t size = atomic::size_of(datatype);
-	return size ? (shm_tp::layout{}.bounce_size - sizeof(rma_req)) / (2 * size) : 0;
+	return size ? (bounce_size_param() - sizeof(rma_req)) / (2 * size) : 0;
 }
 
 /* ---- target ---- */

@@ -228,6 +228,9 @@ using prov::iov_total;
 void copy_to_iov(const iovec *iov, size_t cnt, size_t off, const void *src, size_t len) noexcept;
 void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t len) noexcept;
 
+/* FI_SHM_BOUNCE_SIZE as regions are created with it (1 KiB .. 16 MiB). */
+uint32_t bounce_size_param();
+
 /* ---- proto.cpp (under ep->mtx unless said) ---- */
 /* The peer named by fi_addr, attached if new; nullptr with *err set. */
 remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err);
