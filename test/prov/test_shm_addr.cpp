@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <rdma/fabric.h>
@@ -208,6 +209,34 @@ TEST(shm_addr, a_peer_that_does_not_exist_yet_is_eagain_until_it_does)
 	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1);
 	EXPECT_EQ(w, 3);
 }
+
+/* Data moves while the application only sleeps in fi_cq_sread: with
+ * FI_PROGRESS_AUTO (the endpoint's thread), and with manual progress
+ * (sread drives it, or the endpoint switches to its thread). */
+struct shm_progress : ::testing::TestWithParam<fi_progress> {};
+
+TEST_P(shm_progress, sread_waits_for_data_without_reads)
+{
+	prov_env env("shm", FI_EP_RDM, FI_MSG, GetParam());
+	ASSERT_NE(env.domain, nullptr);
+	rdm_ep a(env, nullptr, FI_WAIT_UNSPEC), b(env, nullptr, FI_WAIT_UNSPEC);
+	fi_addr_t to = a.insert(b);
+	b.insert(a);
+	std::vector<char> out(100000, 'p'), in(100000);
+	ASSERT_EQ(fi_recv(b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, out.data(), out.size(), nullptr, to, nullptr), 0);
+	std::thread sender([&] {
+		fi_cq_tagged_entry t;
+		EXPECT_EQ(fi_cq_sread(a.tx, &t, 1, nullptr, 10000), 1);
+	});
+	fi_cq_tagged_entry e;
+	EXPECT_EQ(fi_cq_sread(b.rx, &e, 1, nullptr, 10000), 1);
+	EXPECT_EQ(e.len, out.size());
+	sender.join();
+	EXPECT_EQ(in, out);
+}
+
+INSTANTIATE_TEST_SUITE_P(modes, shm_progress, ::testing::Values(FI_PROGRESS_AUTO, FI_PROGRESS_MANUAL));
 
 /* The endpoint remembers which peer an fi_addr names, until fi_av_remove. */
 TEST(shm_addr, a_removed_av_entry_is_no_destination_any_more)
