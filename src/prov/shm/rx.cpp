@@ -224,6 +224,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c)
 	u->peer = r->slot;
 	if (c.kind == K_LARGE) {
 		u->large = true;
+		u->pid = r->p->pid();
 	} else if (c.len) {
 		/* Copied out now: the sender's slot comes back whatever the
 		 * application does with the message. */
@@ -281,7 +282,9 @@ void ep_transport::start(match::engine &, match::recv *rv, const match::message 
 	if (!u) /* cannot happen: every queued message gets its cookie */
 		return;
 	remote *r = ep->remotes[u->peer].get();
-	if (u->large)
+	if (u->large && (r->dead || r->p->pid() != u->pid))
+		finish(ep, o, u->c, off, 0, m.src, FI_EHOSTDOWN); /* its sender's process is gone */
+	else if (u->large)
 		land_large(ep, r, u->c, o, off, into, m.src);
 	else
 		land(ep, r, u->c, o, off, into, m.src, u->bytes.get() ? u->bytes.get() : "");
@@ -291,8 +294,9 @@ void ep_transport::start(match::engine &, match::recv *rv, const match::message 
 void ep_transport::drop(match::engine &, const match::message &m)
 {
 	auto *u = static_cast<ux *>(m.cookie);
-	if (u && u->large && !ep->remotes[u->peer]->dead)
-		answer(ep, ep->remotes[u->peer].get(), K_DONE, u->c.arg, 0, FI_ECANCELED);
+	remote *r = u ? ep->remotes[u->peer].get() : nullptr;
+	if (r && u->large && !r->dead && r->p->pid() == u->pid)
+		answer(ep, r, K_DONE, u->c.arg, 0, FI_ECANCELED);
 	delete u;
 }
 

@@ -163,6 +163,7 @@ struct ux {
 	uint32_t peer = 0;
 	std::unique_ptr<char[]> bytes;
 	bool large = false;
+	pid_t pid = 0; /* LARGE: the sender's process (its buffer lives there) */
 };
 
 /* A LARGE message being pulled through the sender's bounce slots. */
