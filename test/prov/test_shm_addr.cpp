@@ -355,6 +355,46 @@ TEST(shm_peer, a_receive_pulling_from_a_closed_endpoint_fails)
 	EXPECT_EQ(err.op_context, &ctx);
 }
 
+/* A large message still queued (unexpected) when its sender's endpoint
+ * closed: a new endpoint that takes the same name is another sender, so
+ * the receive that later takes the old message fails rather than read
+ * wherever the old buffer was; the new endpoint's messages go through. */
+TEST(shm_peer, a_large_message_of_a_closed_sender_is_not_read_from_its_successor)
+{
+	prov_env env("shm", FI_EP_RDM);
+	ASSERT_NE(env.domain, nullptr);
+	std::string mine = "fi_shm://wu-test-reborn-" + std::to_string(getpid());
+	fi_info *with = fi_dupinfo(env.info);
+	free(with->src_addr);
+	with->src_addr = strdup(mine.c_str());
+	with->src_addrlen = mine.size() + 1;
+	rdm_ep b(env);
+	std::vector<char> src(1 << 20, 'o'), dst(1 << 20, 0);
+	fi_cq_tagged_entry e;
+	{
+		rdm_ep a(env, with);
+		fi_addr_t to = a.insert(b);
+		b.insert(a);
+		ASSERT_EQ(fi_send(a.ep, src.data(), src.size(), nullptr, to, nullptr), 0);
+		spin({b.rx, a.tx}, 200); /* b queues it: no receive yet */
+	}
+	spin({b.rx}, 50); /* b hears the goodbye */
+	rdm_ep a2(env, with);
+	fi_freeinfo(with);
+	fi_addr_t to = a2.insert(b);
+	int v = 42, w = 0;
+	ASSERT_EQ(fi_send(a2.ep, &v, sizeof v, nullptr, to, nullptr), 0);
+	spin({b.rx, a2.tx}, 200); /* b hears the new endpoint: the name is alive again */
+	ASSERT_EQ(fi_recv(b.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_one(b.rx, e, &err, {a2.tx}), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_EHOSTDOWN);
+	EXPECT_EQ(dst[0], 0);
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a2.tx}), 1);
+	EXPECT_EQ(w, 42);
+}
+
 /* A peer that took a large message (unexpected: no receive) and then
  * stopped, killed with SIGKILL: the large send, waiting for the peer's
  * answer, fails with FI_EHOSTDOWN instead of hanging; later sends to it

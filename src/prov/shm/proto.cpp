@@ -478,6 +478,7 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 	if (r->dead)
 		return;
 	r->dead = true;
+	r->gen++;
 	bool owed = !r->backlog.empty() || r->waiting;
 	for (auto &p : ep->pulls_in)
 		owed |= p.second.peer == r->slot;

@@ -224,7 +224,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c)
 	u->peer = r->slot;
 	if (c.kind == K_LARGE) {
 		u->large = true;
-		u->pid = r->p->pid();
+		u->gen = r->gen;
 	} else if (c.len) {
 		/* Copied out now: the sender's slot comes back whatever the
 		 * application does with the message. */
@@ -282,8 +282,8 @@ void ep_transport::start(match::engine &, match::recv *rv, const match::message 
 	if (!u) /* cannot happen: every queued message gets its cookie */
 		return;
 	remote *r = ep->remotes[u->peer].get();
-	if (u->large && (r->dead || r->p->pid() != u->pid))
-		finish(ep, o, u->c, off, 0, m.src, FI_EHOSTDOWN); /* its sender's process is gone */
+	if (u->large && (r->dead || r->gen != u->gen))
+		finish(ep, o, u->c, off, 0, m.src, FI_EHOSTDOWN); /* its sender is gone */
 	else if (u->large)
 		land_large(ep, r, u->c, o, off, into, m.src);
 	else
@@ -295,7 +295,7 @@ void ep_transport::drop(match::engine &, const match::message &m)
 {
 	auto *u = static_cast<ux *>(m.cookie);
 	remote *r = u ? ep->remotes[u->peer].get() : nullptr;
-	if (r && u->large && !r->dead && r->p->pid() == u->pid)
+	if (r && u->large && !r->dead && r->gen == u->gen)
 		answer(ep, r, K_DONE, u->c.arg, 0, FI_ECANCELED);
 	delete u;
 }

@@ -114,6 +114,7 @@ struct remote {
 	uint32_t id_there = no_slot; /* its for us: cell::sender of what we push */
 	bool hello_sent = false;
 	bool dead = false;
+	uint32_t gen = 0; /* counts deaths: what came from an earlier sender of this name */
 	fi_addr_t addr = FI_ADDR_NOTAVAIL; /* in our AV, once known */
 	std::deque<pending> backlog;
 	bool listed = false;      /* in shm_ep::backlogged */
@@ -163,7 +164,7 @@ struct ux {
 	uint32_t peer = 0;
 	std::unique_ptr<char[]> bytes;
 	bool large = false;
-	pid_t pid = 0; /* LARGE: the sender's process (its buffer lives there) */
+	uint32_t gen = 0; /* LARGE: remote::gen at arrival (its buffer lives in that sender) */
 };
 
 /* A LARGE message being pulled through the sender's bounce slots. */
