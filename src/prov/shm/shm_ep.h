@@ -45,6 +45,7 @@
 #include "core/owned.h"
 #include "prov/common/cq.h"
 #include "prov/common/match.h"
+#include "prov/common/progress.h"
 #include "prov/common/rx.h"
 #include "prov/common/xfer.h"
 #include "prov/shm/region.h"
@@ -215,7 +216,10 @@ struct shm_ep {
 	bool cma_checked = false;
 	int dead_ms = 1000;
 	int64_t next_live_check = 0;
-	/* FI_PROGRESS_AUTO: a thread sleeping on the region */
+	/* FI_PROGRESS_AUTO: the cm engine's thread watches the region's
+	 * wait_fd (progress.h); a thread of ours sleeping on the region when
+	 * the transport offers no descriptor. */
+	prov::auto_runner autop;
 	std::thread auto_thr;
 	std::atomic<bool> auto_stop{false};
 	bool want_auto = false;
@@ -240,7 +244,8 @@ remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err);
 void av_removed(void *arg, fi_addr_t fa) noexcept;
 /* Queues or pushes c (+ payload) to r, in order. */
 void send_cell(shm_ep *ep, remote *r, pending &&p);
-void progress_locked(shm_ep *ep);
+/* Returns the cells it took from the queue. */
+int progress_locked(shm_ep *ep);
 /* Posts collected completions; without ep->mtx. */
 void flush(shm_ep *ep) noexcept;
 void progress_cb(void *arg) noexcept;
