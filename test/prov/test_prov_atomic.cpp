@@ -393,7 +393,9 @@ TEST_P(atomics, argument_checks)
 	std::vector<uint64_t> big(wu::atomic::max_bytes / 8 + 1);
 	EXPECT_EQ(fi_atomic(a.ep, big.data(), big.size(), nullptr, a_to_b, base, key, u64, FI_SUM, nullptr),
 		  -FI_EMSGSIZE);
-	EXPECT_EQ(fi_inject_atomic(a.ep, big.data(), 9, a_to_b, base, key, u64, FI_SUM), -FI_EINVAL);
+	EXPECT_EQ(fi_inject_atomic(a.ep, big.data(), env.info->tx_attr->inject_size / 8 + 1, a_to_b, base, key, u64,
+				   FI_SUM),
+		  -FI_EINVAL);
 	/* A remote ioc that does not match the operands, FI_TAGGED targets, remote CQ data. */
 	fi_ioc io{&v, 1};
 	fi_rma_ioc rio{base, 2, key};
