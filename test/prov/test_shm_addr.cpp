@@ -459,3 +459,29 @@ TEST(shm_peer, operations_waiting_on_a_killed_peer_fail)
 }
 
 } // namespace
+
+/* Endpoints whose bounce buffers differ in size (FI_SHM_BOUNCE_SIZE read
+ * at open): a medium message is held to its sender's slot size, not the
+ * receiver's, so it arrives whole instead of being dropped as malformed. */
+TEST(shm_flow, a_sender_with_larger_bounce_buffers_is_understood)
+{
+	prov_env env("shm", FI_EP_RDM, FI_MSG | FI_TAGGED);
+	setenv("FI_SHM_BOUNCE_SIZE", "65536", 1);
+	rdm_ep a(env);
+	unsetenv("FI_SHM_BOUNCE_SIZE");
+	rdm_ep b(env);
+	ASSERT_NE(a.ep, nullptr);
+	ASSERT_NE(b.ep, nullptr);
+	fi_addr_t to_b = a.insert(b);
+	const size_t n = 40000; /* above the receiver's 16 KiB slots, within the sender's */
+	std::vector<char> out(n), in(n, 0);
+	for (size_t i = 0; i < n; i++)
+		out[i] = char(i * 7 + 3);
+	ASSERT_EQ(fi_recv(b.ep, in.data(), n, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, out.data(), n, nullptr, to_b, nullptr), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1);
+	EXPECT_EQ(e.len, n);
+	EXPECT_EQ(in, out);
+	ASSERT_EQ(wait_one(a.tx, e, nullptr, {b.rx}), 1);
+}

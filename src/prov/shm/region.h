@@ -172,6 +172,9 @@ public:
 	/* Reads / releases slot of the peer's bounce buffers. */
 	const void *bounce_addr(uint32_t slot) const noexcept;
 	void bounce_release(uint32_t slot) noexcept;
+	/* Bytes in each of the peer's slots (its layout, checked at attach):
+	 * what a length read from one of its cells is held to. */
+	size_t bounce_size() const noexcept { return slot_size_; }
 
 	pid_t pid() const noexcept;
 	/* Is the owner still the process that created the region? */

@@ -274,7 +274,9 @@ size_t atomic_room(int datatype) noexcept
 void on_rma(shm_ep *ep, remote *r, const wire &c)
 {
 	const char *slot = static_cast<const char *>(r->p->bounce_addr(uint32_t(c.arg)));
-	size_t room = slot_room(ep);
+	/* The request sits in the sender's slot: held to its slot size, not ours. */
+	size_t ps = r->p->bounce_size();
+	size_t room = std::min(slot_room(ep), ps > sizeof(rma_req) ? ps - sizeof(rma_req) : 0);
 	if (!slot || c.len > room) {
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s sent an RMA request without a valid buffer; dropped\n",
 			       r->name.c_str());
@@ -387,7 +389,7 @@ void on_rma_reply(shm_ep *ep, remote *r, const wire &c)
 		o->err = c.inline_len;
 	if (from) {
 		/* Read or fetched bytes for [part_off, part_off + len) of ours. */
-		if (c.cq_data <= o->len && c.len <= o->len - c.cq_data && c.len <= ep->rg->bounce_size())
+		if (c.cq_data <= o->len && c.len <= o->len - c.cq_data && c.len <= r->p->bounce_size())
 			copy_to_iov(o->iov, o->cnt, size_t(c.cq_data), from, size_t(c.len));
 		r->p->bounce_release(uint32_t(c.arg));
 	}

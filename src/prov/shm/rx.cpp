@@ -192,7 +192,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c)
 {
 	/* What a hostile or broken peer could make us read past. */
 	if ((c.kind == K_INLINE && (c.inline_len != c.len || c.len > shm_tp::inline_max)) ||
-	    (c.kind == K_BOUNCE && c.len > ep->rg->bounce_size())) {
+	    (c.kind == K_BOUNCE && c.len > r->p->bounce_size())) {
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s sent a message cell with a bad length %llu; dropped\n",
 			       r->name.c_str(), (unsigned long long)c.len);
 		return;
@@ -245,7 +245,7 @@ void on_chunk(shm_ep *ep, remote *r, const wire &c)
 {
 	auto it = ep->pulls_in.find(c.tag);
 	const void *from = r->p->bounce_addr(uint32_t(c.arg));
-	if (it == ep->pulls_in.end() || it->second.peer != r->slot || !from || c.len > ep->rg->bounce_size() ||
+	if (it == ep->pulls_in.end() || it->second.peer != r->slot || !from || c.len > r->p->bounce_size() ||
 	    c.cq_data > it->second.len || c.len > it->second.len - c.cq_data) {
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s sent a chunk of no message we pull; dropped\n",
 			       r->name.c_str());
