@@ -298,7 +298,7 @@ TEST_P(shm_faults, survivor_receives)
 	int r = wait_cq(me.rx, &ce, &err, clock::now() + std::chrono::milliseconds(bound_ms));
 	ASSERT_NE(r, 0) << "no completion of a receive of a " << kind_names[k] << " message within "
 			<< bound_ms / 1000 << " s of its sender's death";
-	printf("receive of an %s message whose sender was killed: %s\n", kind_names[k],
+	printf("receive of the %s message whose sender was killed: %s\n", kind_names[k],
 	       r == 1 ? "delivered whole" : fi_strerror(err.err));
 	if (r == 1) {
 		EXPECT_EQ(ce.op_context, &ctx);

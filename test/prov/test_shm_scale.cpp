@@ -17,16 +17,18 @@
 #include <sched.h>
 #include <sys/stat.h>
 
-#include <array>
+#include <cstdlib>
 #include <memory>
 
 using namespace wu::test::shm;
 
 namespace {
 
-constexpr int procs = 8;
-constexpr int eps_per_proc = 128;
-constexpr int total = procs * eps_per_proc;
+/* WU_SHM_SCALE_PROCS and WU_SHM_SCALE_EPS change the shape (to debug
+ * with fewer processes); make check runs the default. */
+int procs = 8;
+int eps_per_proc = 128;
+int total = procs * eps_per_proc;
 constexpr int fan_in = 4; /* messages each endpoint sends and receives */
 constexpr size_t sizes[fan_in + 1] = {0, 8, 100, 4096, 65536}; /* by j = 1..fan_in */
 constexpr uint64_t fan_tag = 1ull << 40;
@@ -115,19 +117,36 @@ int drain(fid_cq *cq, result &r)
 	return got;
 }
 
-/* Sends with -FI_EAGAIN retried (progress in between) until the deadline. */
-int send_retry(fid_ep *e, op &o, size_t len, fi_addr_t to, uint64_t tag, const std::vector<fid_cq *> &cqs,
-	       result &r, clock::time_point deadline)
+/* A send to post. */
+struct to_post {
+	fid_ep *e;
+	op *o;
+	fi_addr_t to;
+	uint64_t tag;
+};
+
+/* Posts every send; those refused with -FI_EAGAIN are posted again after
+ * a round of progress on all of cqs (a peer may need our progress, and we
+ * theirs, before its queue has room), until the deadline. */
+void post_all(std::vector<to_post> todo, const std::vector<fid_cq *> &cqs, result &r, clock::time_point deadline)
 {
-	for (;;) {
-		ssize_t s = fi_tsend(e, o.buf.data(), len, nullptr, to, tag, &o.ctx);
-		if (s != -FI_EAGAIN)
-			return int(s);
+	while (!todo.empty() && !r.setup) {
+		std::vector<to_post> again;
+		for (auto &t : todo) {
+			ssize_t s = fi_tsend(t.e, t.o->buf.data(), t.o->buf.size(), nullptr, t.to, t.tag, &t.o->ctx);
+			if (s == -FI_EAGAIN)
+				again.push_back(t);
+			else if (s)
+				set_what(r, int(s), "fi_tsend");
+		}
+		todo.swap(again);
+		if (todo.empty())
+			break;
 		for (fid_cq *cq : cqs)
 			drain(cq, r);
 		if (clock::now() > deadline) {
-			r.eagain_stalls++;
-			return -FI_EAGAIN;
+			r.eagain_stalls += int(todo.size());
+			return;
 		}
 	}
 }
@@ -211,8 +230,11 @@ bool await_parent(int fd, std::vector<std::unique_ptr<ep>> &eps, result &r)
 
 	r.rss_before = resident_pages();
 	auto deadline = clock::now() + std::chrono::milliseconds(exchange_ms);
+	std::vector<to_post> todo;
+	std::vector<fid_cq *> cqs;
 	for (int i = 0; i < eps_per_proc && !r.setup; i++) {
-		std::vector<fid_cq *> cqs{eps[i]->tx, eps[i]->rx};
+		cqs.push_back(eps[i]->tx);
+		cqs.push_back(eps[i]->rx);
 		for (int j = 1; j <= fan_in; j++) {
 			op &o = ops[next++];
 			o.ep = i;
@@ -220,12 +242,10 @@ bool await_parent(int fd, std::vector<std::unique_ptr<ep>> &eps, result &r)
 			o.buf.resize(sizes[j]);
 			int me = global(p, i);
 			fill(o.buf, seed_of(me, j));
-			int s = send_retry(eps[i]->e, o, sizes[j], addr[target(p, i, j)], tag_of(me, j), cqs, r,
-					   deadline);
-			if (s)
-				set_what(r, s, "fi_tsend");
+			todo.push_back({eps[i]->e, &o, addr[target(p, i, j)], tag_of(me, j)});
 		}
 	}
+	post_all(std::move(todo), cqs, r, deadline);
 	const int want_sends = eps_per_proc * fan_in, want_recvs = eps_per_proc * (fan_in + 1);
 	while (!r.setup && (r.sends_ok + r.sends_err < want_sends ||
 			    r.recvs_ok + r.recvs_err + r.recvs_bad < want_recvs)) {
@@ -293,16 +313,16 @@ bool await_parent(int fd, std::vector<std::unique_ptr<ep>> &eps, result &r)
 	auto deadline = clock::now() + std::chrono::milliseconds(exchange_ms);
 	std::vector<fid_cq *> cqs{eps[0]->tx, eps[0]->rx};
 	r.rss_before = resident_pages();
+	std::vector<to_post> todo;
 	for (int g = 0; g < total && !r.setup; g++) {
 		op &o = ops[g];
 		o.ep = g;
 		o.buf.resize(8);
 		uint64_t val = fan_tag | uint64_t(g);
 		memcpy(o.buf.data(), &val, 8);
-		int s = send_retry(eps[0]->e, o, 8, addr[g], fan_tag, cqs, r, deadline);
-		if (s)
-			set_what(r, s, "fi_tsend (prober)");
+		todo.push_back({eps[0]->e, &o, addr[g], fan_tag});
 	}
+	post_all(std::move(todo), cqs, r, deadline);
 	while (!r.setup && r.sends_ok + r.sends_err < total) {
 		if (!drain(eps[0]->tx, r))
 			sched_yield();
@@ -324,9 +344,9 @@ bool await_parent(int fd, std::vector<std::unique_ptr<ep>> &eps, result &r)
 
 TEST(shm_scale, endpoints_1024_exchange_across_processes)
 {
-	constexpr int n = procs + 1; /* the workers, then the prober */
-	std::array<int, n> to{}, from{};
-	std::array<pid_t, n> pid{};
+	const int n = procs + 1; /* the workers, then the prober */
+	std::vector<int> to(n), from(n);
+	std::vector<pid_t> pid(n);
 	for (int p = 0; p < n; p++) {
 		int down[2], up[2];
 		ASSERT_EQ(pipe(down), 0);
@@ -351,7 +371,7 @@ TEST(shm_scale, endpoints_1024_exchange_across_processes)
 	}
 	/* Kills what is left whatever happens below. */
 	struct reaper {
-		std::array<pid_t, n> &pid;
+		std::vector<pid_t> &pid;
 		~reaper()
 		{
 			for (pid_t x : pid)
@@ -393,7 +413,7 @@ TEST(shm_scale, endpoints_1024_exchange_across_processes)
 		char go = 1;
 		ASSERT_TRUE(put(to[p], &go, 1));
 	}
-	std::array<result, n> res;
+	std::vector<result> res(n);
 	for (int p = 0; p < n; p++)
 		ASSERT_TRUE(get(from[p], &res[p], sizeof res[p], pipe_ms)) << "process " << p << " reported nothing";
 	for (int p = 0; p < n; p++) {
@@ -452,6 +472,15 @@ int main(int argc, char **argv)
 {
 	if (int s = skip_without_provider("test_shm_scale"))
 		return s;
+	if (const char *e = getenv("WU_SHM_SCALE_PROCS"))
+		procs = atoi(e);
+	if (const char *e = getenv("WU_SHM_SCALE_EPS"))
+		eps_per_proc = atoi(e);
+	if (procs < fan_in + 1 || eps_per_proc < 1) {
+		printf("WU_SHM_SCALE_PROCS must be at least %d, WU_SHM_SCALE_EPS at least 1\n", fan_in + 1);
+		return 1;
+	}
+	total = procs * eps_per_proc;
 	::testing::InitGoogleTest(&argc, argv);
 	return RUN_ALL_TESTS();
 }
