@@ -10,4 +10,3 @@ EXTRA_DIST += contrib/bench/match_bench.sh
 
 bench-match: contrib/bench/match_micro
 	$(SHELL) $(top_srcdir)/contrib/bench/match_bench.sh
-.PHONY: bench-match

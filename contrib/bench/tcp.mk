@@ -7,4 +7,3 @@ EXTRA_DIST += contrib/bench/tcp_bench.sh
 
 bench-tcp: contrib/bench/raw_tcp
 	$(SHELL) $(top_srcdir)/contrib/bench/tcp_bench.sh
-.PHONY: bench-tcp

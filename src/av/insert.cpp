@@ -225,6 +225,36 @@ int insert_v4_bulk(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr
 	return ok;
 }
 
+/* FI_ADDR_STR addresses of a provider-defined format (text_format
+ * FI_ADDR_STR): the key is the text itself, NUL included. */
+int decode_own_strs(av_obj *a, const void *addr, size_t count, batch &b)
+{
+	size_t used;
+	/* Eight bytes are there either way (a pointer, or a string longer
+	 * than that); a user-space pointer has its top 16 bits clear, text
+	 * (two characters there) never. */
+	uint64_t first = 0;
+	if (count)
+		memcpy(&first, addr, sizeof first);
+	if (count && (first >> 48) != 0) {
+		auto *p = static_cast<const char *>(addr);
+		for (size_t i = 0; i < count; i++) {
+			if (int r = decode(a, p, a->fmt->max_addrlen, b.keys[i], &used)) {
+				for (size_t j = i; j < count; j++)
+					b.err[j] = -r; /* the next one cannot be found */
+				break;
+			}
+			p += used;
+		}
+		return 0;
+	}
+	auto *strs = static_cast<const char *const *>(addr);
+	for (size_t i = 0; i < count; i++)
+		if (int r = strs[i] ? decode(a, strs[i], a->fmt->max_addrlen, b.keys[i], &used) : -FI_EINVAL)
+			b.err[i] = -r;
+	return 0;
+}
+
 int av_insert_body(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
 		   void *context)
 {
@@ -240,7 +270,13 @@ int av_insert_body(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr
 	batch b;
 	b.keys.resize(count);
 	b.err.assign(count, 0);
-	if (a->fmt->addr_format == FI_ADDR_STR) {
+	if (a->fmt->addr_format == FI_ADDR_STR && a->fmt->text_format == FI_ADDR_STR) {
+		/* A provider's own strings (shm): packed back to back, NUL
+		 * separated, as libfabric's shm provider and fabtests pass them,
+		 * or an array of char * (fi_av(3)); the first bytes tell. */
+		if (int r = decode_own_strs(a, addr, count, b))
+			return r;
+	} else if (a->fmt->addr_format == FI_ADDR_STR) {
 		auto *strs = static_cast<const char *const *>(addr);
 		for (size_t i = 0; i < count; i++)
 			if (int r = decode_str(a, strs[i], b.keys[i]))

@@ -139,7 +139,15 @@ int av_lookup_body(av_obj *a, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 	size_t len = key_binary(a, k, bin);
 	if (a->fmt->addr_format == FI_ADDR_STR) {
 		char text[256];
-		ssize_t n = addr::format(a->fmt->print_format, bin, len, text, sizeof text);
+		/* A provider's own strings are stored as their text. */
+		ssize_t n;
+		if (a->fmt->print_format == FI_ADDR_STR) {
+			n = ssize_t(strnlen(reinterpret_cast<const char *>(bin), len ? len - 1 : 0));
+			memcpy(text, bin, size_t(n));
+			text[n++] = '\0';
+		} else {
+			n = addr::format(a->fmt->print_format, bin, len, text, sizeof text);
+		}
 		if (n < 0)
 			return int(n);
 		size_t need = size_t(n);

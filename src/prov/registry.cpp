@@ -12,6 +12,7 @@
 
 #include "core/log.h"
 
+#include "prov/shm/shm.h"
 #include "prov/tcp/tcp.h"
 
 namespace wu::prov {
@@ -21,6 +22,7 @@ namespace {
  * node, tcp beyond) will come first, then shm, tcp, verbs and ucx. */
 const fi_provider *(*const builtin[])() noexcept = {
 	wu::tcp::provider,
+	wu::shm::provider,
 };
 
 struct state {

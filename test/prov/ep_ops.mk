@@ -19,3 +19,13 @@ test_prov_test_auto_runner_SOURCES = test/prov/test_auto_runner.cpp
 test_prov_test_auto_runner_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_auto_runner_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
+# The endpoint base and the receive core (src/prov/common/ep_base.h, rx.h)
+# on a real domain's objects, with no transport.
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_ep_base
+TESTS += test/prov/test_ep_base
+UNIT_TESTS += test/prov/test_ep_base
+test_prov_test_ep_base_SOURCES = test/prov/test_ep_base.cpp
+test_prov_test_ep_base_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_ep_base_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif

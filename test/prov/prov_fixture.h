@@ -37,7 +37,7 @@
 #include "../util/fabric_open.h"
 
 /* The providers every parameterised suite runs over, one X(name) each. */
-#define WU_TEST_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__)
+#define WU_TEST_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__) X(shm, __VA_ARGS__)
 
 #define WU_TEST_INSTANTIATE_ONE(prov, suite) \
 	INSTANTIATE_TEST_SUITE_P(prov, suite, ::testing::Values(std::string(#prov)));
@@ -72,6 +72,20 @@ struct provider_test_with : ::testing::TestWithParam<std::tuple<std::string, T>>
 	static T arg() { return std::get<1>(base::GetParam()); }
 };
 
+/* Whether prov's addresses are FI_ADDR_STR names (shm) rather than IP
+ * sockaddrs: such a provider is opened without a node. */
+inline bool addr_is_str(const std::string &prov)
+{
+	fi_info *hints = fi_allocinfo();
+	hints->fabric_attr->prov_name = strdup(prov.c_str());
+	fi_info *got = nullptr;
+	int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &got);
+	fi_freeinfo(hints);
+	bool str = r == 0 && got && got->addr_format == FI_ADDR_STR;
+	fi_freeinfo(got);
+	return str;
+}
+
 /* Fabric, domain and EQ of one provider, opened through the public API. */
 struct prov_env {
 	fi_info *info = nullptr;
@@ -91,9 +105,12 @@ struct prov_env {
 		hints->caps = caps;
 		hints->domain_attr->data_progress = progress;
 		hints->domain_attr->control_progress = progress;
-		hints->addr_format = FI_SOCKADDR_IN;
+		/* IP providers on 127.0.0.1; named ones (FI_ADDR_STR) pick their own names. */
+		bool str = addr_is_str(prov);
+		hints->addr_format = str ? FI_ADDR_STR : FI_SOCKADDR_IN;
 		fi_info *got = nullptr;
-		int r = fi_getinfo(FI_VERSION(1, 17), "127.0.0.1", nullptr, FI_SOURCE, hints, &got);
+		int r = fi_getinfo(FI_VERSION(1, 17), str ? nullptr : "127.0.0.1", nullptr, str ? 0 : FI_SOURCE,
+				   hints, &got);
 		fi_freeinfo(hints);
 		if (r || !got) {
 			ADD_FAILURE() << "fi_getinfo(" << prov << ", 127.0.0.1): " << fi_strerror(-r);

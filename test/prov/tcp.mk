@@ -1,7 +1,8 @@
-# tcp provider suites (GoogleTest): endpoints, messaging, tagged, RMA,
-# connection management, faults with killed peer processes, concurrency,
-# atomics (and the shared atomic engine);
-# plus Debian's fi_pingpong on our library.
+# The tcp provider's own suites (GoogleTest): its frames and handshake,
+# connections and MSG connection management, rendezvous and the eager
+# window, faults with killed peer processes, concurrency, atomics' wire
+# frames, shared receive contexts; plus Debian's fi_pingpong on our
+# library.  The suites of every provider are in suites.mk.
 EXTRA_DIST += test/fuzz/fuzz_tcp_frame.cpp test/prov/tcp_fixture.h test/prov/fi_pingpong.sh
 if WU_HAVE_GTEST
 tcp_gtests = \
@@ -25,13 +26,13 @@ test_prov_test_tcp_rdm_SOURCES = test/prov/test_tcp_rdm.cpp test/prov/tcp_fixtur
 test_prov_test_tcp_msg_SOURCES = test/prov/test_tcp_msg.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_threads_SOURCES = test/prov/test_tcp_threads.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_auto_SOURCES = test/prov/test_tcp_auto.cpp test/prov/tcp_fixture.h
-test_prov_test_tcp_peek_SOURCES = test/prov/test_tcp_peek.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_peek_SOURCES = test/prov/test_tcp_peek.cpp test/prov/peek_fixture.h
 test_prov_test_tcp_conn_SOURCES = test/prov/test_tcp_conn.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_cm_SOURCES = test/prov/test_tcp_cm.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_window_SOURCES = test/prov/test_tcp_window.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_wire_SOURCES = test/prov/test_tcp_wire.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_limits_SOURCES = test/prov/test_tcp_limits.cpp test/prov/tcp_fixture.h
-test_prov_test_tcp_atomic_SOURCES = test/prov/test_tcp_atomic.cpp test/prov/tcp_fixture.h
+test_prov_test_tcp_atomic_SOURCES = test/prov/test_tcp_atomic.cpp test/prov/atomic_fixture.h
 test_prov_test_tcp_linger_SOURCES = test/prov/test_tcp_linger.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_srx_SOURCES = test/prov/test_tcp_srx.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)

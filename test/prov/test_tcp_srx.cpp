@@ -2,7 +2,8 @@
  * endpoints share one srx (wildcard and directed receives, expected and
  * unexpected, FI_SOURCE, completions on the CQ of the endpoint a message
  * arrived on, FI_PEEK / FI_CLAIM, fi_cancel); MSG endpoints accepted from
- * one passive endpoint share one; close order and bad binds. */
+ * one passive endpoint share one; close order and bad binds; one AV per
+ * shared context. */
 #include <string>
 
 #include "tcp_fixture.h"
@@ -262,6 +263,37 @@ TEST(tcp_srx, close_order_and_bad_binds)
 	EXPECT_EQ(fi_close(&late->fid), 0);
 	EXPECT_EQ(fi_close(&cq->fid), 0);
 	EXPECT_EQ(fi_close(&av->fid), 0);
+}
+
+/* Endpoints sharing a receive context use one AV (fi_endpoint(3)): its
+ * sources are that AV's fi_addr_t values.  Refused whether the srx or the
+ * AV is bound second. */
+TEST(tcp_srx, sharing_endpoints_use_one_av)
+{
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	ASSERT_NE(env.domain, nullptr);
+	fid_av *av = open_av(env), *av2 = open_av(env);
+	fid_ep *srx = open_srx(env, FI_MSG | FI_TAGGED | FI_RECV);
+	ASSERT_NE(srx, nullptr);
+	fid_ep *a = nullptr, *b = nullptr, *c = nullptr;
+	ASSERT_EQ(fi_endpoint(env.domain, env.info, &a, nullptr), 0);
+	ASSERT_EQ(fi_endpoint(env.domain, env.info, &b, nullptr), 0);
+	ASSERT_EQ(fi_endpoint(env.domain, env.info, &c, nullptr), 0);
+	ASSERT_EQ(fi_ep_bind(a, &av->fid, 0), 0);
+	ASSERT_EQ(fi_ep_bind(a, &srx->fid, 0), 0);
+	/* srx second: b already has another AV. */
+	ASSERT_EQ(fi_ep_bind(b, &av2->fid, 0), 0);
+	EXPECT_EQ(fi_ep_bind(b, &srx->fid, 0), -FI_EINVAL);
+	/* AV second: c shares the srx, then asks for another AV, then the same. */
+	ASSERT_EQ(fi_ep_bind(c, &srx->fid, 0), 0);
+	EXPECT_EQ(fi_ep_bind(c, &av2->fid, 0), -FI_EINVAL);
+	EXPECT_EQ(fi_ep_bind(c, &av->fid, 0), 0);
+	EXPECT_EQ(fi_close(&a->fid), 0);
+	EXPECT_EQ(fi_close(&b->fid), 0);
+	EXPECT_EQ(fi_close(&c->fid), 0);
+	EXPECT_EQ(fi_close(&srx->fid), 0);
+	EXPECT_EQ(fi_close(&av->fid), 0);
+	EXPECT_EQ(fi_close(&av2->fid), 0);
 }
 
 /* Two MSG connections accepted from one passive endpoint share one srx:

@@ -137,7 +137,7 @@ conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st)
 
 void post_cm_error(tcp_ep *ep, int err, const std::string &data)
 {
-	if (!ep->eq)
+	if (!ep->b.eq)
 		return;
 	fi_eq_err_entry e{};
 	e.fid = &ep->ep.fid;
@@ -146,12 +146,12 @@ void post_cm_error(tcp_ep *ep, int err, const std::string &data)
 	e.prov_errno = err;
 	e.err_data = data.empty() ? nullptr : const_cast<char *>(data.data());
 	e.err_data_size = data.size();
-	eq_post_error(ep->eq, &e);
+	eq_post_error(ep->b.eq, &e);
 }
 
 void post_cm_event(tcp_ep *ep, uint32_t event, const void *data, size_t len)
 {
-	if (!ep->eq)
+	if (!ep->b.eq)
 		return;
 	std::vector<char> buf(sizeof(fi_eq_cm_entry) + len);
 	fi_eq_cm_entry ent{};
@@ -160,7 +160,7 @@ void post_cm_event(tcp_ep *ep, uint32_t event, const void *data, size_t len)
 	memcpy(buf.data(), &ent, sizeof ent);
 	if (len)
 		memcpy(buf.data() + sizeof ent, data, len);
-	eq_post(ep->eq, event, buf.data(), buf.size());
+	eq_post(ep->b.eq, event, buf.data(), buf.size());
 }
 
 /* Closes a connection: error completions for every operation that
@@ -463,14 +463,14 @@ conn *connect_to(tcp_ep *ep, const std::string &key)
 /* The connection to use for fi_addr (RDM) or the MSG connection. */
 conn *conn_for(tcp_ep *ep, fi_addr_t addr, int *err)
 {
-	if (ep->type == FI_EP_MSG) {
+	if (ep->b.type == FI_EP_MSG) {
 		if (!ep->mc || !ep->connected || ep->mc->state == C_CLOSED) {
 			*err = ep->shut ? FI_ECONNRESET : FI_ENOTCONN;
 			return nullptr;
 		}
 		return ep->mc;
 	}
-	if (!ep->av) {
+	if (!ep->b.av) {
 		*err = FI_ENOAV;
 		return nullptr;
 	}
@@ -488,9 +488,9 @@ conn *conn_for(tcp_ep *ep, fi_addr_t addr, int *err)
 	}
 	if (known == ep->fa_peer.end()) {
 		/* Stamp first: a change while reading is caught on the next use. */
-		uint64_t stamp = ep->av_shared ? av::entry_stamp(ep->av, addr) : 0;
+		uint64_t stamp = ep->b.av_shared ? av::entry_stamp(ep->b.av, addr) : 0;
 		unsigned char buf[av::max_blob];
-		size_t n = av::addr_of(ep->av, addr, buf, sizeof buf);
+		size_t n = av::addr_of(ep->b.av, addr, buf, sizeof buf);
 		if (!n || n > sizeof buf) {
 			WU_WARN(P(), FI_LOG_EP_DATA, "fi_addr %llu names no address in the bound AV\n",
 				(unsigned long long)addr);

@@ -12,22 +12,17 @@ namespace wu::tcp::detail {
 
 uint64_t tx_flags(tcp_ep *ep)
 {
-	return ep->info->tx_attr->op_flags;
+	return ep->b.tx_flags();
 }
 
 namespace {
-
-uint64_t rx_flags(tcp_ep *ep)
-{
-	return ep->info->rx_attr->op_flags;
-}
 
 /* The engine interface behind the generated msg/tagged/rma/atomic tables. */
 struct tcp_traits {
 	using ep_type = tcp_ep;
 	static tcp_ep *lookup(fid_ep *e) noexcept { return ep_of(e); }
 	static uint64_t tx_flags(tcp_ep *ep) { return detail::tx_flags(ep); }
-	static uint64_t rx_flags(tcp_ep *ep) { return detail::rx_flags(ep); }
+	static uint64_t rx_flags(tcp_ep *ep) { return ep->b.rx_flags(); }
 	static ssize_t send(tcp_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
 	static ssize_t recv(tcp_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
 	static ssize_t rma(tcp_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
@@ -43,39 +38,6 @@ using tcp_ops = prov::ep_ops<tcp_traits>;
 
 /* ---- endpoint control ---- */
 
-void unbind_all(tcp_ep *ep)
-{
-	progress_fn pf{progress_cb, ep, block_cb};
-	{
-		if (ep->tx_cq)
-			cq::unbind(&ep->tx_cq->fid, pf);
-		if (ep->rx_cq && ep->rx_cq != ep->tx_cq)
-			cq::unbind(&ep->rx_cq->fid, pf);
-	}
-	{
-		fid_cntr *all[] = {ep->c_send, ep->c_recv, ep->c_read, ep->c_write, ep->c_rread, ep->c_rwrite};
-		for (size_t i = 0; i < 6; i++) {
-			if (!all[i])
-				continue;
-			bool seen = false;
-			for (size_t j = 0; j < i; j++)
-				seen |= all[j] == all[i];
-			if (!seen)
-				cntr::unbind(&all[i]->fid, pf);
-		}
-	}
-	if (ep->av && ep->av_watched) {
-		av::unwatch_removes(ep->av, av_removed, ep);
-		ep->av_watched = false;
-	}
-	if (ep->av)
-		av::ep_unbind(ep->av);
-	if (ep->eq) {
-		eq_purge(ep->eq, &ep->ep.fid);
-		eq_unbind(&ep->eq->fid);
-	}
-}
-
 void free_conn_state(tcp_ep *ep)
 {
 	/* Receives cleared for a rendezvous (a multi-recv buffer may also
@@ -85,11 +47,8 @@ void free_conn_state(tcp_ep *ep)
 		for (auto &p : c->rv_wait)
 			if (rx_done(ep, p.second.o)) /* else still posted: freed with its queue */
 				cleared.insert(p.second.o);
-	for (op *o : cleared) {
-		if (o->srx && o->srx->posted)
-			o->srx->posted--; /* the shared context's room comes back */
-		delete o;
-	}
+	for (op *o : cleared)
+		o->rx->release(o); /* a shared context's room comes back */
 	for (conn *c : ep->conns) {
 		for (txitem *t : c->txq) {
 			delete t->o;
@@ -160,7 +119,7 @@ uint64_t tx_signature(const tcp_ep *ep)
  *    kernel still holds for the peer. */
 void linger(tcp_ep *ep)
 {
-	if (ep->type != FI_EP_RDM || !ep->enabled || !ep->linger_ms)
+	if (ep->b.type != FI_EP_RDM || !ep->b.enabled || !ep->linger_ms)
 		return;
 	int64_t quiet_until = now_ms() + ep->linger_ms;
 	uint64_t sig = 0;
@@ -168,7 +127,7 @@ void linger(tcp_ep *ep)
 		bool owed = false;
 		uint64_t now_sig;
 		{
-			std::lock_guard<std::mutex> g(ep->mtx);
+			std::lock_guard<std::mutex> g(ep->b.mtx);
 			if (!first)
 				progress_locked(ep);
 			for (conn *c : ep->conns)
@@ -190,7 +149,7 @@ void linger(tcp_ep *ep)
 		}
 		std::this_thread::sleep_for(std::chrono::microseconds(200));
 	}
-	std::lock_guard<std::mutex> g(ep->mtx);
+	std::lock_guard<std::mutex> g(ep->b.mtx);
 	std::vector<int> fds;
 	for (conn *c : ep->conns)
 		if (c->state == C_READY && c->fd >= 0 && !c->cm_watched) {
@@ -242,9 +201,9 @@ int ep_close(fid *f) noexcept
 			ep->tfd.reset();
 		}
 		linger(ep);
-		unbind_all(ep);
+		ep->b.unbind_all();
 		{
-			std::lock_guard<std::mutex> g(ep->mtx);
+			std::lock_guard<std::mutex> g(ep->b.mtx);
 			if (ep->mc && ep->mc->fd >= 0)
 				shutdown(ep->mc->fd, SHUT_RDWR);
 			free_conn_state(ep);
@@ -254,8 +213,8 @@ int ep_close(fid *f) noexcept
 		srx_detach(ep);
 		if (ep->cr)
 			free_connreq(ep->cr);
-		info_free(ep->info);
-		ep->dom->children.put();
+		info_free(ep->b.info);
+		ep->b.dom->children.put();
 		ep->magic = 0;
 		delete ep;
 		return 0;
@@ -268,108 +227,16 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 		tcp_ep *ep = ep_of(f);
 		if (!ep || !bfid)
 			return -FI_EINVAL;
-		progress_fn pf{progress_cb, ep, block_cb};
-		std::unique_lock<std::mutex> g(ep->mtx);
-		switch (bfid->fclass) {
-		case FI_CLASS_CQ: {
-			if (!cq::is_cq(bfid))
-				return -FI_EINVAL;
-			if (flags & ~(FI_TRANSMIT | FI_RECV | FI_SELECTIVE_COMPLETION))
-				return -FI_EBADFLAGS;
-			if (!(flags & (FI_TRANSMIT | FI_RECV)))
-				return -FI_EBADFLAGS;
-			auto *cqf = reinterpret_cast<fid_cq *>(bfid);
-			if (((flags & FI_TRANSMIT) && ep->tx_cq) || ((flags & FI_RECV) && ep->rx_cq)) {
-				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind: a %s CQ is already bound\n",
-					(flags & FI_TRANSMIT) && ep->tx_cq ? "transmit" : "receive");
-				return -FI_EINVAL;
-			}
-			bool already = ep->tx_cq == cqf || ep->rx_cq == cqf;
-			if (!already) {
-				int r = cq::bind(bfid, pf);
-				if (r)
-					return r;
-			}
-			if (flags & FI_TRANSMIT) {
-				ep->tx_cq = cqf;
-				ep->tx_sel = flags & FI_SELECTIVE_COMPLETION;
-			}
-			if (flags & FI_RECV) {
-				ep->rx_cq = cqf;
-				ep->rx_sel = flags & FI_SELECTIVE_COMPLETION;
-			}
-			return 0;
-		}
-		case FI_CLASS_CNTR: {
-			if (!cntr::is_cntr(bfid))
-				return -FI_EINVAL;
-			const uint64_t ok = FI_SEND | FI_RECV | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
-			if (!(flags & ok) || (flags & ~ok))
-				return -FI_EBADFLAGS;
-			auto *cn = reinterpret_cast<fid_cntr *>(bfid);
-			fid_cntr **slots[] = {&ep->c_send, &ep->c_recv, &ep->c_read, &ep->c_write, &ep->c_rread,
-					      &ep->c_rwrite};
-			uint64_t bits[] = {FI_SEND, FI_RECV, FI_READ, FI_WRITE, FI_REMOTE_READ, FI_REMOTE_WRITE};
-			bool already = false;
-			for (auto *s : slots)
-				already |= *s == cn;
-			for (size_t i = 0; i < 6; i++)
-				if ((flags & bits[i]) && *slots[i])
-					return -FI_EINVAL;
-			if (!already) {
-				int r = cntr::bind(bfid, pf);
-				if (r)
-					return r;
-			}
-			for (size_t i = 0; i < 6; i++)
-				if (flags & bits[i])
-					*slots[i] = cn;
-			return 0;
-		}
-		case FI_CLASS_AV: {
-			if (ep->type != FI_EP_RDM || !av::is_av(bfid))
-				return -FI_EINVAL;
-			if (flags)
-				return -FI_EBADFLAGS; /* fi_endpoint(3): an AV takes no bind flags */
-			if (ep->av)
-				return -FI_EINVAL;
-			if (ep->enabled)
-				return -FI_EOPBADSTATE;
-			int r = av::ep_bind(reinterpret_cast<fid_av *>(bfid));
-			if (r)
-				return r;
-			ep->av = reinterpret_cast<fid_av *>(bfid);
-			ep->av_shared = av::is_shared(ep->av);
-			return 0;
-		}
-		case FI_CLASS_SRX_CTX: {
-			tcp_srx *srx = srx_of(bfid);
-			if (!srx)
-				return -FI_EINVAL;
-			if (flags)
-				return -FI_EBADFLAGS; /* fi_endpoint(3): bound with flags 0 */
-			g.unlock(); /* srx locks come first (tcp_srx) */
-			return srx_attach(ep, srx);
-		}
-		case FI_CLASS_EQ: {
-			if (flags) { /* fi_endpoint(3): an EQ takes no bind flags */
-				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind: flags 0x%llx are not valid for an EQ\n",
-					(unsigned long long)flags);
-				return -FI_EBADFLAGS;
-			}
-			if (ep->eq)
-				return -FI_EINVAL;
-			int r = eq_bind(bfid);
-			if (r)
-				return r;
-			ep->eq = reinterpret_cast<fid_eq *>(bfid);
-			return 0;
-		}
-		default:
-			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind: cannot bind an object of class %zu to an endpoint\n",
-				bfid->fclass);
+		if (bfid->fclass == FI_CLASS_AV && ep->srx)
+			return srx_bind_av(ep, ep->srx, bfid, flags);
+		if (bfid->fclass != FI_CLASS_SRX_CTX)
+			return ep->b.bind(bfid, flags);
+		tcp_srx *srx = srx_of(bfid);
+		if (!srx)
 			return -FI_EINVAL;
-		}
+		if (flags)
+			return -FI_EBADFLAGS; /* fi_endpoint(3): bound with flags 0 */
+		return srx_attach(ep, srx);
 	});
 }
 
@@ -382,28 +249,17 @@ int ep_control(fid *f, int command, void *arg) noexcept
 		switch (command) {
 		case FI_ENABLE: {
 			{
-				std::lock_guard<std::mutex> g(ep->mtx);
-				if (ep->enabled)
-					return 0;
-				if (ep->type == FI_EP_RDM && !ep->av) {
-					WU_WARN(P(), FI_LOG_EP_CTRL,
-						"fi_enable: bind an address vector to the RDM endpoint first (fi_ep_bind)\n");
-					return -FI_ENOAV;
-				}
-				if (ep->type == FI_EP_MSG && !ep->eq) {
-					WU_WARN(P(), FI_LOG_EP_CTRL,
-						"fi_enable: bind an event queue to the MSG endpoint first (fi_ep_bind)\n");
-					return -FI_ENOEQ;
-				}
-				ep->enabled = true;
+				std::lock_guard<std::mutex> g(ep->b.mtx);
+				int r = ep->b.enable_locked();
+				if (r)
+					return r < 0 ? r : 0;
 			}
-			if (ep->type == FI_EP_RDM && ep->av && av::watch_removes(ep->av, av_removed, ep) == 0)
-				ep->av_watched = true;
+			ep->b.enabled_unlocked();
 			start_auto(ep);
 #ifdef WU_HAVE_PMIX
 			/* Lets "pmix:" named AVs of other ranks resolve this endpoint
 			 * with no application code (FI_PMIX_AUTO_PUBLISH). */
-			if (ep->type == FI_EP_RDM)
+			if (ep->b.type == FI_EP_RDM)
 				pmix::endpoint_named(ep->self.data(), ep->self.size(),
 						     ep->self.size() == sizeof(sockaddr_in) ? FI_SOCKADDR_IN
 											    : FI_SOCKADDR_IN6);
@@ -411,21 +267,8 @@ int ep_control(fid *f, int command, void *arg) noexcept
 			return 0;
 		}
 		case FI_GETOPSFLAG:
-		case FI_SETOPSFLAG: {
-			auto *fl = static_cast<uint64_t *>(arg);
-			if (!fl)
-				return -FI_EINVAL;
-			std::lock_guard<std::mutex> g(ep->mtx);
-			uint64_t *target = (*fl & FI_TRANSMIT) ? &ep->info->tx_attr->op_flags
-			                                       : (*fl & FI_RECV) ? &ep->info->rx_attr->op_flags : nullptr;
-			if (!target)
-				return -FI_EINVAL;
-			if (command == FI_GETOPSFLAG)
-				*fl = *target;
-			else
-				*target = *fl & ~(FI_TRANSMIT | FI_RECV);
-			return 0;
-		}
+		case FI_SETOPSFLAG:
+			return ep->b.ops_flag(command, static_cast<uint64_t *>(arg));
 		default:
 			return -FI_ENOSYS;
 		}
@@ -439,7 +282,7 @@ ssize_t ep_cancel(fid *f, void *context) noexcept
 		if (!ep)
 			return -FI_EINVAL;
 		{
-			std::lock_guard<std::mutex> g(ep->mtx);
+			std::lock_guard<std::mutex> g(ep->b.mtx);
 			op *found = cancel_recv(ep, context);
 			if (!found)
 				return -FI_ENOENT;
@@ -460,7 +303,7 @@ int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 			return -FI_ENOPROTOOPT;
 		size_t v;
 		switch (name) {
-		case FI_OPT_MIN_MULTI_RECV: v = ep->min_multi_recv; break;
+		case FI_OPT_MIN_MULTI_RECV: v = ep->own_rx.min_multi_recv; break;
 		case FI_OPT_CM_DATA_SIZE: v = frame::max_cm_data; break;
 		default: return -FI_ENOPROTOOPT;
 		}
@@ -486,8 +329,8 @@ int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
 		case FI_OPT_MIN_MULTI_RECV: {
 			if (len != sizeof(size_t))
 				return -FI_EINVAL;
-			std::lock_guard<std::mutex> g(ep->mtx);
-			memcpy(&ep->min_multi_recv, val, sizeof(size_t));
+			std::lock_guard<std::mutex> g(ep->b.mtx);
+			memcpy(&ep->own_rx.min_multi_recv, val, sizeof(size_t));
 			return 0;
 		}
 		case FI_OPT_CM_DATA_SIZE: {
@@ -509,16 +352,17 @@ int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
 ssize_t ep_rx_left(fid_ep *e) noexcept
 {
 	return ep_call(e, "fi_rx_size_left", [&](tcp_ep *ep) -> ssize_t {
-		std::lock_guard<std::mutex> g(ep->mtx);
-		return ssize_t(ep->info->rx_attr->size - std::min(ep->rx_posted, ep->info->rx_attr->size));
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		size_t n = ep->own_rx.posted;
+		return ssize_t(ep->b.info->rx_attr->size - std::min(n, ep->b.info->rx_attr->size));
 	});
 }
 
 ssize_t ep_tx_left(fid_ep *e) noexcept
 {
 	return ep_call(e, "fi_tx_size_left", [&](tcp_ep *ep) -> ssize_t {
-		std::lock_guard<std::mutex> g(ep->mtx);
-		return ssize_t(ep->info->tx_attr->size - std::min(ep->tx_inflight, ep->info->tx_attr->size));
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		return ssize_t(ep->b.info->tx_attr->size - std::min(ep->tx_inflight, ep->b.info->tx_attr->size));
 	});
 }
 
@@ -538,7 +382,7 @@ void pick_src(tcp_ep *ep, const fi_info *info)
 {
 	if (info->src_addr && take_sockaddr(info->src_addr, info->src_addrlen, ep->src, ep->srclen))
 		return;
-	const fi_info *di = ep->dom->info;
+	const fi_info *di = ep->b.dom->info;
 	if (di->src_addr && take_sockaddr(di->src_addr, di->src_addrlen, ep->src, ep->srclen)) {
 		if (ep->src.ss_family == AF_INET)
 			reinterpret_cast<sockaddr_in *>(&ep->src)->sin_port = 0;
@@ -603,20 +447,25 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->ep.collective = nullptr; /* no collectives: fi_query_collective is ENOSYS */
 		ep->magic = ep_magic;
 		ep->tp->ep = ep.get();
-		ep->dom = dom;
-		ep->type = type;
-		ep->info = info_dup(info);
-		if (!ep->info)
+		fi_info *dup = info_dup(info);
+		if (!dup)
 			return -FI_ENOMEM;
-		ep->info->handle = nullptr;
-		if (!ep->info->tx_attr->size)
-			ep->info->tx_attr->size = 2048;
-		if (!ep->info->rx_attr->size)
-			ep->info->rx_attr->size = 2048;
-		if (ep->info->tx_attr->inject_size == 0 || ep->info->tx_attr->inject_size > 64)
-			ep->info->tx_attr->inject_size = 64;
+		ep->b.init(&ep->ep.fid, P(), dom, dup, progress_fn{progress_cb, ep.get(), block_cb});
+		ep->b.av_removed = av_removed;
+		ep->b.av_arg = ep.get();
+		ep->b.info->handle = nullptr;
+		if (!ep->b.info->tx_attr->size)
+			ep->b.info->tx_attr->size = 2048;
+		if (!ep->b.info->rx_attr->size)
+			ep->b.info->rx_attr->size = 2048;
+		if (ep->b.info->tx_attr->inject_size == 0 || ep->b.info->tx_attr->inject_size > 64)
+			ep->b.info->tx_attr->inject_size = 64;
+		ep->own_rx.size = ep->b.info->rx_attr->size;
+		ep->own_rx.directed = type == FI_EP_RDM && (ep->b.info->caps & FI_DIRECTED_RECV);
+		ep->own_rx.prov = P();
+		ep->tp->base = &ep->b;
 		if (int r = auth::job_key(ep->key)) {
-			info_free(ep->info);
+			info_free(ep->b.info);
 			return r;
 		}
 		ep->rndv_size = param::get_size(P(), "rndv_size").value;
@@ -626,7 +475,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);
 		ep->epfd.reset(epoll_create1(EPOLL_CLOEXEC));
 		if (ep->epfd < 0) {
-			info_free(ep->info);
+			info_free(ep->b.info);
 			return -FI_ENOMEM;
 		}
 		pick_src(ep.get(), info);
@@ -634,7 +483,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			int r = open_listener(ep.get());
 			if (r) {
 				ep->epfd.reset();
-				info_free(ep->info);
+				info_free(ep->b.info);
 				return r;
 			}
 		}

@@ -17,7 +17,7 @@ void msg_cm_event(void *arg, uint32_t) noexcept
 		tcp_ep *ep = c->ep;
 		conn_state st;
 		{
-			std::lock_guard<std::mutex> g(ep->mtx);
+			std::lock_guard<std::mutex> g(ep->b.mtx);
 			progress_locked(ep);
 			st = c->state;
 		}
@@ -36,7 +36,7 @@ void msg_timer_event(void *arg, uint32_t) noexcept
 	guard_void("tcp connect timer", [&] {
 		auto *ep = static_cast<tcp_ep *>(arg);
 		{
-			std::lock_guard<std::mutex> g(ep->mtx);
+			std::lock_guard<std::mutex> g(ep->b.mtx);
 			progress_locked(ep);
 		}
 		flush(ep);
@@ -119,8 +119,8 @@ int ep_setname(fid *f, void *addr, size_t len) noexcept
 		tcp_ep *ep = ep_of(f);
 		if (!ep)
 			return -FI_EINVAL;
-		std::lock_guard<std::mutex> g(ep->mtx);
-		if (ep->enabled)
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		sockaddr_storage ss;
 		socklen_t l;
@@ -130,7 +130,7 @@ int ep_setname(fid *f, void *addr, size_t len) noexcept
 		socklen_t oldl = ep->srclen;
 		ep->src = ss;
 		ep->srclen = l;
-		if (ep->type == FI_EP_RDM) {
+		if (ep->b.type == FI_EP_RDM) {
 			int r = open_listener(ep);
 			if (r) {
 				ep->src = old;
@@ -148,8 +148,8 @@ int ep_getname(fid *f, void *addr, size_t *len) noexcept
 		tcp_ep *ep = ep_of(f);
 		if (!ep)
 			return -FI_EINVAL;
-		std::lock_guard<std::mutex> g(ep->mtx);
-		if (ep->type == FI_EP_RDM)
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (ep->b.type == FI_EP_RDM)
 			return put_name(ep->self.data(), ep->self.size(), addr, len);
 		if (ep->mc && ep->mc->fd >= 0) {
 			sockaddr_storage ss{};
@@ -169,8 +169,8 @@ int ep_getpeer(fid_ep *e, void *addr, size_t *len) noexcept
 		tcp_ep *ep = ep_of(e);
 		if (!ep)
 			return -FI_EINVAL;
-		std::lock_guard<std::mutex> g(ep->mtx);
-		if (ep->type != FI_EP_MSG || !ep->mc || ep->mc->peer.empty())
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (ep->b.type != FI_EP_MSG || !ep->mc || ep->mc->peer.empty())
 			return -FI_ENOTCONN;
 		return put_name(ep->mc->peer.data(), ep->mc->peer.size(), addr, len);
 	});
@@ -180,22 +180,22 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 {
 	return guard("fi_connect", [&]() -> int {
 		tcp_ep *ep = ep_of(e);
-		if (!ep || ep->type != FI_EP_MSG || !addr)
+		if (!ep || ep->b.type != FI_EP_MSG || !addr)
 			return -FI_EINVAL;
 		if (paramlen > frame::max_cm_data || (paramlen && !param))
 			return -FI_EINVAL;
 		sockaddr_storage ss;
 		socklen_t l;
-		size_t alen = ep->info->dest_addrlen ? ep->info->dest_addrlen : sizeof(sockaddr_in6);
+		size_t alen = ep->b.info->dest_addrlen ? ep->b.info->dest_addrlen : sizeof(sockaddr_in6);
 		if (!take_sockaddr(addr, alen, ss, l) && !take_sockaddr(addr, sizeof(sockaddr_in), ss, l))
 			return -FI_EINVAL;
 		conn *c;
 		{
-			std::lock_guard<std::mutex> g(ep->mtx);
-			if (!ep->eq)
+			std::lock_guard<std::mutex> g(ep->b.mtx);
+			if (!ep->b.eq)
 				return -FI_ENOEQ;
-			if (!ep->enabled)
-				ep->enabled = true; /* fi_connect enables, as libfabric's providers do */
+			if (!ep->b.enabled)
+				ep->b.enabled = true; /* fi_connect enables, as libfabric's providers do */
 			if (ep->mc)
 				return -FI_EISCONN;
 			unique_fd fd(socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -276,23 +276,23 @@ int ep_accept(fid_ep *e, const void *param, size_t paramlen) noexcept
 {
 	return guard("fi_accept", [&]() -> int {
 		tcp_ep *ep = ep_of(e);
-		if (!ep || ep->type != FI_EP_MSG)
+		if (!ep || ep->b.type != FI_EP_MSG)
 			return -FI_EINVAL;
 		if (paramlen > frame::max_cm_data || (paramlen && !param))
 			return -FI_EINVAL;
 		conn *c;
 		{
-			std::lock_guard<std::mutex> g(ep->mtx);
+			std::lock_guard<std::mutex> g(ep->b.mtx);
 			if (!ep->cr) {
 				WU_WARN(P(), FI_LOG_EP_CTRL,
 					"fi_accept: the endpoint was not opened from a FI_CONNREQ's info\n");
 				return -FI_EINVAL;
 			}
-			if (!ep->eq)
+			if (!ep->b.eq)
 				return -FI_ENOEQ;
 			if (ep->mc)
 				return -FI_EISCONN;
-			ep->enabled = true;
+			ep->b.enabled = true;
 			tcp_connreq *cr = ep->cr;
 			c = new_conn(ep, cr->fd, false, C_READY);
 			c->msg = true;
@@ -334,9 +334,9 @@ int ep_shutdown(fid_ep *e, uint64_t) noexcept
 {
 	return guard("fi_shutdown", [&]() -> int {
 		tcp_ep *ep = ep_of(e);
-		if (!ep || ep->type != FI_EP_MSG)
+		if (!ep || ep->b.type != FI_EP_MSG)
 			return -FI_EINVAL;
-		std::lock_guard<std::mutex> g(ep->mtx);
+		std::lock_guard<std::mutex> g(ep->b.mtx);
 		if (!ep->mc || ep->mc->fd < 0)
 			return -FI_ENOTCONN;
 		/* As libfabric's tcp: FI_SHUTDOWN on this side too, now (the peer

@@ -117,9 +117,9 @@ void progress_cb(void *arg) noexcept
 		auto *ep = static_cast<tcp_ep *>(arg);
 		bool any;
 		{
-			std::lock_guard<std::mutex> g(ep->mtx);
+			std::lock_guard<std::mutex> g(ep->b.mtx);
 			progress_locked(ep);
-			any = !ep->comps.empty();
+			any = !ep->b.comps.empty();
 		}
 		if (any)
 			flush(ep);
@@ -134,7 +134,7 @@ void av_removed(void *arg, fi_addr_t fa) noexcept
 	guard_void("tcp av remove", [&] {
 		auto *ep = static_cast<tcp_ep *>(arg);
 		{
-			std::lock_guard<std::mutex> g(ep->mtx);
+			std::lock_guard<std::mutex> g(ep->b.mtx);
 			ep->last_conn = nullptr;
 			std::string key;
 			auto it = ep->fa_peer.find(fa);
@@ -167,7 +167,7 @@ void auto_progress(tcp_ep *ep)
 	bool more = true;
 	while (more) {
 		{
-			std::lock_guard<std::mutex> g(ep->mtx);
+			std::lock_guard<std::mutex> g(ep->b.mtx);
 			progress_locked(ep);
 			more = ep->backlog;
 		}
@@ -185,18 +185,18 @@ void auto_event(void *arg, bool timer) noexcept
 		auto_progress(ep);
 		if (!timer)
 			return;
-		std::lock_guard<std::mutex> g(ep->mtx);
+		std::lock_guard<std::mutex> g(ep->b.mtx);
 		arm_auto_timer(ep);
 	});
 }
 
 /* Starts auto progress once the endpoint is enabled (fi_enable, or
  * fi_connect / fi_accept for MSG) if its domain asked for it.  Called
- * without ep->mtx: the engine calls into the endpoint under its own lock. */
+ * without ep->b.mtx: the engine calls into the endpoint under its own lock. */
 bool begin_auto_locked(tcp_ep *ep)
 {
 	if (ep->autop.on() ||
-	    (ep->dom->info->domain_attr->data_progress != FI_PROGRESS_AUTO && !ep->want_auto))
+	    (ep->b.dom->info->domain_attr->data_progress != FI_PROGRESS_AUTO && !ep->want_auto))
 		return false;
 	ep->autop.begin(auto_event, ep);
 	if (ep->direct)
@@ -204,7 +204,7 @@ bool begin_auto_locked(tcp_ep *ep)
 	return true;
 }
 
-/* Without ep->mtx: the engine calls into the endpoint under its own lock. */
+/* Without ep->b.mtx: the engine calls into the endpoint under its own lock. */
 void finish_auto(tcp_ep *ep)
 {
 	ep->autop.finish(ep->epfd);
@@ -215,7 +215,7 @@ void finish_auto(tcp_ep *ep)
 void start_auto(tcp_ep *ep)
 {
 	{
-		std::lock_guard<std::mutex> g(ep->mtx);
+		std::lock_guard<std::mutex> g(ep->b.mtx);
 		if (!begin_auto_locked(ep))
 			return;
 	}
@@ -225,14 +225,14 @@ void start_auto(tcp_ep *ep)
 /* progress_fn::block: the application is about to sleep on a bound CQ's or
  * counter's wait object (fi_trywait returned 0), where manual progress
  * would never run: this endpoint switches to auto progress for good.  A
- * try-lock, since a thread binding this endpoint holds ep->mtx while it
+ * try-lock, since a thread binding this endpoint holds ep->b.mtx while it
  * waits for the CQ's progress list that our caller holds. */
 int block_cb(void *arg) noexcept
 {
 	return guard("fi_trywait", [&]() -> int {
 		auto *ep = static_cast<tcp_ep *>(arg);
 		{
-			std::unique_lock<std::mutex> g(ep->mtx, std::try_to_lock);
+			std::unique_lock<std::mutex> g(ep->b.mtx, std::try_to_lock);
 			if (!g.owns_lock())
 				return -FI_EAGAIN;
 			if (!ep->want_auto)
@@ -241,7 +241,7 @@ int block_cb(void *arg) noexcept
 					"data progress is automatic from now on\n",
 					static_cast<void *>(ep));
 			ep->want_auto = true;
-			if (!ep->enabled || !begin_auto_locked(ep))
+			if (!ep->b.enabled || !begin_auto_locked(ep))
 				return 0;
 		}
 		finish_auto(ep);

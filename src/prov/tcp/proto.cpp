@@ -360,7 +360,7 @@ void on_msg(tcp_ep *ep, conn *c)
 		credit = h.len;
 		c->rx_out += credit;
 	}
-	fi_addr_t src = (directed(ep) || (ep->info->caps & FI_SOURCE)) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
+	fi_addr_t src = (directed(ep) || (ep->b.info->caps & FI_SOURCE)) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
 	if (directed(ep) && src == FI_ADDR_NOTAVAIL)
 		src = src_of(ep, c);
 	match::message m;
@@ -446,7 +446,7 @@ void on_rts(tcp_ep *ep, conn *c)
 	r.tag = h.tag;
 	r.data = h.data;
 	r.len = size_t(h.aux);
-	r.src = (directed(ep) || (ep->info->caps & FI_SOURCE)) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
+	r.src = (directed(ep) || (ep->b.info->caps & FI_SOURCE)) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
 	match::message m;
 	m.tp = ep->tp.get();
 	m.src = r.src;
@@ -522,14 +522,6 @@ void on_rdata(tcp_ep *ep, conn *c)
 
 /* ---- data-path entry points ---- */
 
-size_t iov_total(const iovec *iov, size_t cnt)
-{
-	size_t t = 0;
-	for (size_t i = 0; i < cnt; i++) /* saturates: a wrapped sum would pass the length checks */
-		t = iov[i].iov_len > SIZE_MAX - t ? SIZE_MAX : t + iov[i].iov_len;
-	return t;
-}
-
 namespace {
 
 /* The iovecs' bytes one after another at dst; returns how many. */
@@ -556,18 +548,18 @@ void own_payload(txitem *t, const iovec *iov, size_t cnt, size_t total)
 		t->iov[t->cnt++] = {t->owned.get(), total};
 }
 
-/* Under ep->mtx: the connection a new transmit to dest goes on, or nullptr
+/* Under ep->b.mtx: the connection a new transmit to dest goes on, or nullptr
  * with *err (-FI_EOPBADSTATE before fi_enable, -FI_EAGAIN while tx_attr->size
  * operations are in flight even after a progress pass, or conn_for's error). */
 conn *tx_conn(tcp_ep *ep, fi_addr_t dest, ssize_t *err)
 {
-	if (!ep->enabled) {
+	if (!ep->b.enabled) {
 		*err = -FI_EOPBADSTATE;
 		return nullptr;
 	}
-	if (ep->tx_inflight >= ep->info->tx_attr->size) {
+	if (ep->tx_inflight >= ep->b.info->tx_attr->size) {
 		progress_locked(ep);
-		if (ep->tx_inflight >= ep->info->tx_attr->size) {
+		if (ep->tx_inflight >= ep->b.info->tx_attr->size) {
 			*err = -FI_EAGAIN;
 			return nullptr;
 		}
@@ -579,7 +571,7 @@ conn *tx_conn(tcp_ep *ep, fi_addr_t dest, ssize_t *err)
 	return c;
 }
 
-/* Under ep->mtx: queues a request whose op completes on the target's reply. */
+/* Under ep->b.mtx: queues a request whose op completes on the target's reply. */
 void queue_pending(tcp_ep *ep, conn *c, txitem *t, op *o)
 {
 	t->o = o;
@@ -592,7 +584,7 @@ void queue_pending(tcp_ep *ep, conn *c, txitem *t, op *o)
 /* max_msg_size: what the endpoint's info says, never above what a frame carries. */
 uint64_t msg_limit(const tcp_ep *ep)
 {
-	return std::min<uint64_t>(ep->info->ep_attr->max_msg_size, frame::max_payload);
+	return std::min<uint64_t>(ep->b.info->ep_attr->max_msg_size, frame::max_payload);
 }
 
 ssize_t too_long(const tcp_ep *ep, const char *what, size_t total)
@@ -613,13 +605,13 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 	if (cnt > max_iov || (cnt && !iov))
 		return -FI_EINVAL;
 	size_t total = iov_total(iov, cnt);
-	if ((inject_api || (flags & FI_INJECT)) && total > ep->info->tx_attr->inject_size)
+	if ((inject_api || (flags & FI_INJECT)) && total > ep->b.info->tx_attr->inject_size)
 		return -FI_EINVAL;
 	if (total > msg_limit(ep))
 		return too_long(ep, "send", total);
 	bool post = false; /* completions to post once unlocked */
 	{
-		std::lock_guard<std::mutex> g(ep->mtx);
+		std::lock_guard<std::mutex> g(ep->b.mtx);
 		ssize_t err = 0;
 		conn *c = tx_conn(ep, dest, &err);
 		if (!c)
@@ -650,7 +642,7 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 			op *o = new_op(OP_SEND, ctx, flags, iov, cnt, total);
 			o->tagged = tagged;
 			o->id = ep->next_id++;
-			o->want_comp = !ep->tx_sel || (flags & FI_COMPLETION);
+			o->want_comp = !ep->b.tx_sel || (flags & FI_COMPLETION);
 			h.type = frame::RTS;
 			h.len = 0;
 			h.aux = total;
@@ -662,11 +654,11 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 			st_rndv.fetch_add(1, std::memory_order_relaxed);
 			send_item(t);
 			reap(ep);
-			post = !ep->comps.empty();
+			post = !ep->b.comps.empty();
 			goto sent;
 		}
 		{
-		bool want_comp = !inject_api && (!ep->tx_sel || (flags & FI_COMPLETION));
+		bool want_comp = !inject_api && (!ep->b.tx_sel || (flags & FI_COMPLETION));
 		size_t early = 0; /* bytes the fast path wrote */
 		int early_err = 0;
 		if (c->state == C_READY && c->txq.empty() && c->fd >= 0) {
@@ -695,8 +687,8 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 				cq::completion cc;
 				cc.op_context = ctx;
 				cc.flags = FI_SEND | (tagged ? FI_TAGGED : FI_MSG);
-				push_comp(ep, want_comp ? ep->tx_cq : nullptr, ep->c_send, cc);
-				post = !ep->comps.empty();
+				push_comp(ep, want_comp ? ep->b.tx_cq : nullptr, ep->b.c_send, cc);
+				post = !ep->b.comps.empty();
 				goto sent;
 			}
 			if (n > 0)
@@ -729,7 +721,7 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 			send_item(t);
 		}
 		reap(ep);
-		post = !ep->comps.empty();
+		post = !ep->b.comps.empty();
 		}
 	}
 sent:

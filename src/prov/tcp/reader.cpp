@@ -40,7 +40,7 @@ void finish_body(tcp_ep *ep, conn *c)
 		op *o = c->rop;
 		c->rop = nullptr;
 		bool release = rx_done(ep, o);
-		fi_addr_t src = (ep->info->caps & FI_SOURCE) || directed(ep) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
+		fi_addr_t src = (ep->b.info->caps & FI_SOURCE) || directed(ep) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
 		complete_rx(ep, o, c->seg, c->body_into, src, tagged, h.tag, has_data, h.data, c->body_trunc,
 			    c->body_trunc ? FI_ETRUNC : 0, release);
 		break;
@@ -73,12 +73,12 @@ void finish_body(tcp_ep *ep, conn *c)
 			break;
 		}
 		enqueue(ep, c, control_item(frame::WRITE_ACK, h.id, 0));
-		mr::remote_access(ep->dom, h.tag, FI_REMOTE_WRITE);
+		mr::remote_access(ep->b.dom, h.tag, FI_REMOTE_WRITE);
 		cq::completion cc;
 		cc.flags = FI_RMA | FI_REMOTE_WRITE | (has_data ? FI_REMOTE_CQ_DATA : 0);
 		cc.data = h.data;
 		cc.len = h.len;
-		push_comp(ep, has_data ? ep->rx_cq : nullptr, ep->c_rwrite, cc);
+		push_comp(ep, has_data ? ep->b.rx_cq : nullptr, ep->b.c_rwrite, cc);
 		break;
 	}
 	case B_READRESP: {
@@ -147,7 +147,7 @@ void on_header(tcp_ep *ep, conn *c)
 	};
 	switch (c->state) {
 	case C_ACCEPTING:
-		if (h.type != frame::HELLO || ep->type != FI_EP_RDM)
+		if (h.type != frame::HELLO || ep->b.type != FI_EP_RDM)
 			return (void)protocol_error(ep, c, "expected HELLO");
 		return small();
 	case C_HELLO_WAIT:
@@ -189,7 +189,7 @@ void on_header(tcp_ep *ep, conn *c)
 	case frame::RDATA:
 		return on_rdata(ep, c);
 	case frame::WRITE: {
-		void *p = mr::check(ep->dom, h.tag, h.aux, h.len, FI_REMOTE_WRITE, c->wref);
+		void *p = mr::check(ep->b.dom, h.tag, h.aux, h.len, FI_REMOTE_WRITE, c->wref);
 		if (!p && h.len) {
 			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
 				       "RMA write to key 0x%llx, address 0x%llx, %llu bytes: no such registered region\n",
@@ -204,7 +204,7 @@ void on_header(tcp_ep *ep, conn *c)
 	}
 	case frame::READ_REQ: {
 		mr::ref ref;
-		void *p = mr::check(ep->dom, h.tag, h.aux, h.data, FI_REMOTE_READ, ref);
+		void *p = mr::check(ep->b.dom, h.tag, h.aux, h.data, FI_REMOTE_READ, ref);
 		if (!p && h.data) {
 			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
 				       "RMA read from key 0x%llx, address 0x%llx, %llu bytes: no such registered region\n",
@@ -222,8 +222,8 @@ void on_header(tcp_ep *ep, conn *c)
 		if (h.data)
 			t->mref = ref;
 		enqueue(ep, c, t);
-		mr::remote_access(ep->dom, h.tag, FI_REMOTE_READ);
-		push_comp(ep, nullptr, ep->c_rread, cq::completion{});
+		mr::remote_access(ep->b.dom, h.tag, FI_REMOTE_READ);
+		push_comp(ep, nullptr, ep->b.c_rread, cq::completion{});
 		return;
 	}
 	case frame::ATOMIC:

@@ -14,39 +14,8 @@ namespace wu::tcp::detail {
 
 bool directed(tcp_ep *ep)
 {
-	return ep->type == FI_EP_RDM &&
-	       ((ep->info->caps & FI_DIRECTED_RECV) || (ep->srx && (ep->srx->attr.caps & FI_DIRECTED_RECV)));
-}
-
-/* Points tgt at [off, off+n) of the op's iovecs; returns the count. */
-size_t slice(const op *o, size_t off, size_t n, iovec *tgt)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < o->iov_cnt && n; i++) {
-		size_t l = o->iov[i].iov_len;
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		size_t take = std::min(l - off, n);
-		tgt[k].iov_base = static_cast<char *>(o->iov[i].iov_base) + off;
-		tgt[k].iov_len = take;
-		k++;
-		n -= take;
-		off = 0;
-	}
-	return k;
-}
-
-size_t copy_to_op(op *o, size_t off, const char *src, size_t n)
-{
-	iovec t[max_iov];
-	size_t k = slice(o, off, n, t), done = 0;
-	for (size_t i = 0; i < k; i++) {
-		memcpy(t[i].iov_base, src + done, t[i].iov_len);
-		done += t[i].iov_len;
-	}
-	return done;
+	return ep->b.type == FI_EP_RDM &&
+	       ((ep->b.info->caps & FI_DIRECTED_RECV) || (ep->srx && (ep->srx->attr.caps & FI_DIRECTED_RECV)));
 }
 
 /* ---- the endpoint's unexpected messages ---- */
@@ -72,15 +41,8 @@ void each_live(tcp_ep *ep, F &&fn)
 	}
 }
 
-match::queue_kind qk(bool tagged)
-{
-	return tagged ? match::queue_kind::tagged : match::queue_kind::msg;
-}
-
-op *op_of(match::recv *r)
-{
-	return static_cast<op *>(r->owner);
-}
+using prov::op_of;
+using prov::queue_of;
 
 /* Takes the shared context's engine lock (recursive: a transport callback
  * running under an srx call may fail a connection, which comes back here). */
@@ -104,15 +66,15 @@ struct eng_lock {
 void drop_unexp(tcp_ep *ep, unexp *u)
 {
 	if (u->qe)
-		ep->eng->unqueue(u->qe);
+		ep->rx->eng->unqueue(u->qe);
 	ux_unlink(u);
 	delete u;
 }
 
 void resolve_src(tcp_ep *ep, unexp *u)
 {
-	if (u->src == FI_ADDR_NOTAVAIL && ep->av && !u->peer.empty())
-		u->src = av::reverse(ep->av, u->peer.data(), u->peer.size());
+	if (u->src == FI_ADDR_NOTAVAIL && ep->b.av && !u->peer.empty())
+		u->src = av::reverse(ep->b.av, u->peer.data(), u->peer.size());
 }
 
 } // namespace
@@ -141,13 +103,13 @@ bool rx_done(tcp_ep *ep, op *o)
 	if (!(o->flags & FI_MULTI_RECV))
 		return true;
 	eng_lock g(ep);
-	return ep->eng->recv_done(&o->mr);
+	return ep->rx->done(o);
 }
 
 int rx_arrive(tcp_ep *ep, bool tagged, const match::message &m, match::match_result *res)
 {
 	eng_lock g(ep);
-	return ep->eng->arrive(qk(tagged), m, res);
+	return ep->rx->eng->arrive(queue_of(tagged), m, res);
 }
 
 /* A queued message's cookie is set once arrive() queued it (under the
@@ -168,7 +130,7 @@ void ux_drop(tcp_ep *ep, unexp *u)
 void ux_unqueue(tcp_ep *ep, match::unexpected *qe)
 {
 	eng_lock g(ep);
-	ep->eng->unqueue(qe);
+	ep->rx->eng->unqueue(qe);
 }
 
 /* Messages held by FI_PEEK | FI_CLAIM that still needed connection c (a
@@ -221,21 +183,15 @@ void free_rx_state(tcp_ep *ep)
 {
 	eng_lock g(ep);
 	each_live(ep, [&](unexp *u) { drop_unexp(ep, u); });
-	if (ep->srx)
-		return;
-	for (auto q : {match::queue_kind::msg, match::queue_kind::tagged})
-		while (match::recv *r = ep->eng->first_posted(q)) {
-			ep->eng->unpost(r);
-			delete op_of(r);
-		}
+	if (!ep->srx)
+		ep->own_rx.drain();
 }
 
 /* fi_cancel: the first receive posted with context, off its queue. */
 op *cancel_recv(tcp_ep *ep, void *context)
 {
 	eng_lock g(ep);
-	match::recv *r = ep->eng->cancel(context);
-	return r ? op_of(r) : nullptr;
+	return ep->rx->cancel(context);
 }
 
 /* ---- the transport ---- */
@@ -314,48 +270,37 @@ fi_addr_t ep_transport::resolve(const match::message &m)
 	return u->src;
 }
 
+/* FI_PEEK: what the staged or requested message carries. */
+prov::rx_info ep_transport::describe(const match::message &m)
+{
+	prov::rx_info i;
+	auto *u = static_cast<unexp *>(m.cookie);
+	if (!u)
+		return i;
+	resolve_src(ep, u);
+	i.src = u->src;
+	i.len = u->len;
+	i.tag = u->tag;
+	i.data = u->data;
+	i.has_data = u->has_data;
+	return i;
+}
+
+/* FI_PEEK | FI_CLAIM: the staged body (or the rendezvous request) stays
+ * with the endpoint until FI_CLAIM starts it; a connection failing
+ * meanwhile marks it (forget_claims). */
+void ep_transport::hold(const match::message &m)
+{
+	if (auto *u = static_cast<unexp *>(m.cookie))
+		u->held = true;
+}
+
 void complete_canceled(tcp_ep *ep, op *o)
 {
-	complete_rx(ep, o, o->iov_cnt ? o->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL, o->tagged, o->tag, false,
-		    0, 0, FI_ECANCELED, true);
+	prov::complete_canceled(ep->b, o);
 }
 
 /* ---- posting ---- */
-
-op *new_recv(const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
-	     void *ctx, bool tagged, bool dir, size_t min_free)
-{
-	op *o = new_op(OP_RECV, ctx, flags, iov, cnt, iov_total(iov, cnt));
-	o->tagged = tagged;
-	o->addr = dir ? src : FI_ADDR_UNSPEC;
-	o->tag = tag;
-	o->ignore = ignore;
-	match::recv &r = o->mr;
-	r.context = ctx;
-	r.owner = o;
-	r.flags = flags;
-	r.tag = tag;
-	r.ignore = ignore;
-	r.src = o->addr;
-	r.len = o->len;
-	r.min_free = min_free;
-	return o;
-}
-
-/* Posts o: it takes the queued messages that match, or waits. */
-void post_recv(match::engine &e, op *o)
-{
-	e.post(qk(o->tagged), &o->mr);
-}
-
-ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged)
-{
-	if (cnt > max_iov || (cnt && !iov))
-		return -FI_EINVAL;
-	if ((flags & FI_MULTI_RECV) && (tagged || cnt != 1))
-		return -FI_EINVAL;
-	return 0;
-}
 
 ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x)
 {
@@ -371,28 +316,19 @@ ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x)
 			"only (fi_trecvmsg)\n");
 		return -FI_EOPNOTSUPP;
 	}
-	const iovec *iov = x.iov;
-	size_t cnt = x.count;
-	fi_addr_t src = x.addr;
-	uint64_t tag = x.tag, ignore = x.ignore, flags = x.flags;
-	void *ctx = x.context;
-	bool tagged = x.tagged;
-	if (ssize_t r = check_recv(iov, cnt, flags, tagged))
+	if (ssize_t r = prov::check_recv(x.iov, x.count, x.flags, x.tagged))
 		return r;
 	if (ep->srx)
 		return srx_recv(ep->srx, x);
 	bool post = false; /* completions to post once unlocked */
 	{
-		std::lock_guard<std::mutex> g(ep->mtx);
-		if (!ep->enabled)
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
-		if (ep->rx_posted >= ep->info->rx_attr->size)
+		if (ep->own_rx.full())
 			return -FI_EAGAIN;
-		op *o = new_recv(iov, cnt, src, tag, ignore, flags, ctx, tagged, directed(ep), ep->min_multi_recv);
-		o->want_comp = !ep->rx_sel || (flags & FI_COMPLETION);
-		ep->rx_posted++;
-		post_recv(*ep->eng, o);
-		post = !ep->comps.empty();
+		prov::post_recv(ep->own_rx, &ep->b, x);
+		post = !ep->b.comps.empty();
 	}
 	if (post)
 		flush(ep);
@@ -401,161 +337,24 @@ ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x)
 
 /* ---- FI_PEEK / FI_CLAIM / FI_DISCARD (fi_tagged(3)) ---- */
 
-namespace {
-
-op *new_claim_recv(rx_side &s, tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags, bool discard)
-{
-	auto *o = new op();
-	o->kind = OP_RECV;
-	o->tagged = true;
-	o->context = m->context;
-	o->flags = flags & ~(FI_PEEK | FI_CLAIM | FI_DISCARD);
-	o->discard = discard;
-	if (!discard) {
-		for (size_t i = 0; i < m->iov_count; i++)
-			o->iov[i] = m->msg_iov[i];
-		o->iov_cnt = m->iov_count;
-		o->len = iov_total(m->msg_iov, m->iov_count);
-	}
-	o->mr.context = m->context;
-	o->mr.owner = o;
-	o->mr.flags = o->flags;
-	o->mr.len = o->len;
-	o->mr.discard = discard;
-	if (s.srx) {
-		o->srx = s.srx;
-		s.srx->posted++;
-	} else {
-		o->want_comp = !ep->rx_sel || (flags & FI_COMPLETION);
-		ep->rx_posted++;
-	}
-	return o;
-}
-
-/* The completion a peek or a discard reports: the message's metadata,
- * no buffer (length 0 once discarded). */
-cq::completion peek_comp(tcp_ep *ep, void *ctx, const unexp *u, bool discarded)
-{
-	cq::completion c;
-	c.op_context = ctx;
-	c.flags = FI_RECV | FI_TAGGED | (u && u->has_data ? FI_REMOTE_CQ_DATA : 0);
-	if (!u)
-		return c;
-	c.len = discarded ? 0 : u->len;
-	c.tag = u->tag;
-	c.data = u->has_data ? u->data : 0;
-	c.src_addr = u->src == FI_ADDR_NOTAVAIL || !ep->av ? FI_ADDR_NOTAVAIL : av::source_id(ep->av, u->src);
-	return c;
-}
-
-tcp_ep *ep_of_msg(const match::unexpected *qe)
-{
-	return static_cast<ep_transport *>(qe->m.tp)->ep;
-}
-
-/* FI_PEEK [| FI_CLAIM | FI_DISCARD]: the first unexpected tagged message
- * that would match; FI_ENOMSG error completion when there is none. */
-void peek_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags)
-{
-	match::unexpected *qe = s.eng->peek(match::queue_kind::tagged, m->tag, m->ignore,
-					    s.directed ? m->addr : FI_ADDR_UNSPEC);
-	if (!qe) {
-		if (s.ep)
-			push_comp(s.ep, s.ep->rx_cq, nullptr, peek_comp(s.ep, m->context, nullptr, false), FI_ENOMSG);
-		return;
-	}
-	tcp_ep *ep = ep_of_msg(qe);
-	auto *u = static_cast<unexp *>(qe->m.cookie);
-	resolve_src(ep, u);
-	bool discard = flags & FI_DISCARD;
-	push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, u, discard));
-	if (!discard && !(flags & FI_CLAIM))
-		return;
-	if (s.eng->hold(qe, m->context)) {
-		WU_WARN(P(), FI_LOG_EP_DATA, "fi_trecvmsg(FI_PEEK | FI_CLAIM): out of memory; the message stays queued\n");
-		return;
-	}
-	u->held = true;
-	if (discard) {
-		op *o = new_claim_recv(s, ep, m, flags, true);
-		s.eng->claim(qe, &o->mr);
-		return;
-	}
-	static_cast<fi_context *>(m->context)->internal[0] = qe;
-}
-
-/* FI_CLAIM [| FI_DISCARD]: takes the message an FI_PEEK | FI_CLAIM with
- * this fi_context held. */
-ssize_t claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags)
-{
-	match::unexpected *qe = s.eng->held(static_cast<fi_context *>(m->context)->internal[0], m->context);
-	if (!qe) {
-		WU_WARN(P(), FI_LOG_EP_DATA,
-			"fi_trecvmsg(FI_CLAIM): the context holds no claimed message; pass the fi_context of a "
-			"successful FI_PEEK | FI_CLAIM, unchanged\n");
-		return -FI_EINVAL;
-	}
-	if (s.full())
-		return -FI_EAGAIN;
-	static_cast<fi_context *>(m->context)->internal[0] = nullptr;
-	tcp_ep *ep = ep_of_msg(qe);
-	bool discard = flags & FI_DISCARD;
-	if (discard)
-		push_comp(ep, ep->rx_cq, nullptr, peek_comp(ep, m->context, static_cast<unexp *>(qe->m.cookie), true));
-	op *o = new_claim_recv(s, ep, m, flags, discard);
-	s.eng->claim(qe, &o->mr);
-	return 0;
-}
-
-} // namespace
-
-bool rx_side::full() const
-{
-	return srx ? srx->posted >= srx->attr.size : ep->rx_posted >= ep->info->rx_attr->size;
-}
-
-const char *check_peek(const fi_msg_tagged *m, uint64_t flags)
-{
-	if (!(flags & (FI_PEEK | FI_CLAIM)))
-		return "FI_DISCARD needs FI_PEEK or FI_CLAIM";
-	if (flags & FI_MULTI_RECV)
-		return "FI_MULTI_RECV does not combine with FI_PEEK / FI_CLAIM";
-	if ((flags & FI_CLAIM) && !m->context)
-		return "FI_CLAIM needs a struct fi_context as the context";
-	if (m->iov_count > max_iov || (m->iov_count && !m->msg_iov))
-		return "bad iov";
-	return nullptr;
-}
-
-/* Under the locks of s (the endpoint's, or every one of a shared context). */
-ssize_t peek_claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags)
-{
-	if (flags & FI_PEEK) {
-		peek_locked(s, m, flags);
-		return 0;
-	}
-	return claim_locked(s, m, flags);
-}
-
 ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
 {
 	const char *bad = nullptr;
-	if (!(ep->info->caps & FI_TAGGED))
+	if (!(ep->b.info->caps & FI_TAGGED))
 		bad = "the endpoint was opened without FI_TAGGED";
 	else
-		bad = check_peek(m, flags);
+		bad = prov::check_peek(m, flags);
 	if (bad) {
 		WU_WARN(P(), FI_LOG_EP_DATA, "fi_trecvmsg(FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", bad);
-		return (ep->info->caps & FI_TAGGED) ? -FI_EINVAL : -FI_EOPNOTSUPP;
+		return (ep->b.info->caps & FI_TAGGED) ? -FI_EINVAL : -FI_EOPNOTSUPP;
 	}
 	if (ep->srx)
 		return srx_peek_claim(ep->srx, m, flags);
 	{
-		std::lock_guard<std::mutex> g(ep->mtx);
-		if (!ep->enabled)
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
-		rx_side s{ep->eng, ep, nullptr, directed(ep)};
-		if (ssize_t r = peek_claim_locked(s, m, flags))
+		if (ssize_t r = prov::peek_claim(ep->own_rx, &ep->b, m, flags))
 			return r;
 	}
 	flush(ep);

@@ -20,7 +20,7 @@ void on_atomic(tcp_ep *ep, conn *c)
 	r.type = frame::ATOMIC_RESP;
 	r.id = h.id;
 	mr::ref ref;
-	void *p = mr::check(ep->dom, h.tag, h.aux, n, access, ref);
+	void *p = mr::check(ep->b.dom, h.tag, h.aux, n, access, ref);
 	std::optional<mr::guard> g;
 	if (p)
 		g.emplace(ref); /* fi_close(mr) waits for the update; closed, it does not happen */
@@ -42,11 +42,11 @@ void on_atomic(tcp_ep *ep, conn *c)
 		      atomic::operands(d.op) == 2 ? operand + n : nullptr, rlen ? t->owned.get() : nullptr, d.count);
 	g.reset();
 	enqueue(ep, c, t);
-	mr::remote_access(ep->dom, h.tag, access);
+	mr::remote_access(ep->b.dom, h.tag, access);
 	if (writes)
-		push_comp(ep, nullptr, ep->c_rwrite, cq::completion{});
+		push_comp(ep, nullptr, ep->b.c_rwrite, cq::completion{});
 	if (reads)
-		push_comp(ep, nullptr, ep->c_rread, cq::completion{});
+		push_comp(ep, nullptr, ep->b.c_rread, cq::completion{});
 }
 
 ssize_t do_rma(tcp_ep *ep, const prov::rma_xfer &x)
@@ -65,17 +65,17 @@ ssize_t do_rma(tcp_ep *ep, const prov::rma_xfer &x)
 		return -FI_EINVAL;
 	if (total > msg_limit(ep))
 		return too_long(ep, write ? "RMA write" : "RMA read", total);
-	if ((inject_api || (flags & FI_INJECT)) && total > ep->info->tx_attr->inject_size)
+	if ((inject_api || (flags & FI_INJECT)) && total > ep->b.info->tx_attr->inject_size)
 		return -FI_EINVAL;
 	{
-		std::lock_guard<std::mutex> g(ep->mtx);
+		std::lock_guard<std::mutex> g(ep->b.mtx);
 		ssize_t err = 0;
 		conn *c = tx_conn(ep, peer, &err);
 		if (!c)
 			return err;
 		op *o = new_op(write ? OP_WRITE : OP_READ, ctx, flags, iov, cnt, total);
 		o->id = ep->next_id++;
-		o->want_comp = !inject_api && (!ep->tx_sel || (flags & FI_COMPLETION));
+		o->want_comp = !inject_api && (!ep->b.tx_sel || (flags & FI_COMPLETION));
 		frame::header h;
 		h.id = o->id;
 		h.tag = rma->key;
@@ -173,10 +173,10 @@ ssize_t do_atomic(tcp_ep *ep, const prov::atomic_xfer &a)
 	if (!m->rma_iov || m->rma_iov_count != 1 || m->rma_iov->count != count)
 		return refuse(a.where, -FI_EINVAL, "needs one remote ioc of as many elements as the operands");
 	size_t bytes = count * size;
-	if ((a.inject_api || (a.flags & FI_INJECT)) && bytes > ep->info->tx_attr->inject_size)
+	if ((a.inject_api || (a.flags & FI_INJECT)) && bytes > ep->b.info->tx_attr->inject_size)
 		return refuse(a.where, -FI_EINVAL, "FI_INJECT operands above inject_size");
 	{
-		std::lock_guard<std::mutex> g(ep->mtx);
+		std::lock_guard<std::mutex> g(ep->b.mtx);
 		ssize_t err = 0;
 		conn *c = tx_conn(ep, m->addr, &err);
 		if (!c)
@@ -192,7 +192,7 @@ ssize_t do_atomic(tcp_ep *ep, const prov::atomic_xfer &a)
 			o->len = bytes;
 		}
 		o->id = ep->next_id++;
-		o->want_comp = !a.inject_api && (!ep->tx_sel || (a.flags & FI_COMPLETION));
+		o->want_comp = !a.inject_api && (!ep->b.tx_sel || (a.flags & FI_COMPLETION));
 		frame::header h;
 		h.type = frame::ATOMIC;
 		h.id = o->id;

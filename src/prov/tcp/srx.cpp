@@ -26,7 +26,7 @@ public:
 	explicit srx_locks(tcp_srx *s) : s_(s), bind_(s->bind_mtx)
 	{
 		for (tcp_ep *ep : s_->eps)
-			ep->mtx.lock();
+			ep->b.mtx.lock();
 		s_->mtx.lock();
 		locked_ = true;
 	}
@@ -52,7 +52,7 @@ private:
 		locked_ = false;
 		s_->mtx.unlock();
 		for (auto it = s_->eps.rbegin(); it != s_->eps.rend(); ++it)
-			(*it)->mtx.unlock();
+			(*it)->b.mtx.unlock();
 	}
 	tcp_srx *s_;
 	std::unique_lock<std::mutex> bind_;
@@ -75,14 +75,10 @@ ssize_t srx_call(fid_ep *e, const char *where, F &&fn) noexcept
 	});
 }
 
-bool srx_directed(const tcp_srx *s)
+/* Where an FI_ENOMSG of a peek on the context itself goes. */
+prov::ep_base *first_of(tcp_srx *s)
 {
-	return s->attr.caps & FI_DIRECTED_RECV;
-}
-
-rx_side side_of(tcp_srx *s)
-{
-	return rx_side{s->eng.get(), s->eps.empty() ? nullptr : s->eps.front(), s, srx_directed(s)};
+	return s->eps.empty() ? nullptr : &s->eps.front()->b;
 }
 
 /* fi_ops_msg / fi_ops_tagged (receives only) */
@@ -223,15 +219,12 @@ ssize_t srx_cancel(fid *f, void *context) noexcept
 		if (!s)
 			return -FI_EINVAL;
 		srx_locks l(s);
-		match::recv *r = s->eng->cancel(context);
-		if (!r)
+		op *o = s->rx.cancel(context);
+		if (!o)
 			return -FI_ENOENT;
-		auto *o = static_cast<op *>(r->owner);
 		if (s->eps.empty()) {
 			/* No endpoint, so no CQ to report to: it just goes. */
-			if (s->posted)
-				s->posted--;
-			delete o;
+			s->rx.release(o);
 			return 0;
 		}
 		complete_canceled(s->eps.front(), o);
@@ -251,7 +244,7 @@ int srx_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 		if (*len < sizeof(size_t))
 			return -FI_ETOOSMALL;
 		std::lock_guard<std::mutex> g(s->bind_mtx);
-		memcpy(val, &s->min_multi_recv, sizeof(size_t));
+		memcpy(val, &s->rx.min_multi_recv, sizeof(size_t));
 		*len = sizeof(size_t);
 		return 0;
 	});
@@ -268,7 +261,7 @@ int srx_setopt(fid *f, int level, int name, const void *val, size_t len) noexcep
 		if (len != sizeof(size_t))
 			return -FI_EINVAL;
 		std::lock_guard<std::mutex> g(s->bind_mtx);
-		memcpy(&s->min_multi_recv, val, sizeof(size_t));
+		memcpy(&s->rx.min_multi_recv, val, sizeof(size_t));
 		return 0;
 	});
 }
@@ -276,8 +269,8 @@ int srx_setopt(fid *f, int level, int name, const void *val, size_t len) noexcep
 ssize_t srx_rx_left(fid_ep *e) noexcept
 {
 	return srx_call(e, "fi_rx_size_left(srx)", [&](tcp_srx *s) -> ssize_t {
-		size_t n = s->posted;
-		return ssize_t(s->attr.size - std::min(n, s->attr.size));
+		size_t n = s->rx.posted;
+		return ssize_t(s->rx.size - std::min(n, s->rx.size));
 	});
 }
 
@@ -306,11 +299,7 @@ int srx_close(fid *f) noexcept
 				return -FI_EBUSY;
 			}
 			/* Receives still posted go without completions (fi_close(3)). */
-			for (auto q : {match::queue_kind::msg, match::queue_kind::tagged})
-				while (match::recv *r = s->eng->first_posted(q)) {
-					s->eng->unpost(r);
-					delete static_cast<op *>(r->owner);
-				}
+			s->rx.drain();
 		}
 		s->dom->children.put();
 		s->magic = 0;
@@ -347,32 +336,57 @@ tcp_srx *srx_of(fid *f) noexcept
  * FI_PEEK/FI_CLAIM/FI_DISCARD were dealt with before. */
 ssize_t srx_recv(tcp_srx *srx, const prov::msg_xfer &x)
 {
-	if (ssize_t r = check_recv(x.iov, x.count, x.flags, x.tagged))
+	if (ssize_t r = prov::check_recv(x.iov, x.count, x.flags, x.tagged))
 		return r;
 	srx_locks l(srx);
-	if (srx->posted >= srx->attr.size)
+	if (srx->rx.full())
 		return -FI_EAGAIN;
-	op *o = new_recv(x.iov, x.count, x.addr, x.tag, x.ignore, x.flags, x.context, x.tagged, srx_directed(srx),
-			 srx->min_multi_recv);
-	o->srx = srx;
-	srx->posted++;
-	post_recv(*srx->eng, o);
+	prov::post_recv(srx->rx, nullptr, x);
 	l.flush();
 	return 0;
 }
 
 ssize_t srx_peek_claim(tcp_srx *srx, const fi_msg_tagged *m, uint64_t flags)
 {
-	if (const char *bad = check_peek(m, flags)) {
+	if (const char *bad = prov::check_peek(m, flags)) {
 		WU_WARN(P(), FI_LOG_EP_DATA, "fi_trecvmsg(srx, FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", bad);
 		return -FI_EINVAL;
 	}
 	srx_locks l(srx);
-	rx_side s = side_of(srx);
-	if (ssize_t r = peek_claim_locked(s, m, flags))
+	if (ssize_t r = prov::peek_claim(srx->rx, first_of(srx), m, flags))
 		return r;
 	l.flush();
 	return 0;
+}
+
+namespace {
+
+/* Is an endpoint other than ep bound to srx on an AV other than av?
+ * Under srx->bind_mtx (an endpoint's AV is bound under it, see srx_bind_av). */
+bool other_av(const tcp_srx *srx, const tcp_ep *ep, const fid_av *av)
+{
+	if (!av)
+		return false;
+	for (const tcp_ep *o : srx->eps)
+		if (o != ep && o->b.av && o->b.av != av)
+			return true;
+	return false;
+}
+
+} // namespace
+
+/* fi_ep_bind(ep, &av->fid, 0) on an endpoint bound to srx: the same AV as
+ * the other endpoints sharing it. */
+int srx_bind_av(tcp_ep *ep, tcp_srx *srx, fid *av, uint64_t flags)
+{
+	std::lock_guard<std::mutex> b(srx->bind_mtx);
+	if (av::is_av(av) && other_av(srx, ep, reinterpret_cast<fid_av *>(av))) {
+		WU_WARN(P(), FI_LOG_EP_CTRL,
+			"fi_ep_bind(av): endpoints sharing a receive context must use one address vector "
+			"(fi_endpoint(3))\n");
+		return -FI_EINVAL;
+	}
+	return ep->b.bind(av, flags);
 }
 
 /* fi_ep_bind(ep, &srx->fid, 0): before fi_enable, one srx per endpoint,
@@ -381,21 +395,23 @@ ssize_t srx_peek_claim(tcp_srx *srx, const fi_msg_tagged *m, uint64_t flags)
 int srx_attach(tcp_ep *ep, tcp_srx *srx)
 {
 	std::lock_guard<std::mutex> b(srx->bind_mtx);
-	std::lock_guard<std::mutex> g(ep->mtx);
+	std::lock_guard<std::mutex> g(ep->b.mtx);
 	const char *bad = nullptr;
 	if (ep->srx)
 		bad = "the endpoint already has a shared receive context";
-	else if (ep->enabled)
+	else if (ep->b.enabled)
 		bad = "bind the shared receive context before fi_enable";
-	else if (srx->dom != ep->dom)
+	else if (srx->dom != ep->b.dom)
 		bad = "the shared receive context belongs to another domain";
+	else if (other_av(srx, ep, ep->b.av))
+		bad = "endpoints sharing a receive context must use one address vector (fi_endpoint(3))";
 	if (bad) {
 		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind(srx): %s\n", bad);
 		return -FI_EINVAL;
 	}
 	srx->eps.push_back(ep);
 	ep->srx = srx;
-	ep->eng = srx->eng.get();
+	ep->rx = &srx->rx;
 	return 0;
 }
 
@@ -406,10 +422,10 @@ void srx_detach(tcp_ep *ep)
 	if (!srx)
 		return;
 	std::lock_guard<std::mutex> b(srx->bind_mtx);
-	std::lock_guard<std::mutex> g(ep->mtx);
+	std::lock_guard<std::mutex> g(ep->b.mtx);
 	srx->eps.erase(std::remove(srx->eps.begin(), srx->eps.end(), ep), srx->eps.end());
 	ep->srx = nullptr;
-	ep->eng = ep->own_eng.get();
+	ep->rx = &ep->own_rx;
 }
 
 } // namespace wu::tcp::detail
@@ -461,6 +477,10 @@ int srx_open(fid_domain *domain, fi_rx_attr *attr, fid_ep **out, void *context) 
 			s->attr.size = 2048;
 		if (!s->attr.iov_limit)
 			s->attr.iov_limit = max_iov;
+		s->rx.size = s->attr.size;
+		s->rx.directed = s->attr.caps & FI_DIRECTED_RECV;
+		s->rx.shared = true;
+		s->rx.prov = P();
 		dom->children.get();
 		*out = &s.release()->ep;
 		return 0;

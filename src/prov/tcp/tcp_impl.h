@@ -70,15 +70,17 @@
 #include "prov/common/atomic.h"
 #include "prov/common/cm_engine.h"
 #include "prov/common/comp_batch.h"
+#include "prov/common/ep_base.h"
 #include "prov/common/match.h"
 #include "prov/common/progress.h"
+#include "prov/common/rx.h"
 #include "prov/common/xfer.h"
 #include "prov/tcp/auth.h"
 #include "prov/tcp/frame.h"
 
 namespace wu::tcp::detail {
 
-constexpr size_t max_iov = 4;
+using prov::max_iov;
 
 constexpr size_t rbuf_size = 64 * 1024;
 
@@ -133,39 +135,20 @@ using prov::watch;
 /* ---------------------------------------------------------------- */
 /* Operations, connections, endpoint.                                */
 
-/* OP_ATOMIC: fi_atomic family; OP_FETCH: fetch and compare families (old values come back). */
-enum op_kind : uint8_t { OP_SEND, OP_RECV, OP_WRITE, OP_READ, OP_ATOMIC, OP_FETCH };
+using prov::op_kind;
+using prov::OP_SEND;
+using prov::OP_RECV;
+using prov::OP_WRITE;
+using prov::OP_READ;
+using prov::OP_ATOMIC;
+using prov::OP_FETCH;
 
-struct op {
-	op_kind kind;
-	bool tagged = false;
-	bool want_comp = true; /* success completion to the CQ */
-	void *context = nullptr;
-	uint64_t flags = 0;
-	iovec iov[max_iov];
-	size_t iov_cnt = 0;
-	size_t len = 0;
-	fi_addr_t addr = FI_ADDR_UNSPEC;
-	uint64_t tag = 0, ignore = 0, data = 0;
-	uint64_t id = 0;
-	bool discard = false; /* swallows a message dropped by FI_DISCARD */
-	struct tcp_srx *srx = nullptr; /* posted to a shared receive context */
-	match::recv mr; /* a receive's node in the matching engine (owner: this op) */
-};
-
-/* A new op of kind k for ctx over iov[0..cnt), len bytes in all. */
-inline op *new_op(op_kind k, void *ctx, uint64_t flags, const iovec *iov, size_t cnt, size_t len)
-{
-	auto *o = new op();
-	o->kind = k;
-	o->context = ctx;
-	o->flags = flags;
-	for (size_t i = 0; i < cnt; i++)
-		o->iov[i] = iov[i];
-	o->iov_cnt = cnt;
-	o->len = len;
-	return o;
-}
+/* The operation record (prov/common/rx.h): receives, sends, RMA, atomics. */
+using prov::op;
+using prov::new_op;
+using prov::iov_total;
+using prov::slice;
+using prov::copy_to_op;
 
 /* An unexpected message (the matching engine's cookie for it): its staged
  * body, or a rendezvous request.  Each endpoint lists its own (live). */
@@ -301,27 +284,20 @@ struct tcp_ep;
 struct tcp_srx;
 
 /* The endpoint as the matching engine's transport (recv.cpp). */
-struct ep_transport final : match::transport {
+struct ep_transport final : prov::rx_transport {
 	tcp_ep *ep = nullptr;
 	void start(match::engine &e, match::recv *r, const match::message &m, size_t off, size_t into) override;
 	void drop(match::engine &e, const match::message &m) override;
 	fi_addr_t resolve(const match::message &m) override;
+	prov::rx_info describe(const match::message &m) override;
+	void hold(const match::message &m) override;
 };
 
 struct tcp_ep {
 	fid_ep ep; /* first */
 	uint32_t magic;
-	prov::domain *dom;
-	fi_info *info;
-	fi_ep_type type;
-	std::mutex mtx;
-	bool enabled = false;
-	fid_cq *tx_cq = nullptr, *rx_cq = nullptr;
-	bool tx_sel = false, rx_sel = false;
-	fid_cntr *c_send = nullptr, *c_recv = nullptr, *c_read = nullptr, *c_write = nullptr,
-		 *c_rread = nullptr, *c_rwrite = nullptr;
-	fid_av *av = nullptr;
-	fid_eq *eq = nullptr;
+	/* Lock, info, bindings, enable state, completions (prov/common/ep_base.h). */
+	prov::ep_base b;
 	sockaddr_storage src{};
 	socklen_t srclen = 0;
 	std::string self; /* listening address key (RDM) */
@@ -332,13 +308,11 @@ struct tcp_ep {
 	std::vector<conn *> dead;
 	/* Receive matching: the endpoint's own engine, or the one of the
 	 * shared receive context it is bound to (srx; see srx.cpp for the locks). */
-	owned<match::engine> own_eng{new match::engine()};
-	match::engine *eng = own_eng.get();
+	prov::rx_ctx own_rx;
+	prov::rx_ctx *rx = &own_rx;
 	tcp_srx *srx = nullptr;
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: tcp_ep stays standard-layout */
 	unexp ux_live; /* list head: this endpoint's unexpected messages (queued or held) */
-	prov::comp_batch comps; /* posted by flush() after mtx is released */
-	size_t min_multi_recv = 64;
 	uint64_t next_id = 1;
 	uint64_t next_token = 1;
 	size_t rndv_size = 65536;
@@ -347,7 +321,7 @@ struct tcp_ep {
 	uint64_t next_serial = 1;
 	int conn_timeout_ms = 10000;
 	int linger_ms = 10000; /* FI_TCP_LINGER: ep_close waits this long for a stalled peer */
-	size_t tx_inflight = 0, rx_posted = 0;
+	size_t tx_inflight = 0;
 	auth::key key;
 	/* MSG */
 	conn *mc = nullptr;
@@ -363,8 +337,6 @@ struct tcp_ep {
 		uint64_t stamp = 0; /* av::entry_stamp when looked up (shared AVs) */
 	};
 	std::unordered_map<fi_addr_t, fa_entry> fa_peer;
-	bool av_watched = false;
-	bool av_shared = false; /* other processes may change entries (av::is_shared) */
 	/* Connect timeout: earliest deadline of a connection still being
 	 * set up (0: none); MSG arms tfd so the cm thread notices. */
 	int64_t next_deadline = 0;
@@ -394,26 +366,15 @@ struct tcp_srx {
 	fi_rx_attr attr{};
 	std::mutex bind_mtx;
 	std::recursive_mutex mtx;
-	owned<match::engine> eng{new match::engine()};
+	prov::rx_ctx rx; /* its engine and the receives posted to it */
 	std::vector<tcp_ep *> eps; /* bound (by fi_ep_bind), in bind order */
-	std::atomic<size_t> posted{0};
-	size_t min_multi_recv = 64;
-};
-
-/* Where a receive call goes: an endpoint's own engine, or a shared context's. */
-struct rx_side {
-	match::engine *eng;
-	tcp_ep *ep;   /* the endpoint (own engine), or the first bound one (srx; may be null) */
-	tcp_srx *srx; /* null: the endpoint's own */
-	bool directed;
-	bool full() const;
 };
 
 /* For a shared AV: has another process removed or replaced fi_addr's
  * entry since it was looked up (stamp)? */
 inline bool stale(tcp_ep *ep, fi_addr_t addr, uint64_t stamp)
 {
-	return ep->av_shared && av::entry_stamp(ep->av, addr) != stamp;
+	return ep->b.av_shared && av::entry_stamp(ep->b.av, addr) != stamp;
 }
 
 struct tcp_pep {
@@ -505,13 +466,15 @@ void push_comp(tcp_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, 
 void flush(tcp_ep *ep) noexcept;
 void complete_tx(tcp_ep *ep, op *o, int err);
 fi_addr_t src_of(tcp_ep *ep, conn *c);
-void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
-		 bool has_data, uint64_t data, size_t olen, int err, bool release);
+/* A receive's completion on ep (prov::complete_rx). */
+inline void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
+			bool has_data, uint64_t data, size_t olen, int err, bool release)
+{
+	prov::complete_rx(ep->b, o, buf, len, src, tagged, tag, has_data, data, olen, err, release);
+}
 
 /* recv.cpp */
 bool directed(tcp_ep *ep);
-size_t slice(const op *o, size_t off, size_t n, iovec *tgt);
-size_t copy_to_op(op *o, size_t off, const char *src, size_t n);
 void forget_claims(tcp_ep *ep, conn *c, int err);
 void ux_link(tcp_ep *ep, unexp *u);
 void ux_unlink(unexp *u);
@@ -526,12 +489,6 @@ void complete_canceled(tcp_ep *ep, op *o);
 void ux_queued(tcp_ep *ep, unexp *u, match::unexpected *qe);
 void ux_unqueue(tcp_ep *ep, match::unexpected *qe);
 void ux_drop(tcp_ep *ep, unexp *u);
-op *new_recv(const iovec *iov, size_t cnt, fi_addr_t src, uint64_t tag, uint64_t ignore, uint64_t flags,
-	     void *ctx, bool tagged, bool dir, size_t min_free);
-void post_recv(match::engine &e, op *o);
-ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged);
-const char *check_peek(const fi_msg_tagged *m, uint64_t flags);
-ssize_t peek_claim_locked(rx_side &s, const fi_msg_tagged *m, uint64_t flags);
 /* Every receive of an endpoint (the msg and tagged tables' recv slot):
  * FI_PEEK/FI_CLAIM/FI_DISCARD on fi_trecvmsg, else posted to the engine
  * (or the bound srx's). */
@@ -559,7 +516,6 @@ void grant(tcp_ep *ep, conn *c, uint64_t send_id, const rndv_rx &r);
 void on_rts(tcp_ep *ep, conn *c);
 void on_cts(tcp_ep *ep, conn *c);
 void on_rdata(tcp_ep *ep, conn *c);
-size_t iov_total(const iovec *iov, size_t cnt);
 void own_payload(txitem *t, const iovec *iov, size_t cnt, size_t total);
 conn *tx_conn(tcp_ep *ep, fi_addr_t dest, ssize_t *err);
 void queue_pending(tcp_ep *ep, conn *c, txitem *t, op *o);
@@ -605,6 +561,8 @@ ssize_t srx_peek_claim(tcp_srx *srx, const fi_msg_tagged *m, uint64_t flags);
 tcp_srx *srx_of(fid *f) noexcept;
 int srx_attach(tcp_ep *ep, tcp_srx *srx);
 void srx_detach(tcp_ep *ep);
+/* fi_ep_bind of an AV to an endpoint bound to srx (one AV per srx). */
+int srx_bind_av(tcp_ep *ep, tcp_srx *srx, fid *av, uint64_t flags);
 
 /* pep.cpp */
 void free_connreq(tcp_connreq *cr);

@@ -1,0 +1,142 @@
+/* The endpoint base every provider embeds: what an endpoint does that is not
+ * about its transport.  Bindings (CQs with FI_TRANSMIT / FI_RECV /
+ * FI_SELECTIVE_COMPLETION, the six counters, AV, EQ) with their checks and
+ * log lines, FI_ENABLE's checks (an AV for RDM, an EQ for MSG),
+ * FI_GETOPSFLAG / FI_SETOPSFLAG, selective completion and the counter of
+ * each kind of operation, and completion posting through a comp_batch:
+ * pushed under mtx, flushed once it is released.
+ *
+ * A provider's endpoint keeps its fid first and embeds one ep_base (not as
+ * a base class: the holder of a fid must stay standard-layout, core/fid.h),
+ * calls init() when it opens, hands fi_ep_bind / fi_control / fi_close's
+ * unbinding to it, and supplies its progress function (progress_fn), which
+ * the bound CQs and counters call.  Every binding is held by a bound_ref,
+ * which undoes it when reset or destroyed, so a close path never pairs
+ * bind and unbind by hand. */
+#ifndef WU_PROV_COMMON_EP_BASE_H
+#define WU_PROV_COMMON_EP_BASE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_eq.h>
+
+#include "av/av.h"
+#include "prov/common/comp_batch.h"
+#include "prov/common/cq.h"
+#include "prov/common/objects.h"
+
+namespace wu::prov {
+
+/* What a transfer was, for its completion flags and its counter. */
+enum op_kind : uint8_t {
+	OP_SEND,
+	OP_RECV,
+	OP_WRITE,  /* fi_write family */
+	OP_READ,   /* fi_read family */
+	OP_ATOMIC, /* fi_atomic family */
+	OP_FETCH,  /* fetch and compare families (old values come back) */
+};
+
+/* The completion flags of an operation of kind k. */
+uint64_t comp_flags(op_kind k, bool tagged) noexcept;
+
+/* One binding of a CQ, counter, AV or EQ to an endpoint: made by bind(),
+ * undone by reset() or the destructor.  Move-only. */
+class bound_ref {
+public:
+	enum kind : uint8_t { NONE, CQ, CNTR, AV, EQ };
+
+	bound_ref() noexcept = default;
+	bound_ref(bound_ref &&o) noexcept;
+	bound_ref &operator=(bound_ref &&o) noexcept;
+	bound_ref(const bound_ref &) = delete;
+	bound_ref &operator=(const bound_ref &) = delete;
+	~bound_ref() { reset(); }
+
+	/* Binds f (of kind k) for owner; pf is what a CQ or counter calls.
+	 * 0, or the negative errno of the binding (nothing held then). */
+	int bind(kind k, fid *f, const fid *owner, progress_fn pf) noexcept;
+	/* Undoes the binding (an EQ first loses the owner's queued events). */
+	void reset() noexcept;
+	fid *get() const noexcept { return f_; }
+
+private:
+	fid *f_ = nullptr;
+	const fid *owner_ = nullptr;
+	progress_fn pf_{};
+	kind k_ = NONE;
+};
+
+struct ep_base {
+	std::mutex mtx; /* the endpoint's one lock: all of its state */
+	const fid *self = nullptr;
+	fi_provider *prov = nullptr; /* its log lines */
+	domain *dom = nullptr;
+	fi_info *info = nullptr; /* owned by the provider (freed at its close) */
+	fi_ep_type type = FI_EP_UNSPEC;
+	bool enabled = false;
+	/* Bound objects (views; the bindings are held below). */
+	fid_cq *tx_cq = nullptr, *rx_cq = nullptr;
+	bool tx_sel = false, rx_sel = false; /* FI_SELECTIVE_COMPLETION */
+	fid_cntr *c_send = nullptr, *c_recv = nullptr, *c_read = nullptr, *c_write = nullptr,
+		 *c_rread = nullptr, *c_rwrite = nullptr;
+	fid_av *av = nullptr;
+	bool av_shared = false; /* other processes may change entries (av::is_shared) */
+	fid_eq *eq = nullptr;
+	comp_batch comps; /* posted by flush() after mtx is released */
+	progress_fn progress{};
+	/* Told about fi_av_remove once enabled (optional). */
+	av::removed_fn av_removed = nullptr;
+	void *av_arg = nullptr;
+	bool av_watched = false;
+	bound_ref cq_refs[2], cntr_refs[6], av_ref, eq_ref;
+
+	/* At open: self is the endpoint's fid, pf its progress. */
+	void init(const fid *self_fid, fi_provider *p, domain *d, fi_info *i, progress_fn pf) noexcept;
+
+	/* fi_ep_bind of a CQ, counter, AV or EQ (takes mtx).  Any other class
+	 * is -FI_EINVAL with a log line: a provider looks at its own classes
+	 * (a shared receive context) first. */
+	int bind(fid *bfid, uint64_t flags);
+
+	/* FI_ENABLE's checks, under mtx: 1 when already enabled, 0 when it may
+	 * enable now (enabled is set), else -FI_ENOAV / -FI_ENOEQ. */
+	int enable_locked();
+	/* After enable_locked said 0, without mtx: starts watching the AV's removals. */
+	void enabled_unlocked() noexcept;
+
+	/* FI_GETOPSFLAG / FI_SETOPSFLAG (takes mtx). */
+	int ops_flag(int command, uint64_t *flags);
+
+	/* Close, without mtx and before the transport state goes: no CQ,
+	 * counter or AV calls the endpoint back once this returns. */
+	void unbind_all() noexcept;
+
+	uint64_t tx_flags() const noexcept { return info->tx_attr->op_flags; }
+	uint64_t rx_flags() const noexcept { return info->rx_attr->op_flags; }
+	/* Does a successful operation posted with flags go to the CQ? */
+	bool tx_wants(uint64_t flags) const noexcept { return !tx_sel || (flags & FI_COMPLETION); }
+	bool rx_wants(uint64_t flags) const noexcept { return !rx_sel || (flags & FI_COMPLETION); }
+	/* The counter an operation of kind k counts on, on this side. */
+	fid_cntr *cntr_for(op_kind k) const noexcept;
+
+	/* Under mtx: collects a completion. */
+	void push(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0, size_t olen = 0,
+		  const void *err_data = nullptr, size_t err_len = 0)
+	{
+		comps.push(cq, cntr, c, err, olen, err_data, err_len);
+	}
+	/* Under mtx: the completion of a transmit-side operation (send, RMA,
+	 * atomic): to the transmit CQ when it failed or want_comp, and its counter. */
+	void complete_tx(op_kind k, bool tagged, void *context, size_t len, bool want_comp, int err);
+	/* Without mtx: posts what was collected. */
+	void flush() noexcept { comps.flush(mtx); }
+};
+
+} // namespace wu::prov
+
+#endif

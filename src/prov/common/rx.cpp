@@ -1,0 +1,299 @@
+/* The receive core (rx.h): posting, multi-receive bookkeeping, peek and
+ * claim, cancel and the receive completion. */
+#include "config.h"
+#include "prov/common/rx.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "core/log.h"
+
+namespace wu::prov {
+
+size_t iov_total(const iovec *iov, size_t cnt) noexcept
+{
+	size_t t = 0;
+	for (size_t i = 0; i < cnt; i++) /* saturates: a wrapped sum would pass the length checks */
+		t = iov[i].iov_len > SIZE_MAX - t ? SIZE_MAX : t + iov[i].iov_len;
+	return t;
+}
+
+op *new_op(op_kind k, void *ctx, uint64_t flags, const iovec *iov, size_t cnt, size_t len)
+{
+	auto *o = new op();
+	o->kind = k;
+	o->context = ctx;
+	o->flags = flags;
+	for (size_t i = 0; i < cnt; i++)
+		o->iov[i] = iov[i];
+	o->iov_cnt = cnt;
+	o->len = len;
+	return o;
+}
+
+size_t slice(const op *o, size_t off, size_t n, iovec *tgt) noexcept
+{
+	size_t k = 0;
+	for (size_t i = 0; i < o->iov_cnt && n; i++) {
+		size_t l = o->iov[i].iov_len;
+		if (off >= l) {
+			off -= l;
+			continue;
+		}
+		size_t take = std::min(l - off, n);
+		tgt[k].iov_base = static_cast<char *>(o->iov[i].iov_base) + off;
+		tgt[k].iov_len = take;
+		k++;
+		n -= take;
+		off = 0;
+	}
+	return k;
+}
+
+size_t copy_to_op(op *o, size_t off, const char *src, size_t n) noexcept
+{
+	iovec t[max_iov];
+	size_t k = slice(o, off, n, t), done = 0;
+	for (size_t i = 0; i < k; i++) {
+		memcpy(t[i].iov_base, src + done, t[i].iov_len);
+		done += t[i].iov_len;
+	}
+	return done;
+}
+
+/* ---- the receive context ---- */
+
+void rx_ctx::release(op *o) noexcept
+{
+	size_t n = posted.load(std::memory_order_relaxed);
+	/* Only the owner's lock holder changes it; a reader (fi_rx_size_left) just loads. */
+	if (n)
+		posted.store(n - 1, std::memory_order_relaxed);
+	delete o;
+}
+
+void rx_ctx::drain() noexcept
+{
+	for (auto q : {match::queue_kind::msg, match::queue_kind::tagged})
+		while (match::recv *r = eng->first_posted(q)) {
+			eng->unpost(r);
+			release(op_of(r));
+		}
+}
+
+bool rx_ctx::done(op *o) noexcept
+{
+	if (!(o->flags & FI_MULTI_RECV))
+		return true;
+	return eng->recv_done(&o->mr);
+}
+
+op *rx_ctx::cancel(void *context) noexcept
+{
+	match::recv *r = eng->cancel(context);
+	return r ? op_of(r) : nullptr;
+}
+
+/* ---- checks ---- */
+
+ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged) noexcept
+{
+	if (cnt > max_iov || (cnt && !iov))
+		return -FI_EINVAL;
+	if ((flags & FI_MULTI_RECV) && (tagged || cnt != 1))
+		return -FI_EINVAL;
+	return 0;
+}
+
+const char *check_peek(const fi_msg_tagged *m, uint64_t flags) noexcept
+{
+	if (!(flags & (FI_PEEK | FI_CLAIM)))
+		return "FI_DISCARD needs FI_PEEK or FI_CLAIM";
+	if (flags & FI_MULTI_RECV)
+		return "FI_MULTI_RECV does not combine with FI_PEEK / FI_CLAIM";
+	if ((flags & FI_CLAIM) && !m->context)
+		return "FI_CLAIM needs a struct fi_context as the context";
+	if (m->iov_count > max_iov || (m->iov_count && !m->msg_iov))
+		return "bad iov";
+	return nullptr;
+}
+
+/* ---- posting ---- */
+
+void post_recv(rx_ctx &rx, ep_base *b, const msg_xfer &x)
+{
+	op *o = new_op(OP_RECV, x.context, x.flags, x.iov, x.count, iov_total(x.iov, x.count));
+	o->tagged = x.tagged;
+	o->addr = rx.directed ? x.addr : FI_ADDR_UNSPEC;
+	o->tag = x.tag;
+	o->ignore = x.ignore;
+	o->rx = &rx;
+	/* A shared context's receive asks the endpoint it completes on. */
+	if (!rx.shared && b)
+		o->want_comp = b->rx_wants(x.flags);
+	match::recv &r = o->mr;
+	r.context = x.context;
+	r.owner = o;
+	r.flags = x.flags;
+	r.tag = x.tag;
+	r.ignore = x.ignore;
+	r.src = o->addr;
+	r.len = o->len;
+	r.min_free = rx.min_multi_recv;
+	rx.posted.store(rx.posted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+	rx.eng->post(queue_of(o->tagged), &o->mr);
+}
+
+/* ---- completions ---- */
+
+void complete_rx(ep_base &b, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
+		 bool has_data, uint64_t data, size_t olen, int err, bool release)
+{
+	if (o->discard) [[unlikely]] {
+		if (release)
+			o->rx->release(o);
+		return;
+	}
+	cq::completion c;
+	c.op_context = o->context;
+	c.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0);
+	c.len = len;
+	c.buf = buf;
+	c.data = has_data ? data : 0;
+	c.tag = tagged ? tag : 0;
+	c.src_addr = src == FI_ADDR_NOTAVAIL || !b.av ? FI_ADDR_NOTAVAIL : av::source_id(b.av, src);
+	if (release && (o->flags & FI_MULTI_RECV))
+		c.flags |= FI_MULTI_RECV;
+	bool want = o->rx && o->rx->shared ? b.rx_wants(o->flags) : o->want_comp;
+	b.push((err || want) ? b.rx_cq : nullptr, b.c_recv, c, err, olen);
+	if (release)
+		o->rx->release(o);
+}
+
+void complete_canceled(ep_base &b, op *o)
+{
+	complete_rx(b, o, o->iov_cnt ? o->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL, o->tagged, o->tag, false,
+		    0, 0, FI_ECANCELED, true);
+}
+
+/* ---- FI_PEEK / FI_CLAIM / FI_DISCARD (fi_tagged(3)) ---- */
+
+namespace {
+
+op *new_claim_recv(rx_ctx &rx, ep_base &b, const fi_msg_tagged *m, uint64_t flags, bool discard)
+{
+	auto *o = new op();
+	o->kind = OP_RECV;
+	o->tagged = true;
+	o->context = m->context;
+	o->flags = flags & ~(FI_PEEK | FI_CLAIM | FI_DISCARD);
+	o->discard = discard;
+	if (!discard) {
+		for (size_t i = 0; i < m->iov_count; i++)
+			o->iov[i] = m->msg_iov[i];
+		o->iov_cnt = m->iov_count;
+		o->len = iov_total(m->msg_iov, m->iov_count);
+	}
+	o->mr.context = m->context;
+	o->mr.owner = o;
+	o->mr.flags = o->flags;
+	o->mr.len = o->len;
+	o->mr.discard = discard;
+	o->rx = &rx;
+	if (!rx.shared)
+		o->want_comp = b.rx_wants(flags);
+	rx.posted.store(rx.posted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+	return o;
+}
+
+/* The completion a peek or a discard reports: the message's metadata,
+ * no buffer (length 0 once discarded). */
+cq::completion peek_comp(ep_base &b, void *ctx, const rx_info *u, bool discarded)
+{
+	cq::completion c;
+	c.op_context = ctx;
+	c.flags = FI_RECV | FI_TAGGED | (u && u->has_data ? FI_REMOTE_CQ_DATA : 0);
+	if (!u)
+		return c;
+	c.len = discarded ? 0 : u->len;
+	c.tag = u->tag;
+	c.data = u->has_data ? u->data : 0;
+	c.src_addr = u->src == FI_ADDR_NOTAVAIL || !b.av ? FI_ADDR_NOTAVAIL : av::source_id(b.av, u->src);
+	return c;
+}
+
+rx_transport *tp_of(const match::unexpected *qe)
+{
+	return static_cast<rx_transport *>(qe->m.tp);
+}
+
+/* FI_PEEK [| FI_CLAIM | FI_DISCARD]: the first unexpected tagged message
+ * that would match; FI_ENOMSG error completion when there is none. */
+void peek(rx_ctx &rx, ep_base *first, const fi_msg_tagged *m, uint64_t flags)
+{
+	match::unexpected *qe = rx.eng->peek(match::queue_kind::tagged, m->tag, m->ignore,
+					     rx.directed ? m->addr : FI_ADDR_UNSPEC);
+	if (!qe) {
+		if (first)
+			first->push(first->rx_cq, nullptr, peek_comp(*first, m->context, nullptr, false), FI_ENOMSG);
+		return;
+	}
+	rx_transport *tp = tp_of(qe);
+	ep_base &b = *tp->base;
+	rx_info u = tp->describe(qe->m);
+	bool discard = flags & FI_DISCARD;
+	b.push(b.rx_cq, nullptr, peek_comp(b, m->context, &u, discard));
+	if (!discard && !(flags & FI_CLAIM))
+		return;
+	if (rx.eng->hold(qe, m->context)) {
+		WU_WARN(rx.prov, FI_LOG_EP_DATA, "fi_trecvmsg(FI_PEEK | FI_CLAIM): out of memory; the message stays queued\n");
+		return;
+	}
+	tp->hold(qe->m);
+	if (discard) {
+		op *o = new_claim_recv(rx, b, m, flags, true);
+		rx.eng->claim(qe, &o->mr);
+		return;
+	}
+	static_cast<fi_context *>(m->context)->internal[0] = qe;
+}
+
+/* FI_CLAIM [| FI_DISCARD]: takes the message an FI_PEEK | FI_CLAIM with
+ * this fi_context held. */
+ssize_t claim(rx_ctx &rx, ep_base *first, const fi_msg_tagged *m, uint64_t flags)
+{
+	match::unexpected *qe = rx.eng->held(static_cast<fi_context *>(m->context)->internal[0], m->context);
+	if (!qe) {
+		WU_WARN(rx.prov, FI_LOG_EP_DATA,
+			"fi_trecvmsg(FI_CLAIM): the context holds no claimed message; pass the fi_context of a "
+			"successful FI_PEEK | FI_CLAIM, unchanged\n");
+		return -FI_EINVAL;
+	}
+	if (rx.full())
+		return -FI_EAGAIN;
+	static_cast<fi_context *>(m->context)->internal[0] = nullptr;
+	rx_transport *tp = tp_of(qe);
+	ep_base &b = *tp->base;
+	bool discard = flags & FI_DISCARD;
+	if (discard) {
+		rx_info u = tp->describe(qe->m);
+		b.push(b.rx_cq, nullptr, peek_comp(b, m->context, &u, true));
+	}
+	op *o = new_claim_recv(rx, b, m, flags, discard);
+	rx.eng->claim(qe, &o->mr);
+	return 0;
+}
+
+} // namespace
+
+ssize_t peek_claim(rx_ctx &rx, ep_base *first, const fi_msg_tagged *m, uint64_t flags)
+{
+	if (flags & FI_PEEK) {
+		peek(rx, first, m, flags);
+		return 0;
+	}
+	return claim(rx, first, m, flags);
+}
+
+} // namespace wu::prov

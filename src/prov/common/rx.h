@@ -1,0 +1,143 @@
+/* The receive core every provider shares, on the matching engine
+ * (match.h): the operation record, a receive context (an engine and the
+ * receives counted against it: an endpoint's own, or a shared one that
+ * several endpoints bind), the argument checks of fi_recv / fi_trecv /
+ * fi_*msg, posting, FI_MULTI_RECV bookkeeping, FI_PEEK / FI_CLAIM /
+ * FI_DISCARD, fi_cancel, and the receive completion with truncation.
+ *
+ * The transport keeps what is about its wire: how a message's body lands
+ * (staged bytes, rendezvous, single copy), what a queued or held message
+ * keeps (its cookie in the engine), and which endpoint its completions go
+ * to.  It derives its engine transport from rx_transport, which adds the
+ * two hooks FI_PEEK needs.
+ *
+ * Locking: every function here runs under the locks of its receive
+ * context's owner (an endpoint's mtx, or all a shared context takes) and
+ * only collects completions (ep_base::push); the caller flushes after. */
+#ifndef WU_PROV_COMMON_RX_H
+#define WU_PROV_COMMON_RX_H
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include <rdma/fi_tagged.h>
+
+#include "core/owned.h"
+#include "prov/common/ep_base.h"
+#include "prov/common/match.h"
+#include "prov/common/xfer.h"
+
+namespace wu::prov {
+
+constexpr size_t max_iov = 4;
+
+struct rx_ctx;
+
+/* One operation: a receive, and for a provider that wants one record for
+ * everything, its sends, RMA and atomics too. */
+struct op {
+	op_kind kind = OP_RECV;
+	bool tagged = false;
+	bool want_comp = true; /* success completion to the CQ */
+	bool discard = false;  /* swallows a message dropped by FI_DISCARD */
+	void *context = nullptr;
+	uint64_t flags = 0;
+	iovec iov[max_iov];
+	size_t iov_cnt = 0;
+	size_t len = 0;
+	fi_addr_t addr = FI_ADDR_UNSPEC;
+	uint64_t tag = 0, ignore = 0, data = 0;
+	uint64_t id = 0;
+	rx_ctx *rx = nullptr; /* a receive: the context it counts against */
+	match::recv mr;       /* a receive's node in the matching engine (owner: this op) */
+};
+
+size_t iov_total(const iovec *iov, size_t cnt) noexcept;
+/* A new op of kind k for ctx over iov[0..cnt), len bytes in all. */
+op *new_op(op_kind k, void *ctx, uint64_t flags, const iovec *iov, size_t cnt, size_t len);
+/* Points tgt (max_iov entries) at [off, off+n) of o's buffers; returns the count. */
+size_t slice(const op *o, size_t off, size_t n, iovec *tgt) noexcept;
+/* Copies n bytes to offset off of o's buffers; returns the bytes that fit. */
+size_t copy_to_op(op *o, size_t off, const char *src, size_t n) noexcept;
+
+/* A receive context: a matching engine and the receives posted to it. */
+struct rx_ctx {
+	owned<match::engine> eng{new match::engine()};
+	std::atomic<size_t> posted{0}; /* counted against size (rx_attr->size) */
+	size_t size = 2048;
+	size_t min_multi_recv = 64; /* FI_OPT_MIN_MULTI_RECV */
+	bool directed = false;      /* FI_DIRECTED_RECV: sources filter receives */
+	bool shared = false;        /* fi_srx_context: completions ask the endpoint they land on */
+	fi_provider *prov = nullptr; /* its log lines */
+
+	bool full() const noexcept { return posted >= size; }
+	/* A receive is done with: its room comes back, and it is freed. */
+	void release(op *o) noexcept;
+	/* Close: every posted receive goes, without completions (fi_close(3)). */
+	void drain() noexcept;
+	/* FI_MULTI_RECV: a body for o has landed; true when o is released
+	 * (always true for other receives). */
+	bool done(op *o) noexcept;
+	/* fi_cancel: the first receive posted with context, off its queue. */
+	op *cancel(void *context) noexcept;
+};
+
+/* What FI_PEEK reports of a queued message. */
+struct rx_info {
+	fi_addr_t src = FI_ADDR_NOTAVAIL; /* resolved where the AV now knows it */
+	size_t len = 0;
+	uint64_t tag = 0, data = 0;
+	bool has_data = false;
+};
+
+/* A transport of messages that receive contexts queue. */
+struct rx_transport : match::transport {
+	ep_base *base = nullptr; /* the endpoint its messages complete on */
+	/* A queued message m, as FI_PEEK reports it. */
+	virtual rx_info describe(const match::message &m) = 0;
+	/* FI_PEEK | FI_CLAIM (or | FI_DISCARD) took m off the queues: the
+	 * transport keeps what it holds for m until start() claims it. */
+	virtual void hold(const match::message &m) = 0;
+
+protected:
+	~rx_transport() = default;
+};
+
+inline match::queue_kind queue_of(bool tagged) noexcept
+{
+	return tagged ? match::queue_kind::tagged : match::queue_kind::msg;
+}
+
+inline op *op_of(match::recv *r) noexcept
+{
+	return static_cast<op *>(r->owner);
+}
+
+/* fi_recv family's buffers and flags: 0 or -FI_EINVAL. */
+ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged) noexcept;
+/* FI_PEEK / FI_CLAIM / FI_DISCARD's arguments: nullptr, or why not. */
+const char *check_peek(const fi_msg_tagged *m, uint64_t flags) noexcept;
+
+/* Posts a receive of x to rx (the caller checked it and that rx is not
+ * full): it takes the queued messages that match, or waits.  b is the
+ * endpoint it was posted through (nullptr for a shared context's own
+ * calls). */
+void post_recv(rx_ctx &rx, ep_base *b, const msg_xfer &x);
+
+/* Completes receive o on endpoint b: len bytes at buf, olen truncated;
+ * release: the receive is done (else an FI_MULTI_RECV buffer goes on). */
+void complete_rx(ep_base &b, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
+		 bool has_data, uint64_t data, size_t olen, int err, bool release);
+/* The FI_ECANCELED completion of a receive fi_cancel took off its queue. */
+void complete_canceled(ep_base &b, op *o);
+
+/* FI_PEEK / FI_CLAIM / FI_DISCARD on rx (checked by check_peek): first is
+ * the endpoint an FI_ENOMSG goes to (nullptr: nowhere). */
+ssize_t peek_claim(rx_ctx &rx, ep_base *first, const fi_msg_tagged *m, uint64_t flags);
+
+} // namespace wu::prov
+
+#endif

@@ -1,0 +1,610 @@
+/* shm provider: peers, the cell protocol (shm_ep.h), sends and progress. */
+#include "config.h"
+
+#include <time.h>
+
+#include <cstddef>
+#include <cstring>
+
+#include "av/av.h"
+#include "core/log.h"
+#include "core/shim.h"
+#include "prov/shm/shm_ep.h"
+
+namespace wu::shm {
+
+int64_t now_ms() noexcept
+{
+	timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+void copy_to_iov(const iovec *iov, size_t cnt, size_t off, const void *src, size_t len) noexcept
+{
+	auto *s = static_cast<const char *>(src);
+	for (size_t i = 0; i < cnt && len; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		size_t n = std::min(len, iov[i].iov_len - off);
+		memcpy(static_cast<char *>(iov[i].iov_base) + off, s, n);
+		s += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t len) noexcept
+{
+	auto *d = static_cast<char *>(dst);
+	for (size_t i = 0; i < cnt && len; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		size_t n = std::min(len, iov[i].iov_len - off);
+		memcpy(d, static_cast<const char *>(iov[i].iov_base) + off, n);
+		d += n;
+		len -= n;
+		off = 0;
+	}
+}
+
+void to_cell(const wire &w, shm_tp::cell &c) noexcept
+{
+	c.kind = w.kind;
+	c.flags = w.flags;
+	c.inline_len = w.inline_len;
+	c.sender = w.sender;
+	/* tag .. data: 48 contiguous bytes in both */
+	static_assert(offsetof(wire, data) + sizeof(wire::data) - offsetof(wire, tag) == wire_name_bytes);
+	static_assert(sizeof(shm_tp::cell) - offsetof(shm_tp::cell, tag) == wire_name_bytes);
+	memcpy(reinterpret_cast<unsigned char *>(&c) + offsetof(shm_tp::cell, tag),
+	       reinterpret_cast<const unsigned char *>(&w) + offsetof(wire, tag), wire_name_bytes);
+}
+
+wire from_cell(const shm_tp::cell &c) noexcept
+{
+	wire w;
+	w.kind = c.kind;
+	w.flags = c.flags;
+	w.inline_len = c.inline_len;
+	w.sender = c.sender;
+	memcpy(reinterpret_cast<unsigned char *>(&w) + offsetof(wire, tag),
+	       reinterpret_cast<const unsigned char *>(&c) + offsetof(shm_tp::cell, tag), wire_name_bytes);
+	return w;
+}
+
+namespace {
+
+int push(remote *r, const wire &w)
+{
+	shm_tp::cell c;
+	to_cell(w, c);
+	return r->p->push(c);
+}
+
+} // namespace
+
+/* ---- peers ---- */
+
+namespace {
+
+remote *add_remote(shm_ep *ep, const std::string &name, int *err)
+{
+	auto it = ep->by_name.find(name);
+	if (it != ep->by_name.end())
+		return ep->remotes[it->second].get();
+	shm_tp::peer *p = nullptr;
+	int r = shm_tp::peer::attach(name.c_str(), &p);
+	if (r) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "cannot attach peer %s%s: %s\n", scheme, name.c_str(),
+			       fi_strerror(-r));
+		*err = r;
+		return nullptr;
+	}
+	auto rm = std::make_unique<remote>();
+	rm->name = name;
+	rm->p.reset(p);
+	rm->slot = uint32_t(ep->remotes.size());
+	remote *out = rm.get();
+	ep->remotes.push_back(std::move(rm));
+	ep->by_name.emplace(name, out->slot);
+	return out;
+}
+
+/* Pushes p now; -FI_EAGAIN when the queue (or the bounce pool) is full. */
+int try_push(shm_ep *ep, remote *r, pending &p)
+{
+	int slot = -1;
+	if (p.need_slot) {
+		slot = ep->rg->bounce_get();
+		if (slot < 0)
+			return -FI_EAGAIN;
+		memcpy(ep->rg->bounce_addr(slot), p.payload.data(), p.payload.size());
+		p.c.arg = uint64_t(slot);
+	}
+	if (p.c.kind != K_HELLO)
+		p.c.sender = r->id_there;
+	int ret = push(r, p.c);
+	if (ret) {
+		if (slot >= 0)
+			ep->rg->bounce_put(slot);
+		return ret;
+	}
+	if (p.op)
+		complete_tx(ep, p.op, 0);
+	return 0;
+}
+
+/* Pushes what r's backlog holds, in order, as far as it goes. */
+void drain(shm_ep *ep, remote *r)
+{
+	while (!r->backlog.empty() && !r->dead) {
+		pending &p = r->backlog.front();
+		if (p.c.kind != K_HELLO && r->id_there == no_slot)
+			return;
+		int ret = try_push(ep, r, p);
+		if (ret == -FI_EAGAIN) {
+			if (!r->stuck_since)
+				r->stuck_since = now_ms();
+			return;
+		}
+		if (ret) {
+			peer_dead(ep, r, fi_strerror(-ret));
+			return;
+		}
+		r->stuck_since = 0;
+		r->backlog.pop_front();
+		if (ep->tx_busy)
+			ep->tx_busy--;
+	}
+}
+
+void say_hello(shm_ep *ep, remote *r)
+{
+	if (r->hello_sent)
+		return;
+	r->hello_sent = true;
+	pending p;
+	p.c.kind = K_HELLO;
+	p.c.sender = r->slot;
+	/* The name fills the 48 bytes after cell::sender. */
+	auto *dst = reinterpret_cast<unsigned char *>(&p.c.tag);
+	memset(dst, 0, 48);
+	memcpy(dst, ep->name.data(), std::min(ep->name.size(), size_t(47)));
+	r->backlog.push_front(std::move(p));
+	ep->tx_busy++;
+}
+
+void on_hello(shm_ep *ep, const wire &c)
+{
+	char name[48];
+	memcpy(name, &c.tag, 47);
+	name[47] = '\0';
+	size_t n = strnlen(name, 47);
+	if (!valid_name(name, n)) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "endpoint %s: a first cell carries no valid name; dropped\n",
+			       ep->name.c_str());
+		return;
+	}
+	int err = 0;
+	remote *r = add_remote(ep, std::string(name, n), &err);
+	if (!r)
+		return;
+	r->id_there = c.sender;
+	r->dead = false;
+	pending p;
+	p.c.kind = K_HELLO_ACK;
+	p.c.arg = r->slot;
+	/* Ahead of anything that waited for the peer's answer. */
+	r->backlog.push_front(std::move(p));
+	ep->tx_busy++;
+	drain(ep, r);
+}
+
+remote *sender_of(shm_ep *ep, const wire &c)
+{
+	if (c.sender >= ep->remotes.size()) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "endpoint %s: a cell of kind %u names unknown peer %u; dropped\n",
+			       ep->name.c_str(), unsigned(c.kind), unsigned(c.sender));
+		return nullptr;
+	}
+	return ep->remotes[c.sender].get();
+}
+
+void on_done(shm_ep *ep, remote *r, const wire &c)
+{
+	auto it = ep->waiting.find(c.arg);
+	if (it == ep->waiting.end() || it->second->peer != r->slot) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s answers an operation we do not have\n", r->name.c_str());
+		return;
+	}
+	txop *o = it->second;
+	ep->waiting.erase(it);
+	if (r->waiting)
+		r->waiting--;
+	complete_tx(ep, o, int(c.len));
+}
+
+void on_pull(shm_ep *ep, remote *r, const wire &c)
+{
+	auto it = ep->waiting.find(c.arg);
+	if (it == ep->waiting.end() || it->second->peer != r->slot || it->second->pulling) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s pulls a message we do not have\n", r->name.c_str());
+		return;
+	}
+	txop *o = it->second;
+	o->pulling = true;
+	o->pull_token = c.tag;
+	o->pull_off = 0;
+	ep->pulls_out.push_back(o);
+}
+
+/* Streams pulled LARGE sends through our bounce slots. */
+void stream(shm_ep *ep)
+{
+	for (size_t k = 0; k < ep->pulls_out.size();) {
+		txop *o = ep->pulls_out[k];
+		remote *r = ep->remotes[o->peer].get();
+		bool gone = r->dead;
+		while (!gone && o->pull_off < o->len && r->backlog.empty()) {
+			int slot = ep->rg->bounce_get();
+			if (slot < 0)
+				break;
+			size_t n = std::min(o->len - o->pull_off, ep->rg->bounce_size());
+			copy_from_iov(o->iov, o->cnt, o->pull_off, ep->rg->bounce_addr(slot), n);
+			wire c;
+			c.kind = K_CHUNK;
+			c.sender = r->id_there;
+			c.tag = o->pull_token;
+			c.cq_data = o->pull_off;
+			c.len = n;
+			c.arg = uint64_t(slot);
+			int ret = push(r, c);
+			if (ret) {
+				ep->rg->bounce_put(slot);
+				if (ret != -FI_EAGAIN) {
+					peer_dead(ep, r, fi_strerror(-ret));
+					gone = true;
+				} else if (!r->stuck_since) {
+					r->stuck_since = now_ms();
+				}
+				break;
+			}
+			r->stuck_since = 0;
+			o->pull_off += n;
+		}
+		if (gone) {
+			/* peer_dead completed it */
+			continue;
+		}
+		if (o->pull_off >= o->len) {
+			/* Every byte is out of the buffer: the send is done. */
+			ep->pulls_out.erase(ep->pulls_out.begin() + ptrdiff_t(k));
+			ep->waiting.erase(o->id);
+			if (r->waiting)
+				r->waiting--;
+			complete_tx(ep, o, 0);
+			continue;
+		}
+		k++;
+	}
+}
+
+void handle(shm_ep *ep, const wire &c)
+{
+	if (c.kind == K_HELLO) {
+		on_hello(ep, c);
+		return;
+	}
+	remote *r = sender_of(ep, c);
+	if (!r)
+		return;
+	switch (c.kind) {
+	case K_HELLO_ACK:
+		r->id_there = uint32_t(c.arg);
+		drain(ep, r);
+		return;
+	case K_INLINE:
+	case K_BOUNCE:
+	case K_LARGE:
+		on_message(ep, r, c);
+		return;
+	case K_DONE:
+		on_done(ep, r, c);
+		return;
+	case K_PULL:
+		on_pull(ep, r, c);
+		return;
+	case K_CHUNK:
+		on_chunk(ep, r, c);
+		return;
+	case K_RMA:
+		on_rma(ep, r, c);
+		return;
+	case K_RMA_REPLY:
+		on_rma_reply(ep, r, c);
+		return;
+	default:
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s sent a cell of unknown kind %u; dropped\n",
+			       r->name.c_str(), unsigned(c.kind));
+	}
+}
+
+/* Peers we wait on that stayed silent: is their owner still there? */
+void check_liveness(shm_ep *ep)
+{
+	int64_t now = now_ms();
+	if (now < ep->next_live_check)
+		return;
+	ep->next_live_check = now + ep->dead_ms;
+	bool pulls = !ep->pulls_in.empty();
+	for (auto &rp : ep->remotes) {
+		remote *r = rp.get();
+		if (r->dead)
+			continue;
+		bool owes = r->waiting || (!r->backlog.empty() && (r->stuck_since || r->id_there == no_slot));
+		if (!owes && pulls)
+			for (auto &p : ep->pulls_in)
+				owes |= p.second.peer == r->slot;
+		if (owes && !r->p->alive())
+			peer_dead(ep, r, "its process is gone");
+	}
+}
+
+} // namespace
+
+remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err)
+{
+	if (!ep->b.av) {
+		*err = -FI_EINVAL;
+		return nullptr;
+	}
+	char buf[addr_max + 1];
+	size_t n = av::addr_of(ep->b.av, addr, buf, sizeof buf);
+	if (n == 0 || n > addr_max || addr_len(buf, n) < 0) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "fi_addr %llu is no shm address in the endpoint's AV\n",
+			       (unsigned long long)addr);
+		*err = -FI_EINVAL;
+		return nullptr;
+	}
+	remote *r = add_remote(ep, std::string(buf + scheme_len), err);
+	if (r && r->addr == FI_ADDR_NOTAVAIL)
+		r->addr = addr;
+	return r;
+}
+
+void send_cell(shm_ep *ep, remote *r, pending &&p)
+{
+	if (r->id_there == no_slot)
+		say_hello(ep, r);
+	if (r->backlog.empty() && r->id_there != no_slot) {
+		int ret = try_push(ep, r, p);
+		if (ret == 0)
+			return;
+		if (ret != -FI_EAGAIN) {
+			r->backlog.push_back(std::move(p));
+			ep->tx_busy++;
+			peer_dead(ep, r, fi_strerror(-ret));
+			return;
+		}
+		if (!r->stuck_since)
+			r->stuck_since = now_ms();
+	}
+	r->backlog.push_back(std::move(p));
+	ep->tx_busy++;
+	drain(ep, r);
+}
+
+void peer_dead(shm_ep *ep, remote *r, const char *why)
+{
+	if (r->dead)
+		return;
+	r->dead = true;
+	WU_WARN(P(), FI_LOG_EP_DATA, "endpoint %s: peer %s%s is unreachable (%s); its operations fail\n",
+		ep->name.c_str(), scheme, r->name.c_str(), why);
+	for (pending &p : r->backlog) {
+		if (ep->tx_busy)
+			ep->tx_busy--;
+		if (p.op) /* LARGE and RMA ones are in waiting: failed below */
+			complete_tx(ep, p.op, FI_EHOSTDOWN);
+	}
+	r->backlog.clear();
+	for (size_t k = 0; k < ep->pulls_out.size();)
+		if (ep->pulls_out[k]->peer == r->slot)
+			ep->pulls_out.erase(ep->pulls_out.begin() + ptrdiff_t(k));
+		else
+			k++;
+	for (auto it = ep->waiting.begin(); it != ep->waiting.end();) {
+		txop *o = it->second;
+		if (o->peer != r->slot) {
+			++it;
+			continue;
+		}
+		it = ep->waiting.erase(it);
+		complete_tx(ep, o, FI_EHOSTDOWN);
+	}
+	r->waiting = 0;
+	for (auto it = ep->pulls_in.begin(); it != ep->pulls_in.end();) {
+		if (it->second.peer != r->slot) {
+			++it;
+			continue;
+		}
+		rx_pull &pl = it->second;
+		prov::complete_rx(ep->b, pl.o, nullptr, 0, pl.src, pl.tagged, pl.tag, pl.has_data, pl.data, 0,
+				  FI_EHOSTDOWN, ep->rx.done(pl.o));
+		it = ep->pulls_in.erase(it);
+	}
+	/* A later first cell from a process that took its name again revives it. */
+	r->id_there = no_slot;
+	r->hello_sent = false;
+	r->stuck_since = 0;
+}
+
+bool use_cma(shm_ep *ep, remote *r)
+{
+	if (!ep->cma)
+		return false;
+	if (!ep->cma_checked) {
+		ep->cma_checked = true;
+		const char *why = nullptr;
+		if (!shm_tp::cma_usable(r->p->pid(), &why)) {
+			ep->cma = false;
+			WU_WARN_ONCE(P(), FI_LOG_EP_DATA,
+				     "single copy (process_vm_readv) refused: %s; large messages and RMA go through "
+				     "bounce buffers (two copies)\n",
+				     why ? why : "unknown reason");
+		}
+	}
+	return ep->cma;
+}
+
+void progress_locked(shm_ep *ep)
+{
+	if (!ep->b.enabled || !ep->rg)
+		return;
+	shm_tp::cell c;
+	/* A bounded batch: a flood from peers cannot keep one call forever. */
+	for (int n = 0; n < 256 && ep->rg->pop(&c); n++)
+		handle(ep, from_cell(c));
+	for (auto &r : ep->remotes)
+		if (!r->backlog.empty())
+			drain(ep, r.get());
+	if (!ep->pulls_out.empty())
+		stream(ep);
+	if (!ep->waiting.empty() || !ep->pulls_in.empty() || ep->tx_busy)
+		check_liveness(ep);
+}
+
+void flush(shm_ep *ep) noexcept
+{
+	ep->b.comps.flush(ep->b.mtx);
+}
+
+void progress_cb(void *arg) noexcept
+{
+	auto *ep = static_cast<shm_ep *>(arg);
+	guard("shm progress", [&]() -> int {
+		{
+			std::lock_guard<std::mutex> g(ep->b.mtx);
+			progress_locked(ep);
+		}
+		flush(ep);
+		return 0;
+	});
+}
+
+/* ---- sends ---- */
+
+ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
+{
+	if (x.count > ep->b.info->tx_attr->iov_limit || (x.count && !x.iov)) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "%s: %zu iovecs (at most %zu)\n", x.where, x.count,
+			       ep->b.info->tx_attr->iov_limit);
+		return -FI_EINVAL;
+	}
+	size_t len = iov_total(x.iov, x.count);
+	if ((x.flags & FI_INJECT) && len > ep->b.info->tx_attr->inject_size) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "%s: %zu bytes injected (inject_size %zu)\n", x.where, len,
+			       ep->b.info->tx_attr->inject_size);
+		return -FI_EINVAL;
+	}
+	if (len > ep->b.info->ep_attr->max_msg_size)
+		return -FI_EMSGSIZE;
+	if (x.tagged ? !(ep->b.info->caps & FI_TAGGED) : !(ep->b.info->caps & FI_MSG))
+		return -FI_EOPNOTSUPP;
+	{
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (!ep->b.enabled)
+			return -FI_EOPBADSTATE;
+		if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size) {
+			progress_locked(ep);
+			if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size)
+				return -FI_EAGAIN;
+		}
+		int err = 0;
+		remote *r = peer_of(ep, x.addr, &err);
+		if (!r)
+			return err;
+		if (r->dead && r->p->alive())
+			r->dead = false; /* taken over by a new process: talk again */
+		if (r->dead)
+			return -FI_EHOSTDOWN;
+		bool want = !x.inject_api && (!ep->b.tx_sel || (x.flags & FI_COMPLETION));
+		pending p;
+		p.c.kind = K_INLINE;
+		p.c.flags = uint8_t((x.tagged ? F_TAGGED : 0) | ((x.flags & FI_REMOTE_CQ_DATA) ? F_DATA : 0));
+		p.c.tag = x.tagged ? x.tag : 0;
+		p.c.cq_data = (x.flags & FI_REMOTE_CQ_DATA) ? x.data : 0;
+		p.c.len = len;
+		bool eager = len <= ep->rg->bounce_size();
+		txop *o = nullptr;
+		if (want || !eager || ep->b.c_send) {
+			o = new txop();
+			o->kind = OP_SEND;
+			o->context = x.context;
+			o->flags = x.flags;
+			o->tagged = x.tagged;
+			o->want_comp = want;
+			o->peer = r->slot;
+		}
+		if (len <= shm_tp::inline_max) {
+			p.c.inline_len = uint16_t(len);
+			copy_from_iov(x.iov, x.count, 0, p.c.data, len);
+			p.op = o;
+			send_cell(ep, r, std::move(p));
+		} else if (eager) {
+			p.c.kind = K_BOUNCE;
+			p.need_slot = true;
+			p.payload.resize(len);
+			copy_from_iov(x.iov, x.count, 0, p.payload.data(), len);
+			p.op = o;
+			send_cell(ep, r, std::move(p));
+		} else {
+			o->id = ep->next_id++;
+			o->cnt = x.count;
+			for (size_t i = 0; i < x.count; i++)
+				o->iov[i] = x.iov[i];
+			o->len = len;
+			p.c.kind = K_LARGE;
+			p.c.arg = o->id;
+			if (x.count == 1) {
+				uint64_t a = uint64_t(uintptr_t(x.iov[0].iov_base)), l = x.iov[0].iov_len;
+				memcpy(p.c.data, &a, 8);
+				memcpy(p.c.data + 8, &l, 8);
+			} else {
+				p.c.flags |= F_IOVLIST;
+				uint64_t a = uint64_t(uintptr_t(o->iov)), l = x.count;
+				memcpy(p.c.data, &a, 8);
+				memcpy(p.c.data + 8, &l, 8);
+			}
+			ep->waiting.emplace(o->id, o);
+			r->waiting++;
+			send_cell(ep, r, std::move(p));
+		}
+	}
+	flush(ep);
+	return 0;
+}
+
+void free_proto(shm_ep *ep)
+{
+	std::vector<txop *> ops;
+	for (auto &r : ep->remotes)
+		for (pending &p : r->backlog)
+			if (p.op)
+				ops.push_back(p.op);
+	for (auto &w : ep->waiting)
+		ops.push_back(w.second);
+	for (txop *o : ops)
+		delete o;
+	ep->waiting.clear();
+	ep->pulls_out.clear();
+	ep->remotes.clear();
+	ep->by_name.clear();
+}
+
+} // namespace wu::shm

@@ -1,0 +1,406 @@
+/* shm provider: RMA and atomics.  The initiator puts a request (header
+ * plus write data or operands) in one of its bounce slots; the target
+ * checks the MR key, applies it (atomics with the common engine) and
+ * answers RMA_REPLY, read or fetched bytes in one of its own slots.
+ * Transfers larger than a slot are done by the target with one
+ * cross-memory copy against the initiator's buffers when the kernel allows
+ * it, else split into slot-sized parts. */
+#include "config.h"
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "core/log.h"
+#include "prov/common/atomic.h"
+#include "prov/shm/shm_ep.h"
+
+namespace wu::shm {
+namespace {
+
+/* The request at the head of a bounce slot. */
+struct rma_req {
+	uint8_t kind;   /* op_kind */
+	uint8_t cma;    /* target copies against src[] with process_vm_* */
+	uint8_t family; /* atomics: atomic::kind */
+	uint8_t has_data;
+	int32_t datatype, op;
+	uint64_t key, addr; /* the remote range */
+	uint64_t len;       /* bytes of the range (atomics: elements) */
+	uint64_t data;      /* remote CQ data */
+	uint64_t part_off;  /* this part's offset in the initiator's buffer */
+	uint32_t src_cnt;
+	uint32_t pad;
+	iovec src[max_iov]; /* cma: the initiator's buffers */
+};
+
+ssize_t refuse(const char *where, ssize_t err, const char *why)
+{
+	WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "%s: %s (%s)\n", where, why, fi_strerror(int(-err)));
+	return err;
+}
+
+size_t slot_room(shm_ep *ep)
+{
+	size_t s = ep->rg->bounce_size();
+	return s > sizeof(rma_req) ? s - sizeof(rma_req) : 0;
+}
+
+void queue_req(shm_ep *ep, remote *r, txop *o, const rma_req &q, const iovec *payload, size_t pcnt, size_t off,
+	       size_t plen)
+{
+	pending p;
+	p.c.kind = K_RMA;
+	p.c.cq_data = o->id;
+	p.need_slot = true;
+	p.payload.resize(sizeof q + plen);
+	memcpy(p.payload.data(), &q, sizeof q);
+	if (plen)
+		copy_from_iov(payload, pcnt, off, p.payload.data() + sizeof q, plen);
+	p.c.len = plen;
+	o->parts++;
+	send_cell(ep, r, std::move(p));
+}
+
+void reply(shm_ep *ep, remote *r, uint64_t id, uint64_t part_off, int status, const void *bytes, size_t n)
+{
+	pending p;
+	p.c.kind = K_RMA_REPLY;
+	p.c.tag = id;
+	p.c.cq_data = part_off;
+	p.c.inline_len = uint16_t(status);
+	p.c.len = n;
+	p.c.arg = no_slot;
+	if (n) {
+		p.need_slot = true;
+		p.payload.assign(static_cast<const char *>(bytes), static_cast<const char *>(bytes) + n);
+	}
+	send_cell(ep, r, std::move(p));
+}
+
+txop *new_op(shm_ep *ep, op_kind k, void *ctx, uint64_t flags, bool inject_api, remote *r)
+{
+	auto *o = new txop();
+	o->kind = k;
+	o->id = ep->next_id++;
+	o->context = ctx;
+	o->flags = flags;
+	o->want_comp = !inject_api && (!ep->b.tx_sel || (flags & FI_COMPLETION));
+	o->peer = r->slot;
+	ep->waiting.emplace(o->id, o);
+	r->waiting++;
+	return o;
+}
+
+} // namespace
+
+ssize_t do_rma(shm_ep *ep, const prov::rma_xfer &x)
+{
+	if (x.count > max_iov || (x.count && !x.iov) || x.rma_count != 1 || !x.rma)
+		return refuse(x.where, -FI_EINVAL, "needs at most 4 local iovecs and one remote range");
+	if (!(ep->b.info->caps & FI_RMA))
+		return -FI_EOPNOTSUPP;
+	size_t total = iov_total(x.iov, x.count);
+	if (total != x.rma->len && !(x.write && total <= x.rma->len))
+		return refuse(x.where, -FI_EINVAL, "local and remote lengths differ");
+	if ((x.inject_api || (x.flags & FI_INJECT)) && total > ep->b.info->tx_attr->inject_size)
+		return -FI_EINVAL;
+	{
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (!ep->b.enabled)
+			return -FI_EOPBADSTATE;
+		if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size)
+			return -FI_EAGAIN;
+		int err = 0;
+		remote *r = peer_of(ep, x.addr, &err);
+		if (!r)
+			return err;
+		if (r->dead && r->p->alive())
+			r->dead = false;
+		if (r->dead)
+			return -FI_EHOSTDOWN;
+		txop *o = new_op(ep, x.write ? OP_WRITE : OP_READ, x.context, x.flags, x.inject_api, r);
+		o->cnt = x.count;
+		for (size_t i = 0; i < x.count; i++)
+			o->iov[i] = x.iov[i];
+		o->len = total;
+		rma_req q{};
+		q.kind = uint8_t(o->kind);
+		q.key = x.rma->key;
+		q.has_data = x.write && (x.flags & FI_REMOTE_CQ_DATA);
+		q.data = x.data;
+		size_t room = slot_room(ep);
+		bool inject = x.inject_api || (x.flags & FI_INJECT);
+		if (total > room && !inject && use_cma(ep, r)) {
+			q.cma = 1;
+			q.addr = x.rma->addr;
+			q.len = total;
+			q.src_cnt = uint32_t(x.count);
+			for (size_t i = 0; i < x.count; i++)
+				q.src[i] = x.iov[i];
+			queue_req(ep, r, o, q, nullptr, 0, 0, 0);
+		} else {
+			/* Slot-sized parts (one for a zero-length transfer). */
+			size_t off = 0;
+			do {
+				size_t n = std::min(total - off, room);
+				q.addr = x.rma->addr + off;
+				q.len = n;
+				q.part_off = off;
+				queue_req(ep, r, o, q, x.iov, x.count, off, x.write ? n : 0);
+				off += n;
+			} while (off < total);
+		}
+	}
+	flush(ep);
+	return 0;
+}
+
+ssize_t do_atomic(shm_ep *ep, const prov::atomic_xfer &a)
+{
+	const fi_msg_atomic *m = a.m;
+	if (!m)
+		return refuse(a.where, -FI_EINVAL, "msg is NULL");
+	if (!(ep->b.info->caps & FI_ATOMIC))
+		return -FI_EOPNOTSUPP;
+	const char *why = nullptr;
+	size_t max = 0;
+	if (int r = atomic::check(m->datatype, m->op, a.k, &max, &why))
+		return refuse(a.where, r, why);
+	if (a.flags & FI_TAGGED)
+		return refuse(a.where, -FI_EOPNOTSUPP, "atomics on tagged receive buffers (FI_TAGGED) are not supported");
+	if (a.flags & FI_REMOTE_CQ_DATA)
+		return refuse(a.where, -FI_EOPNOTSUPP, "remote CQ data is not carried by atomics");
+	size_t size = atomic::size_of(m->datatype);
+	bool fetch = a.k != atomic::kind::write;
+	unsigned nops = atomic::operands(m->op);
+	auto ioc_bytes = [&](const fi_ioc *v, size_t cnt, iovec *out, size_t &elems) {
+		if (!v || !cnt || cnt > max_iov)
+			return false;
+		elems = 0;
+		for (size_t i = 0; i < cnt; i++) {
+			if ((!v[i].addr && v[i].count) || v[i].count > atomic::max_bytes)
+				return false;
+			out[i] = {v[i].addr, v[i].count * size};
+			elems += v[i].count;
+		}
+		return true;
+	};
+	iovec v[2 * max_iov], rv[max_iov];
+	size_t k = 0, count = 0, n = 0;
+	if (nops) {
+		if (!ioc_bytes(m->msg_iov, m->iov_count, v, count))
+			return refuse(a.where, -FI_EINVAL, "operand iocs missing, NULL or more than iov_limit");
+		k = m->iov_count;
+	}
+	if (nops == 2) {
+		if (!ioc_bytes(a.cmp, a.cmp_cnt, v + k, n) || n != count)
+			return refuse(a.where, -FI_EINVAL, "compare iocs missing, NULL, too many or not matching the operands");
+		k += a.cmp_cnt;
+	}
+	if (fetch) {
+		if (!ioc_bytes(a.res, a.res_cnt, rv, n) || (nops && n != count))
+			return refuse(a.where, -FI_EINVAL, "result iocs missing, NULL, too many or not matching the operands");
+		count = n;
+	}
+	if (!count)
+		return refuse(a.where, -FI_EINVAL, "count is 0");
+	if (count > max)
+		return refuse(a.where, -FI_EMSGSIZE, "more elements than fi_atomicvalid's count");
+	if (!m->rma_iov || m->rma_iov_count != 1 || m->rma_iov->count != count)
+		return refuse(a.where, -FI_EINVAL, "needs one remote ioc of as many elements as the operands");
+	size_t bytes = count * size;
+	if ((a.inject_api || (a.flags & FI_INJECT)) && bytes > ep->b.info->tx_attr->inject_size)
+		return refuse(a.where, -FI_EINVAL, "FI_INJECT operands above inject_size");
+	{
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (!ep->b.enabled)
+			return -FI_EOPBADSTATE;
+		if (bytes * nops > slot_room(ep) || bytes > slot_room(ep))
+			return refuse(a.where, -FI_EMSGSIZE, "operands larger than a bounce buffer (FI_SHM_BOUNCE_SIZE)");
+		if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size)
+			return -FI_EAGAIN;
+		int err = 0;
+		remote *r = peer_of(ep, m->addr, &err);
+		if (!r)
+			return err;
+		if (r->dead && r->p->alive())
+			r->dead = false;
+		if (r->dead)
+			return -FI_EHOSTDOWN;
+		txop *o = new_op(ep, fetch ? OP_FETCH : OP_ATOMIC, m->context, a.flags, a.inject_api, r);
+		if (fetch) {
+			for (size_t i = 0; i < a.res_cnt; i++)
+				o->iov[i] = rv[i];
+			o->cnt = a.res_cnt;
+			o->len = bytes;
+		}
+		rma_req q{};
+		q.kind = uint8_t(o->kind);
+		q.family = uint8_t(a.k);
+		q.datatype = m->datatype;
+		q.op = m->op;
+		q.key = m->rma_iov->key;
+		q.addr = m->rma_iov->addr;
+		q.len = count;
+		queue_req(ep, r, o, q, v, k, 0, bytes * nops);
+	}
+	flush(ep);
+	return 0;
+}
+
+int atomic_valid(const char *where, atomic::kind k, fi_datatype dt, fi_op op, size_t *count)
+{
+	if (!count)
+		return int(refuse(where, -FI_EINVAL, "count is NULL"));
+	const char *why = nullptr;
+	int r = atomic::check(dt, op, k, count, &why);
+	if (r == -FI_EOPNOTSUPP) {
+		WU_INFO(P(), FI_LOG_EP_DATA, "%s: %s (%s)\n", where, why, fi_strerror(FI_EOPNOTSUPP));
+		return r;
+	}
+	if (r)
+		return int(refuse(where, r, why));
+	*count = std::min(*count, atomic_room(dt));
+	return 0;
+}
+
+size_t atomic_room(int datatype) noexcept
+{
+	size_t size = atomic::size_of(datatype);
+	return size ? (shm_tp::layout{}.bounce_size - sizeof(rma_req)) / (2 * size) : 0;
+}
+
+/* ---- target ---- */
+
+void on_rma(shm_ep *ep, remote *r, const wire &c)
+{
+	const char *slot = static_cast<const char *>(r->p->bounce_addr(uint32_t(c.arg)));
+	size_t room = slot_room(ep);
+	if (!slot || c.len > room) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s sent an RMA request without a valid buffer; dropped\n",
+			       r->name.c_str());
+		if (slot)
+			r->p->bounce_release(uint32_t(c.arg));
+		return;
+	}
+	/* Copied out before anything is trusted: the slot stays writable by its owner. */
+	rma_req q;
+	memcpy(&q, slot, sizeof q);
+	std::unique_ptr<char[]> payload(new char[c.len ? c.len : 1]);
+	memcpy(payload.get(), slot + sizeof q, c.len);
+	r->p->bounce_release(uint32_t(c.arg));
+	uint64_t id = c.cq_data;
+	bool atomic_op = q.kind == OP_ATOMIC || q.kind == OP_FETCH;
+	size_t bytes = 0;
+	uint64_t access = 0;
+	if (atomic_op) {
+		size_t size = atomic::size_of(q.datatype);
+		unsigned nops = q.op >= 0 ? atomic::operands(q.op) : 0;
+		if (q.family > uint8_t(atomic::kind::compare) ||
+		    !atomic::valid(q.datatype, q.op, atomic::kind(q.family)) || !size || q.len > room / size ||
+		    q.len * size * nops != c.len) {
+			reply(ep, r, id, 0, FI_EINVAL, nullptr, 0);
+			return;
+		}
+		bytes = q.len * size;
+		bool reads = q.family != uint8_t(atomic::kind::write), writes = q.op != FI_ATOMIC_READ;
+		access = (reads ? FI_REMOTE_READ : 0) | (writes ? FI_REMOTE_WRITE : 0);
+	} else if (q.kind == OP_WRITE || q.kind == OP_READ) {
+		bytes = q.len;
+		access = q.kind == OP_WRITE ? FI_REMOTE_WRITE : FI_REMOTE_READ;
+		if ((!q.cma && bytes > room) || (!q.cma && q.kind == OP_WRITE && c.len != bytes) ||
+		    q.src_cnt > max_iov || (q.cma && iov_total(q.src, q.src_cnt) != bytes)) {
+			reply(ep, r, id, q.part_off, FI_EINVAL, nullptr, 0);
+			return;
+		}
+	} else {
+		reply(ep, r, id, q.part_off, FI_EINVAL, nullptr, 0);
+		return;
+	}
+	mr::ref ref;
+	void *p = mr::check(ep->b.dom, q.key, q.addr, bytes, access, ref);
+	std::optional<mr::guard> g;
+	if (p)
+		g.emplace(ref); /* fi_close(mr) waits for this access */
+	if (!p || !*g) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
+			       "RMA from %s on key 0x%llx, address 0x%llx, %zu bytes: no registered region allows it\n",
+			       r->name.c_str(), (unsigned long long)q.key, (unsigned long long)q.addr, bytes);
+		reply(ep, r, id, q.part_off, FI_EACCES, nullptr, 0);
+		return;
+	}
+	int status = 0;
+	std::unique_ptr<char[]> out;
+	size_t out_len = 0;
+	if (atomic_op) {
+		if (q.family != uint8_t(atomic::kind::write)) {
+			out.reset(new char[bytes]);
+			out_len = bytes;
+		}
+		unsigned nops = atomic::operands(q.op);
+		atomic::apply(q.op, q.datatype, p, nops ? payload.get() : nullptr,
+			      nops == 2 ? payload.get() + bytes : nullptr, out.get(), q.len);
+	} else if (q.cma) {
+		iovec here{p, bytes};
+		ssize_t n = q.kind == OP_WRITE ? shm_tp::cma_read(r->p->pid(), &here, 1, q.src, q.src_cnt)
+					       : shm_tp::cma_write(r->p->pid(), &here, 1, q.src, q.src_cnt);
+		if (n != ssize_t(bytes)) {
+			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "RMA from %s: cross-memory copy failed: %s\n",
+				       r->name.c_str(), n < 0 ? strerror(int(-n)) : "short copy");
+			status = FI_EIO;
+		}
+	} else if (q.kind == OP_WRITE) {
+		memcpy(p, payload.get(), bytes);
+	} else {
+		out.reset(new char[bytes ? bytes : 1]);
+		memcpy(out.get(), p, bytes);
+		out_len = bytes;
+	}
+	g.reset();
+	reply(ep, r, id, q.part_off, status, out.get(), status ? 0 : out_len);
+	if (status)
+		return;
+	mr::remote_access(ep->b.dom, q.key, access);
+	if (access & FI_REMOTE_WRITE) {
+		cq::completion cc;
+		cc.flags = (atomic_op ? FI_ATOMIC : FI_RMA) | FI_REMOTE_WRITE | (q.has_data ? FI_REMOTE_CQ_DATA : 0);
+		cc.data = q.has_data ? q.data : 0;
+		push_comp(ep, q.has_data ? ep->b.rx_cq : nullptr, ep->b.c_rwrite, cc);
+	}
+	if (access & FI_REMOTE_READ)
+		push_comp(ep, nullptr, ep->b.c_rread, cq::completion{});
+}
+
+void on_rma_reply(shm_ep *ep, remote *r, const wire &c)
+{
+	auto it = ep->waiting.find(c.tag);
+	bool has_slot = c.arg != no_slot;
+	const void *from = has_slot ? r->p->bounce_addr(uint32_t(c.arg)) : nullptr;
+	if (it == ep->waiting.end() || it->second->peer != r->slot || it->second->kind == OP_SEND ||
+	    (has_slot && !from)) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s answers an RMA we do not have\n", r->name.c_str());
+		if (from)
+			r->p->bounce_release(uint32_t(c.arg));
+		return;
+	}
+	txop *o = it->second;
+	if (c.inline_len && !o->err)
+		o->err = c.inline_len;
+	if (from) {
+		/* Read or fetched bytes for [part_off, part_off + len) of ours. */
+		if (c.cq_data <= o->len && c.len <= o->len - c.cq_data && c.len <= ep->rg->bounce_size())
+			copy_to_iov(o->iov, o->cnt, size_t(c.cq_data), from, size_t(c.len));
+		r->p->bounce_release(uint32_t(c.arg));
+	}
+	if (o->parts)
+		o->parts--;
+	if (o->parts)
+		return;
+	ep->waiting.erase(it);
+	if (r->waiting)
+		r->waiting--;
+	complete_tx(ep, o, o->err);
+}
+
+} // namespace wu::shm

@@ -1,0 +1,371 @@
+/* shm provider: receives through the common receive core (prov/common/rx.h:
+ * posting, FI_MULTI_RECV, FI_PEEK / FI_CLAIM / FI_DISCARD, cancel,
+ * truncation) and the landing of INLINE / BOUNCE / LARGE messages: what
+ * arrives is handed to the matching engine, and a receive that takes it,
+ * at arrival or later (ep_transport::start), gets its body here. */
+#include "config.h"
+
+#include <cerrno>
+#include <cstring>
+#include <unordered_set>
+
+#include "av/av.h"
+#include "core/log.h"
+#include "prov/shm/shm_ep.h"
+
+namespace wu::shm {
+namespace {
+
+/* The iovecs covering [off, off + len) of iov; how many (at most max_iov). */
+size_t sub_iov(const iovec *iov, size_t cnt, size_t off, size_t len, iovec *out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < cnt && len && n < max_iov; i++) {
+		if (off >= iov[i].iov_len) {
+			off -= iov[i].iov_len;
+			continue;
+		}
+		size_t take = std::min(len, iov[i].iov_len - off);
+		out[n++] = {static_cast<char *>(iov[i].iov_base) + off, take};
+		len -= take;
+		off = 0;
+	}
+	return n;
+}
+
+fi_addr_t src_of(shm_ep *ep, remote *r)
+{
+	if (r->addr == FI_ADDR_NOTAVAIL && ep->b.av) {
+		std::string a = std::string(scheme) + r->name;
+		r->addr = av::reverse(ep->b.av, a.c_str(), a.size() + 1);
+	}
+	return r->addr;
+}
+
+/* A body landed in o: true when o is released (an FI_MULTI_RECV buffer
+ * only once nothing more lands in it). */
+bool landed(shm_ep *ep, rxop *o)
+{
+	return ep->rx.done(o);
+}
+
+void answer(shm_ep *ep, remote *r, cell_kind k, uint64_t arg, uint64_t tag, uint64_t status)
+{
+	pending p;
+	p.c.kind = k;
+	p.c.arg = arg;
+	p.c.tag = tag;
+	p.c.len = status;
+	send_cell(ep, r, std::move(p));
+}
+
+void finish(shm_ep *ep, rxop *o, const wire &c, size_t off, size_t into, fi_addr_t src, int err)
+{
+	void *buf = o->iov_cnt ? static_cast<char *>(o->iov[0].iov_base) + ((o->flags & FI_MULTI_RECV) ? off : 0)
+			       : nullptr;
+	size_t olen = c.len - into;
+	if (!err && olen)
+		err = FI_ETRUNC;
+	prov::complete_rx(ep->b, o, buf, err && err != FI_ETRUNC ? 0 : into, src, c.flags & F_TAGGED, c.tag,
+		    c.flags & F_DATA, c.cq_data, err == FI_ETRUNC ? olen : 0, err, landed(ep, o));
+}
+
+/* A LARGE message's body into o: one cross-memory copy, or a pull
+ * through the sender's bounce slots. */
+void land_large(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_t into, fi_addr_t src)
+{
+	if (r->dead) {
+		finish(ep, o, c, off, 0, src, FI_EHOSTDOWN);
+		return;
+	}
+	if (o->discard || into == 0) {
+		answer(ep, r, K_DONE, c.arg, 0, 0);
+		finish(ep, o, c, off, into, src, 0);
+		return;
+	}
+	if (use_cma(ep, r)) {
+		uint64_t a, l;
+		memcpy(&a, c.data, 8);
+		memcpy(&l, c.data + 8, 8);
+		iovec rem[max_iov];
+		size_t rcnt = 1;
+		int err = 0;
+		if (c.flags & F_IOVLIST) {
+			/* The sender's iovec array, read from its memory. */
+			if (l == 0 || l > max_iov) {
+				err = FI_EINVAL;
+			} else {
+				iovec here{rem, size_t(l) * sizeof(iovec)}, there{reinterpret_cast<void *>(uintptr_t(a)),
+										 size_t(l) * sizeof(iovec)};
+				ssize_t n = shm_tp::cma_read(r->p->pid(), &here, 1, &there, 1);
+				if (n != ssize_t(here.iov_len))
+					err = n < 0 ? int(-n) : EIO;
+				rcnt = size_t(l);
+			}
+		} else {
+			rem[0] = {reinterpret_cast<void *>(uintptr_t(a)), size_t(l)};
+		}
+		if (!err && iov_total(rem, rcnt) != c.len) {
+			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s: a large message's buffers do not add up to its length\n",
+				       r->name.c_str());
+			err = EINVAL;
+		}
+		if (!err) {
+			iovec lv[max_iov], rv[max_iov];
+			size_t lcnt = prov::slice(o, off, into, lv);
+			size_t rc = sub_iov(rem, rcnt, 0, into, rv);
+			ssize_t n = shm_tp::cma_read(r->p->pid(), lv, lcnt, rv, rc);
+			if (n == ssize_t(into)) {
+				answer(ep, r, K_DONE, c.arg, 0, 0);
+				finish(ep, o, c, off, into, src, 0);
+				return;
+			}
+			err = n < 0 ? int(-n) : EIO;
+			if (err == EPERM || err == ENOSYS) {
+				/* Refused after all: pull it instead, and from now on. */
+				WU_WARN_ONCE(P(), FI_LOG_EP_DATA,
+					     "single copy (process_vm_readv) refused: %s; large messages go through bounce "
+					     "buffers\n",
+					     strerror(err));
+				ep->cma = false;
+				err = 0;
+			}
+		}
+		if (err) {
+			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s: cross-memory copy failed: %s\n", r->name.c_str(),
+				       strerror(err));
+			answer(ep, r, K_DONE, c.arg, 0, FI_EIO);
+			finish(ep, o, c, off, 0, src, FI_EIO);
+			return;
+		}
+	}
+	uint64_t token = ep->next_id++;
+	rx_pull &pl = ep->pulls_in[token];
+	pl.o = o;
+	pl.peer = r->slot;
+	pl.off = off;
+	pl.into = into;
+	pl.len = size_t(c.len);
+	pl.src = src;
+	pl.tagged = c.flags & F_TAGGED;
+	pl.tag = c.tag;
+	pl.data = c.cq_data;
+	pl.has_data = c.flags & F_DATA;
+	answer(ep, r, K_PULL, c.arg, token, 0);
+}
+
+/* The body of c into o at off (into bytes of it fit); bytes: where an
+ * unexpected message's copy is, nullptr to read it from the cell or the
+ * sender's slot. */
+void land(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_t into, fi_addr_t src,
+	  const char *bytes)
+{
+	if (c.kind == K_LARGE) {
+		land_large(ep, r, c, o, off, into, src);
+		return;
+	}
+	const void *from = bytes;
+	if (!from)
+		from = c.kind == K_INLINE ? static_cast<const void *>(c.data) : r->p->bounce_addr(uint32_t(c.arg));
+	if (!o->discard && from)
+		prov::copy_to_op(o, off, static_cast<const char *>(from), into);
+	if (c.kind == K_BOUNCE && !bytes)
+		r->p->bounce_release(uint32_t(c.arg));
+	finish(ep, o, c, off, into, src, from ? 0 : FI_EIO);
+}
+
+} // namespace
+
+void push_comp(shm_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err, size_t olen)
+{
+	ep->b.push(cq, cntr, c, err, olen);
+}
+
+void complete_tx(shm_ep *ep, txop *o, int err)
+{
+	ep->b.complete_tx(o->kind, o->tagged, o->context, 0, o->want_comp, err);
+	delete o;
+}
+
+void on_message(shm_ep *ep, remote *r, const wire &c)
+{
+	/* What a hostile or broken peer could make us read past. */
+	if ((c.kind == K_INLINE && (c.inline_len != c.len || c.len > shm_tp::inline_max)) ||
+	    (c.kind == K_BOUNCE && c.len > ep->rg->bounce_size())) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s sent a message cell with a bad length %llu; dropped\n",
+			       r->name.c_str(), (unsigned long long)c.len);
+		return;
+	}
+	bool tagged = c.flags & F_TAGGED;
+	match::message m;
+	m.tp = ep->tp.get();
+	m.src = src_of(ep, r);
+	m.tag = c.tag;
+	m.data = c.cq_data;
+	m.flags = (c.flags & F_DATA) ? FI_REMOTE_CQ_DATA : 0;
+	m.len = size_t(c.len);
+	match::match_result res;
+	if (ep->rx.eng->arrive(prov::queue_of(tagged), m, &res)) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "out of memory for an unexpected message from %s; dropped\n",
+			       r->name.c_str());
+		if (c.kind == K_BOUNCE)
+			r->p->bounce_release(uint32_t(c.arg));
+		else if (c.kind == K_LARGE)
+			answer(ep, r, K_DONE, c.arg, 0, FI_ENOMEM);
+		return;
+	}
+	if (res.r) {
+		land(ep, r, c, prov::op_of(res.r), res.off, res.into, m.src, nullptr);
+		return;
+	}
+	auto *u = new ux();
+	u->c = c;
+	u->peer = r->slot;
+	if (c.kind == K_LARGE) {
+		u->large = true;
+	} else if (c.len) {
+		/* Copied out now: the sender's slot comes back whatever the
+		 * application does with the message. */
+		u->bytes.reset(new char[c.len]);
+		const void *from = c.kind == K_INLINE ? static_cast<const void *>(c.data)
+						      : r->p->bounce_addr(uint32_t(c.arg));
+		if (from)
+			memcpy(u->bytes.get(), from, c.len);
+		else
+			memset(u->bytes.get(), 0, c.len);
+	}
+	if (c.kind == K_BOUNCE)
+		r->p->bounce_release(uint32_t(c.arg));
+	res.queued->m.cookie = u;
+}
+
+void on_chunk(shm_ep *ep, remote *r, const wire &c)
+{
+	auto it = ep->pulls_in.find(c.tag);
+	const void *from = r->p->bounce_addr(uint32_t(c.arg));
+	if (it == ep->pulls_in.end() || it->second.peer != r->slot || !from || c.len > ep->rg->bounce_size() ||
+	    c.cq_data > it->second.len || c.len > it->second.len - c.cq_data) {
+		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s sent a chunk of no message we pull; dropped\n",
+			       r->name.c_str());
+		if (from)
+			r->p->bounce_release(uint32_t(c.arg));
+		return;
+	}
+	rx_pull &pl = it->second;
+	size_t at = size_t(c.cq_data), n = size_t(c.len);
+	if (at < pl.into)
+		prov::copy_to_op(pl.o, pl.off + at, static_cast<const char *>(from), std::min(n, pl.into - at));
+	r->p->bounce_release(uint32_t(c.arg));
+	pl.got += n;
+	if (pl.got < pl.len)
+		return;
+	rxop *o = pl.o;
+	wire done;
+	done.flags = uint8_t((pl.tagged ? F_TAGGED : 0) | (pl.has_data ? F_DATA : 0));
+	done.tag = pl.tag;
+	done.cq_data = pl.data;
+	done.len = pl.len;
+	size_t off = pl.off, into = pl.into;
+	fi_addr_t src = pl.src;
+	ep->pulls_in.erase(it);
+	finish(ep, o, done, off, into, src, 0);
+}
+
+/* ---- the engine's transport ---- */
+
+void ep_transport::start(match::engine &, match::recv *rv, const match::message &m, size_t off, size_t into)
+{
+	auto *u = static_cast<ux *>(m.cookie);
+	rxop *o = prov::op_of(rv);
+	if (!u) /* cannot happen: every queued message gets its cookie */
+		return;
+	remote *r = ep->remotes[u->peer].get();
+	if (u->large)
+		land_large(ep, r, u->c, o, off, into, m.src);
+	else
+		land(ep, r, u->c, o, off, into, m.src, u->bytes.get() ? u->bytes.get() : "");
+	delete u;
+}
+
+void ep_transport::drop(match::engine &, const match::message &m)
+{
+	auto *u = static_cast<ux *>(m.cookie);
+	if (u && u->large && !ep->remotes[u->peer]->dead)
+		answer(ep, ep->remotes[u->peer].get(), K_DONE, u->c.arg, 0, FI_ECANCELED);
+	delete u;
+}
+
+fi_addr_t ep_transport::resolve(const match::message &m)
+{
+	auto *u = static_cast<ux *>(m.cookie);
+	return u ? src_of(ep, ep->remotes[u->peer].get()) : m.src;
+}
+
+prov::rx_info ep_transport::describe(const match::message &m)
+{
+	prov::rx_info i;
+	i.src = resolve(m);
+	i.len = m.len;
+	i.tag = m.tag;
+	i.has_data = m.flags & FI_REMOTE_CQ_DATA;
+	i.data = i.has_data ? m.data : 0;
+	return i;
+}
+
+/* ---- posting ---- */
+
+ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
+{
+	if (x.tagged ? !(ep->b.info->caps & FI_TAGGED) : !(ep->b.info->caps & FI_MSG))
+		return -FI_EOPNOTSUPP;
+	if (x.msg_api && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
+		if (!x.tagged) {
+			WU_WARN(P(), FI_LOG_EP_DATA,
+				"%s: FI_PEEK/FI_CLAIM/FI_DISCARD are supported on tagged receives only (fi_trecvmsg)\n",
+				x.where);
+			return -FI_EOPNOTSUPP;
+		}
+		fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
+		if (const char *bad = prov::check_peek(&m, x.flags)) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s(FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", x.where, bad);
+			return -FI_EINVAL;
+		}
+		{
+			std::lock_guard<std::mutex> g(ep->b.mtx);
+			if (!ep->b.enabled)
+				return -FI_EOPBADSTATE;
+			if (ssize_t r = prov::peek_claim(ep->rx, &ep->b, &m, x.flags))
+				return r;
+		}
+		flush(ep);
+		return 0;
+	}
+	if (x.count > ep->b.info->rx_attr->iov_limit)
+		return -FI_EINVAL;
+	if (ssize_t r = prov::check_recv(x.iov, x.count, x.flags, x.tagged))
+		return r;
+	{
+		std::lock_guard<std::mutex> g(ep->b.mtx);
+		if (!ep->b.enabled)
+			return -FI_EOPBADSTATE;
+		if (ep->rx.full())
+			return -FI_EAGAIN;
+		prov::post_recv(ep->rx, &ep->b, x);
+	}
+	flush(ep);
+	return 0;
+}
+
+void free_rx(shm_ep *ep)
+{
+	/* Receives a pull was landing in, unless still posted (FI_MULTI_RECV:
+	 * drained below). */
+	for (auto &p : ep->pulls_in)
+		if (!p.second.o->mr.queued())
+			ep->rx.release(p.second.o);
+	ep->pulls_in.clear();
+	ep->rx.drain();
+	ep->rx.eng->detach(ep->tp.get());
+}
+
+} // namespace wu::shm

@@ -1,0 +1,29 @@
+/* The shm provider: node-local FI_EP_RDM endpoints over shared-memory
+ * regions (region.h), FI_ADDR_STR addresses (shm_addr.h). */
+#ifndef WU_PROV_SHM_SHM_H
+#define WU_PROV_SHM_SHM_H
+
+#include <cstddef>
+
+#include <rdma/fi_domain.h>
+#include <rdma/providers/fi_prov.h>
+
+namespace wu::shm {
+
+const fi_provider *provider() noexcept;
+/* Version reported as prov_version: FI_VERSION(major*100+minor, rev*10). */
+inline constexpr uint32_t prov_version = FI_VERSION(200, 0);
+
+/* The provider descriptor (log lines and params). */
+fi_provider *prov_desc() noexcept;
+
+/* fi_ops_domain::endpoint for the shm domain (ep.cpp). */
+int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
+
+/* Most elements of datatype one atomic carries: its operands and compare
+ * values share one default-sized bounce buffer (rma.cpp). */
+size_t atomic_room(int datatype) noexcept;
+
+} // namespace wu::shm
+
+#endif

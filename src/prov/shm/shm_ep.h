@@ -1,0 +1,258 @@
+/* shm provider internals: the RDM endpoint (ep.cpp), its protocol over
+ * the transport of region.h (proto.cpp), receives and completions (rx.cpp),
+ * RMA and atomics (rma.cpp).
+ *
+ * Protocol.  Every message is one or more 64-byte cells pushed into the
+ * receiver's queue; the kinds are below.  A sender knows a peer by its
+ * slot in the sender's table; the first cell to a peer (HELLO) carries the
+ * sender's name and that slot, the peer attaches the sender's region and
+ * answers (HELLO_ACK) with its own slot for the sender, which every later
+ * cell carries in cell::sender.  Until the answer, cells wait in the
+ * peer's backlog, as they do when its queue is full (retried by progress,
+ * never dropped, never spun on).
+ *  - up to inline_max bytes travel in the cell (INLINE);
+ *  - up to the bounce size, in one of the sender's bounce slots (BOUNCE):
+ *    the receiver copies out and releases the slot;
+ *  - larger (LARGE): the cell names the sender's buffer; once a receive
+ *    takes it, the receiver reads it with one cross-memory copy straight
+ *    into the posted buffer and answers DONE; when the kernel refuses
+ *    cross-memory attach it answers PULL and the sender streams the
+ *    payload through its bounce slots (CHUNK).
+ *  - RMA and atomics (RMA): a request header (plus operands) in a bounce
+ *    slot; the target checks the MR key, applies it and answers
+ *    RMA_REPLY, with read or fetched bytes in one of its own slots.  Larger
+ *    transfers are split into slot-sized parts, or done by the target with
+ *    one cross-memory copy when the kernel allows it.
+ * A peer whose push fails with -FI_EHOSTDOWN, or that stays silent while
+ * operations wait on it and is found dead (peer::alive), fails them all
+ * with error completions. */
+#ifndef WU_PROV_SHM_SHM_EP_H
+#define WU_PROV_SHM_SHM_EP_H
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include <rdma/fi_endpoint.h>
+
+#include "prov/common/ep_base.h"
+#include "core/owned.h"
+#include "prov/common/cq.h"
+#include "prov/common/match.h"
+#include "prov/common/rx.h"
+#include "prov/common/xfer.h"
+#include "prov/shm/region.h"
+#include "prov/shm/shm.h"
+#include "prov/shm/shm_addr.h"
+
+namespace wu::shm {
+
+inline fi_provider *P() { return prov_desc(); }
+
+using prov::max_iov;
+constexpr uint32_t no_slot = UINT32_MAX;
+
+enum cell_kind : uint8_t {
+	K_HELLO = 1,
+	K_HELLO_ACK,
+	K_INLINE,
+	K_BOUNCE,
+	K_LARGE,
+	K_DONE,
+	K_PULL,
+	K_CHUNK,
+	K_RMA,
+	K_RMA_REPLY,
+};
+
+/* cell::flags */
+constexpr uint8_t F_TAGGED = 1;
+constexpr uint8_t F_DATA = 2;    /* cq_data is remote CQ data */
+constexpr uint8_t F_IOVLIST = 4; /* LARGE: data[] holds (iovec *, count) in the sender's memory */
+
+struct shm_ep;
+struct txop;
+
+/* A cell's protocol fields, copyable (shm_tp::cell holds the queue's atomic). */
+struct wire {
+	uint8_t kind = 0;
+	uint8_t flags = 0;
+	uint16_t inline_len = 0;
+	uint32_t sender = 0;
+	uint64_t tag = 0;
+	uint64_t cq_data = 0;
+	uint64_t len = 0;
+	uint64_t arg = 0;
+	unsigned char data[shm_tp::inline_max] = {};
+};
+/* The 48 bytes from tag on: a HELLO's name. */
+inline constexpr size_t wire_name_bytes = 48;
+void to_cell(const wire &w, shm_tp::cell &c) noexcept;
+wire from_cell(const wire &c) noexcept;
+
+/* One queued cell for a peer; a payload to copy into a bounce slot when
+ * it is pushed (need_slot). */
+struct pending {
+	wire c;
+	std::vector<char> payload;
+	bool need_slot = false;
+	txop *op = nullptr; /* completed once pushed (eager sends), or nullptr */
+};
+
+/* A peer endpoint, attached on first use in either direction. */
+struct remote {
+	std::string name; /* without the scheme */
+	std::unique_ptr<shm_tp::peer> p;
+	uint32_t slot = 0;         /* ours for it */
+	uint32_t id_there = no_slot; /* its for us: cell::sender of what we push */
+	bool hello_sent = false;
+	bool dead = false;
+	fi_addr_t addr = FI_ADDR_NOTAVAIL; /* in our AV, once known */
+	std::deque<pending> backlog;
+	int64_t stuck_since = 0; /* a push failed with -FI_EAGAIN then (ms), 0: not stuck */
+	size_t waiting = 0;      /* our operations awaiting its answer */
+};
+
+using prov::op_kind;
+using prov::OP_ATOMIC;
+using prov::OP_FETCH;
+using prov::OP_READ;
+using prov::OP_SEND;
+using prov::OP_WRITE;
+
+/* A transmit-side operation that outlives its call. */
+struct txop {
+	op_kind kind = OP_SEND;
+	uint64_t id = 0;
+	void *context = nullptr;
+	uint64_t flags = 0;
+	bool tagged = false;
+	bool want_comp = true;
+	uint32_t peer = 0;
+	iovec iov[max_iov]{};
+	size_t cnt = 0;
+	size_t len = 0;
+	/* LARGE sends through bounce slots (PULL) */
+	bool pulling = false;
+	uint64_t pull_token = 0;
+	size_t pull_off = 0;
+	/* RMA / atomics: parts still unanswered, first error */
+	size_t parts = 0;
+	int err = 0;
+	/* fetch / compare / read results land here */
+	iovec res[max_iov]{};
+	size_t res_cnt = 0;
+	size_t res_size = 0; /* atomics: element size */
+};
+
+/* A posted receive: the receive core's operation. */
+using rxop = prov::op;
+
+/* An unexpected message's cookie: its bytes (INLINE, BOUNCE copied out so
+ * the sender's slot comes back at once), or the LARGE cell. */
+struct ux {
+	wire c;
+	uint32_t peer = 0;
+	std::unique_ptr<char[]> bytes;
+	bool large = false;
+};
+
+/* A LARGE message being pulled through the sender's bounce slots. */
+struct rx_pull {
+	rxop *o = nullptr;
+	uint32_t peer = 0;
+	size_t off = 0, into = 0, len = 0, got = 0;
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	bool tagged = false;
+	uint64_t tag = 0;
+	uint64_t data = 0;
+	bool has_data = false;
+};
+
+/* The endpoint as the receive core's transport (rx.cpp). */
+struct ep_transport final : prov::rx_transport {
+	shm_ep *ep = nullptr;
+	void start(match::engine &e, match::recv *r, const match::message &m, size_t off, size_t into) override;
+	void drop(match::engine &e, const match::message &m) override;
+	fi_addr_t resolve(const match::message &m) override;
+	prov::rx_info describe(const match::message &m) override;
+	void hold(const match::message &) override {} /* the cookie keeps the message as it is */
+};
+
+constexpr uint32_t ep_magic = 0x5753484d; /* "WSHM" */
+
+struct shm_ep {
+	fid_ep ep; /* first */
+	uint32_t magic = ep_magic;
+	prov::ep_base b; /* bindings, enable, lock, completions */
+	std::string name; /* ours, without the scheme; set at enable (or given) */
+	owned<shm_tp::region> rg;
+	prov::rx_ctx rx; /* the matching engine and posted receives */
+	owned<ep_transport> tp{new ep_transport()}; /* by pointer: shm_ep stays standard-layout */
+	std::vector<std::unique_ptr<remote>> remotes;
+	std::unordered_map<std::string, uint32_t> by_name;
+	std::unordered_map<uint64_t, txop *> waiting;   /* by id: LARGE sends and RMA awaiting answers */
+	std::vector<txop *> pulls_out;                   /* LARGE sends streaming CHUNKs */
+	std::unordered_map<uint64_t, rx_pull> pulls_in; /* by token */
+	uint64_t next_id = 1;
+	size_t tx_busy = 0;
+	bool cma = true;        /* FI_SHM_CMA and the kernel allow single copy */
+	bool cma_checked = false;
+	int dead_ms = 1000;
+	int64_t next_live_check = 0;
+	/* FI_PROGRESS_AUTO: a thread sleeping on the region */
+	std::thread auto_thr;
+	std::atomic<bool> auto_stop{false};
+	bool want_auto = false;
+};
+
+shm_ep *ep_of(fid *f) noexcept;
+inline shm_ep *ep_of(fid_ep *e) noexcept { return e ? ep_of(&e->fid) : nullptr; }
+
+int64_t now_ms() noexcept;
+using prov::iov_total;
+/* Copies len bytes of src into the iovecs, from byte off of them. */
+void copy_to_iov(const iovec *iov, size_t cnt, size_t off, const void *src, size_t len) noexcept;
+void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t len) noexcept;
+
+/* ---- proto.cpp (under ep->mtx unless said) ---- */
+/* The peer named by fi_addr, attached if new; nullptr with *err set. */
+remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err);
+/* Queues or pushes c (+ payload) to r, in order. */
+void send_cell(shm_ep *ep, remote *r, pending &&p);
+void progress_locked(shm_ep *ep);
+/* Posts collected completions; without ep->mtx. */
+void flush(shm_ep *ep) noexcept;
+void progress_cb(void *arg) noexcept;
+ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x);
+/* A peer is gone: every operation waiting on it fails. */
+void peer_dead(shm_ep *ep, remote *r, const char *why);
+bool use_cma(shm_ep *ep, remote *r);
+/* Frees everything the protocol holds (close). */
+void free_proto(shm_ep *ep);
+
+/* ---- rx.cpp ---- */
+ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x);
+/* A message cell (INLINE / BOUNCE / LARGE) from r. */
+void on_message(shm_ep *ep, remote *r, const wire &c);
+void on_chunk(shm_ep *ep, remote *r, const wire &c);
+void complete_tx(shm_ep *ep, txop *o, int err);
+void push_comp(shm_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0, size_t olen = 0);
+void free_rx(shm_ep *ep);
+
+/* ---- rma.cpp ---- */
+ssize_t do_rma(shm_ep *ep, const prov::rma_xfer &x);
+ssize_t do_atomic(shm_ep *ep, const prov::atomic_xfer &x);
+int atomic_valid(const char *where, atomic::kind k, fi_datatype dt, fi_op op, size_t *count);
+void on_rma(shm_ep *ep, remote *r, const wire &c);
+void on_rma_reply(shm_ep *ep, remote *r, const wire &c);
+
+} // namespace wu::shm
+
+#endif

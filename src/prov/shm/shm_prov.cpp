@@ -1,0 +1,320 @@
+/* shm provider descriptor, its fi_getinfo template, and its fabric, domain
+ * and AV (FI_ADDR_STR names, shm_addr.h). */
+#include "prov/shm/shm.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <rdma/fi_atomic.h>
+
+#include "av/av.h"
+#include "core/info.h"
+#include "core/log.h"
+#include "core/param.h"
+#include "core/shim.h"
+#include "getinfo/match.h"
+#include "prov/common/atomic.h"
+#include "prov/common/cq.h"
+#include "prov/common/objects.h"
+#include "prov/common/poll.h"
+#include "prov/shm/shm_addr.h"
+
+namespace wu::shm {
+namespace {
+
+fi_provider shm_prov_desc;
+
+constexpr char fabric_name[] = "shm";
+constexpr char domain_name[] = "shm";
+
+fi_info *build_template()
+{
+	fi_info *i = info_alloc();
+	if (!i)
+		throw std::bad_alloc();
+	const uint64_t caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_RECV | FI_SEND |
+			      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
+			      FI_LOCAL_COMM;
+	/* One queue per receiver, filled in the order each sender pushes, and
+	 * the target applies RMA and atomics in arrival order. */
+	const uint64_t order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAR |
+			       FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW | FI_ORDER_ATOMIC_RAR |
+			       FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
+	i->caps = caps;
+	i->mode = 0;
+	i->addr_format = FI_ADDR_STR;
+	i->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_SEND);
+	i->tx_attr->msg_order = order;
+	i->tx_attr->comp_order = FI_ORDER_NONE;
+	i->tx_attr->inject_size = 4096;
+	i->tx_attr->size = 1024;
+	i->tx_attr->iov_limit = 4;
+	i->tx_attr->rma_iov_limit = 4;
+	i->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |
+				   FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
+	i->rx_attr->msg_order = order;
+	i->rx_attr->comp_order = FI_ORDER_NONE;
+	i->rx_attr->size = 1024;
+	i->rx_attr->iov_limit = 4;
+	i->ep_attr->type = FI_EP_RDM;
+	i->ep_attr->protocol = FI_PROTO_SHM;
+	i->ep_attr->protocol_version = 1;
+	i->ep_attr->max_msg_size = SIZE_MAX >> 1;
+	i->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaULL;
+	i->ep_attr->tx_ctx_cnt = 1;
+	i->ep_attr->rx_ctx_cnt = 1;
+	fi_domain_attr &d = *i->domain_attr;
+	d.threading = FI_THREAD_SAFE;
+	d.control_progress = FI_PROGRESS_AUTO;
+	d.data_progress = FI_PROGRESS_MANUAL;
+	d.resource_mgmt = FI_RM_ENABLED;
+	d.av_type = FI_AV_UNSPEC;
+	d.mr_mode = 0;
+	d.mr_key_size = 8;
+	d.cq_data_size = 8;
+	d.cq_cnt = 65536;
+	d.ep_cnt = 65536;
+	d.tx_ctx_cnt = 1;
+	d.rx_ctx_cnt = 1;
+	d.max_ep_tx_ctx = 1;
+	d.max_ep_rx_ctx = 1;
+	d.max_ep_stx_ctx = 0;
+	d.max_ep_srx_ctx = 0;
+	d.cntr_cnt = 65536;
+	d.mr_iov_limit = 1;
+	d.caps = FI_LOCAL_COMM;
+	d.mr_cnt = 65536;
+	i->domain_attr->name = strdup(domain_name);
+	i->fabric_attr->name = strdup(fabric_name);
+	i->fabric_attr->prov_name = strdup("shm");
+	i->fabric_attr->prov_version = prov_version;
+	if (!i->domain_attr->name || !i->fabric_attr->name || !i->fabric_attr->prov_name) {
+		info_free(i);
+		throw std::bad_alloc();
+	}
+	return i;
+}
+
+const fi_info *get_template()
+{
+	/* Never freed: fi_getinfo may still run from other threads or atexit. */
+	static const fi_info *t = build_template();
+	return t;
+}
+
+constexpr getinfo::template_opts shm_opts = {.auto_control_progress = false, .auto_data_progress = true};
+
+/* An address given to fi_getinfo: "fi_shm://name" text, kept as is. */
+bool take_addr(const void *a, size_t len, void **out, size_t *outlen, const char *what)
+{
+	long n = a ? addr_len(a, len) : -FI_EINVAL;
+	if (n < 0) {
+		WU_INFO(&shm_prov_desc, FI_LOG_CORE, "fi_getinfo: %s is not an fi_shm://<name> address\n", what);
+		getinfo::set_reason(std::string(what) + " is not an fi_shm://<name> address");
+		return false;
+	}
+	free(*out);
+	*out = malloc(size_t(n));
+	if (!*out)
+		throw std::bad_alloc();
+	memcpy(*out, a, size_t(n));
+	*outlen = size_t(n);
+	return true;
+}
+
+int shm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags, const fi_info *hints,
+		fi_info **info) noexcept
+{
+	return guard("shm_getinfo", [&]() -> int {
+		if (hints && hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != FI_ADDR_STR) {
+			getinfo::set_reason("addresses are FI_ADDR_STR (fi_shm://<name>)");
+			return -FI_ENODATA;
+		}
+		if (service && *service) {
+			getinfo::set_reason("shm endpoints have no service (port)");
+			return -FI_ENODATA;
+		}
+		/* The template matcher places IP addresses; ours are placed here. */
+		std::unique_ptr<fi_info, void (*)(fi_info *)> h(hints ? info_dup(hints) : nullptr, info_free);
+		if (hints && !h)
+			return -FI_ENOMEM;
+		if (h) {
+			free(h->src_addr);
+			free(h->dest_addr);
+			h->src_addr = h->dest_addr = nullptr;
+			h->src_addrlen = h->dest_addrlen = 0;
+		}
+		const fi_info *t = get_template();
+		fi_info *got = nullptr;
+		int r = getinfo::from_templates({&t, 1}, version, nullptr, nullptr, 0, h.get(), &got, shm_opts);
+		if (r)
+			return r;
+		std::unique_ptr<fi_info, void (*)(fi_info *)> out(got, info_free);
+		if (node && *node) {
+			bool ok = flags & FI_SOURCE
+					  ? take_addr(node, strlen(node) + 1, &got->src_addr, &got->src_addrlen, "node")
+					  : take_addr(node, strlen(node) + 1, &got->dest_addr, &got->dest_addrlen, "node");
+			if (!ok)
+				return -FI_ENODATA;
+		}
+		if (hints && hints->src_addr && hints->src_addrlen &&
+		    !take_addr(hints->src_addr, hints->src_addrlen, &got->src_addr, &got->src_addrlen,
+			       "hints->src_addr"))
+			return -FI_ENODATA;
+		if (hints && hints->dest_addr && hints->dest_addrlen && !(node && *node && !(flags & FI_SOURCE)) &&
+		    !take_addr(hints->dest_addr, hints->dest_addrlen, &got->dest_addr, &got->dest_addrlen,
+			       "hints->dest_addr"))
+			return -FI_ENODATA;
+		*info = out.release();
+		return 0;
+	});
+}
+
+/* ---- AV: FI_ADDR_STR names, stored as their text ---- */
+
+ssize_t validate_shm(const void *addr, size_t avail)
+{
+	return addr_len(addr, avail);
+}
+
+const av::av_format shm_fmt = {"shm", FI_ADDR_STR, addr_max, validate_shm, nullptr, nullptr,
+			       FI_ADDR_STR, FI_ADDR_STR};
+
+int shm_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) noexcept
+{
+	return av::open(prov::domain_of(dom), &shm_fmt, attr, av, context);
+}
+
+/* ---- domain ---- */
+
+struct shm_domain {
+	prov::domain base; /* first */
+};
+
+int shm_domain_close(struct fid *f) noexcept
+{
+	return guard("fi_close(domain)", [&]() -> int {
+		prov::domain *d = prov::domain_of(reinterpret_cast<fid_domain *>(f));
+		if (!d)
+			return -FI_EINVAL;
+		int ret = prov::domain_fini(d);
+		if (ret)
+			return ret;
+		delete reinterpret_cast<shm_domain *>(d);
+		return 0;
+	});
+}
+
+fi_ops shm_domain_fi_ops = {
+	sizeof(fi_ops),
+	shm_domain_close,
+	WU_NOSYS(fi_ops, bind),
+	WU_NOSYS(fi_ops, control),
+	WU_NOSYS(fi_ops, ops_open),
+	WU_NOSYS(fi_ops, tostr),
+	WU_NOSYS(fi_ops, ops_set),
+};
+
+int shm_query_atomic(fid_domain *, fi_datatype dt, fi_op op, fi_atomic_attr *attr, uint64_t flags) noexcept
+{
+	return WU_GUARD({
+		const char *why = nullptr;
+		int r = wu::atomic::query(dt, op, attr, flags, &why);
+		if (r == 0 && attr && attr->count > atomic_room(dt))
+			attr->count = atomic_room(dt); /* as fi_atomicvalid says */
+		if (r && r != -FI_EOPNOTSUPP)
+			WU_WARN_SPARSE(&shm_prov_desc, FI_LOG_DOMAIN,
+				       "fi_query_atomic(datatype %d, op %d, flags 0x%llx): %s\n", int(dt), int(op),
+				       (unsigned long long)flags, why);
+		return r;
+	});
+}
+
+fi_ops_domain shm_domain_ops = {
+	sizeof(fi_ops_domain),
+	shm_av_open,
+	wu::cq::domain_cq_open,
+	ep_open,
+	WU_NOSYS(fi_ops_domain, scalable_ep),
+	wu::cntr::domain_cntr_open,
+	wu::poll::domain_poll_open,
+	WU_NOSYS(fi_ops_domain, stx_ctx),
+	WU_NOSYS(fi_ops_domain, srx_ctx),
+	shm_query_atomic,
+	WU_NOSYS(fi_ops_domain, query_collective),
+	WU_NOSYS(fi_ops_domain, endpoint2),
+};
+
+int shm_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
+{
+	if (info->domain_attr && info->domain_attr->name && strcmp(info->domain_attr->name, domain_name) != 0) {
+		WU_WARN(&shm_prov_desc, FI_LOG_DOMAIN, "fi_domain: no shm domain named \"%s\" (it is \"%s\")\n",
+			info->domain_attr->name, domain_name);
+		return -FI_ENODEV;
+	}
+	auto *d = new shm_domain{};
+	int ret = prov::domain_init(&d->base, fab, info, &shm_domain_ops, &wu::mr::ops, &shm_domain_fi_ops,
+				    context);
+	if (ret) {
+		delete d;
+		return ret;
+	}
+	*dom = &d->base.fid;
+	return 0;
+}
+
+const prov::fabric_hooks shm_hooks = {&shm_prov_desc, shm_domain_open, nullptr};
+
+/* Provider knobs (FI_SHM_*). */
+constexpr param::def shm_knobs[] = {
+	{FI_PARAM_STRING, "job", nullptr,
+	 "Job id from which an endpoint's name is computed with its rank (PMIX_RANK), so that peers on a node find each other without exchanging names (default: the PMIx namespace, PMIX_NAMESPACE)"},
+	{FI_PARAM_SIZE_T, "queue_cells", "1024",
+	 "Cells (64 bytes each) in an endpoint's receive queue, rounded up to a power of two; a sender whose peer's queue is full keeps its message and retries in progress"},
+	{FI_PARAM_SIZE_T, "bounce_slots", "64", "Bounce buffers in an endpoint's region, for medium messages and the copy fallback"},
+	{FI_PARAM_SIZE_T, "bounce_size", "16384", "Bytes of one bounce buffer; messages up to this size go through one"},
+	{FI_PARAM_BOOL, "cma", "true",
+	 "Single copy with cross-memory attach (process_vm_readv) for messages and RMA larger than bounce_size; false (or a kernel that refuses it, logged once) pipelines them through bounce buffers"},
+	{FI_PARAM_INT, "dead_peer_ms", "1000",
+	 "Milliseconds an operation waits on a peer before the peer's liveness (its pid and start time) is checked; a dead peer's operations complete in error"},
+};
+
+int shm_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
+{
+	return guard("shm_fabric", [&]() -> int {
+		if (!attr->name || strcmp(attr->name, fabric_name) != 0) {
+			WU_WARN(&shm_prov_desc, FI_LOG_FABRIC, "fi_fabric: no shm fabric named \"%s\" (it is \"%s\")\n",
+				attr->name ? attr->name : "(null)", fabric_name);
+			return -FI_ENODATA;
+		}
+		return prov::fabric_open(&shm_hooks, attr, fabric, context);
+	});
+}
+
+void shm_cleanup() noexcept {}
+
+} // namespace
+
+fi_provider *prov_desc() noexcept
+{
+	provider();
+	return &shm_prov_desc;
+}
+
+const fi_provider *provider() noexcept
+{
+	fi_provider &p = shm_prov_desc;
+	if (!p.name) {
+		p.version = prov_version;
+		p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+		p.getinfo = shm_getinfo;
+		p.fabric = shm_fabric;
+		p.cleanup = shm_cleanup;
+		p.name = "shm";
+		param::define_all(&p, shm_knobs);
+	}
+	return &p;
+}
+
+} // namespace wu::shm

@@ -1,0 +1,28 @@
+# The msg, tagged, peek/claim, RMA and atomic suites of every provider
+# (GoogleTest, parameterised over the providers of prov_fixture.h); each
+# provider's own wire and connection tests stay in its test_<name>_*
+# programs (tcp.mk).  rdm, peek and atomic also run under TSan.
+EXTRA_DIST += test/prov/peek_fixture.h test/prov/atomic_fixture.h
+if WU_HAVE_GTEST
+prov_gtests = \
+	test/prov/test_prov_rdm \
+	test/prov/test_prov_msg \
+	test/prov/test_prov_peek \
+	test/prov/test_prov_atomic
+check_PROGRAMS += $(prov_gtests)
+TESTS += $(prov_gtests)
+UNIT_TESTS += $(prov_gtests)
+TSAN_TESTS += test/prov/test_prov_rdm test/prov/test_prov_peek test/prov/test_prov_atomic
+test_prov_test_prov_rdm_SOURCES = test/prov/test_prov_rdm.cpp test/prov/tcp_fixture.h
+test_prov_test_prov_msg_SOURCES = test/prov/test_prov_msg.cpp test/prov/tcp_fixture.h
+test_prov_test_prov_peek_SOURCES = test/prov/test_prov_peek.cpp test/prov/peek_fixture.h
+test_prov_test_prov_atomic_SOURCES = test/prov/test_prov_atomic.cpp test/prov/atomic_fixture.h
+test_prov_test_prov_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_prov_msg_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_prov_peek_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_prov_atomic_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_prov_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_prov_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_prov_peek_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_prov_atomic_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif
