@@ -35,7 +35,25 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <cerrno>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
+#include <rdma/providers/fi_prov.h>
+
+/* fi_errno.h has no name for EEXIST (the value create() returns for a name
+ * a live process owns). */
+#ifndef FI_EEXIST
+#define FI_EEXIST EEXIST
+#endif
+
 namespace wu::shm_tp {
+
+struct region_hdr;
+struct region_ctl;
+
+/* Log lines of the transport name this provider (the core's until set). */
+void set_log_provider(const fi_provider *prov) noexcept;
 
 /* Longest region name, without the NUL: characters of [A-Za-z0-9._-]
  * only.  Names are the core of the endpoints' FI_ADDR_STR addresses, and
@@ -69,7 +87,9 @@ struct layout {
 
 class region;
 
-/* Our own region. */
+/* Our own region.  One thread at a time pops and waits (the endpoint's
+ * progress, under its lock); bounce_get/put may race with receivers'
+ * releases. */
 class region {
 public:
 	/* Creates (or reclaims, if stale) /dev/shm/<name>; -FI_EEXIST when a
@@ -85,8 +105,17 @@ public:
 	 * returns at once when the queue is not empty (no lost wake-ups). */
 	void wait(int timeout_ms) noexcept;
 	/* An eventfd-like descriptor for FI_WAIT_FD (readable when cells are
-	 * waiting), or -1 when the transport offers none. */
+	 * waiting), or -1 when the transport offers none.  Posters write to it
+	 * only while the owner is armed (wait_arm), so poll it after
+	 * wait_arm() returned true, as fi_trywait is used. */
 	int wait_fd() const noexcept;
+	/* fi_trywait: drains wait_fd and announces that the owner sleeps on
+	 * it; false (not armed) when cells are already waiting.  The next pop
+	 * or wait disarms. */
+	bool wait_arm() noexcept;
+	/* Cells skipped because their producer died between reserving and
+	 * publishing them (see queue.cpp). */
+	uint64_t skipped() const noexcept { return skipped_; }
 
 	/* Bounce slots (ours): a free slot index or -1; its memory; and the
 	 * receiver's release is seen by slot_free(). */
@@ -94,6 +123,35 @@ public:
 	void *bounce_addr(int slot) noexcept;
 	size_t bounce_size() const noexcept;
 	void bounce_put(int slot) noexcept; /* return a slot we took but did not send */
+	bool slot_free(int slot) const noexcept; /* released (or never taken)? */
+	uint32_t bounce_slots() const noexcept { return nslots_; }
+
+	region(const region &) = delete;
+	region &operator=(const region &) = delete;
+
+private:
+	region() noexcept = default;
+	friend struct region_access;
+	char name_[name_max + 1] = {};
+	unsigned char *base_ = nullptr;
+	size_t size_ = 0;
+	dev_t dev_ = 0;  /* of the object we created: unlink only that one */
+	ino_t ino_ = 0;
+	pid_t creator_ = 0; /* a forked child neither unlinks nor pops */
+	region_hdr *hdr_ = nullptr;
+	region_ctl *ctl_ = nullptr;
+	cell *cells_ = nullptr;
+	std::atomic<uint32_t> *flags_ = nullptr; /* one per slot, 64 bytes apart */
+	unsigned char *bounce_ = nullptr;
+	uint32_t mask_ = 0, shift_ = 0, nslots_ = 0, slot_size_ = 0;
+	uint32_t hint_ = 0;
+	uint64_t head_ = 0;
+	uint64_t skipped_ = 0;
+	uint64_t stall_head_ = ~0ull; /* head whose producer we are watching */
+	uint64_t stall_next_ns_ = 0;  /* when to check its liveness next */
+	bool armed_ = false; /* we set ctl->sleeping; clear it on the next pop */
+	int wake_fd_ = -1;
+	bool check_stall(uint64_t s) noexcept;
 };
 
 /* A peer's region, attached for posting into it and for reading its
@@ -103,7 +161,8 @@ public:
 	/* Attaches /dev/shm/<name> after every check above: -FI_ENOENT (no
 	 * such region), -FI_EACCES (not ours / bad mode), -FI_EINVAL (corrupt
 	 * header, other version; logged naming the region), -FI_EHOSTDOWN
-	 * (stale: its owner is gone). */
+	 * (stale: its owner is gone), -FI_EAGAIN (its owner is still creating
+	 * it: try again). */
 	static int attach(const char *name, peer **out) noexcept;
 	~peer(); /* unmaps */
 
@@ -117,11 +176,38 @@ public:
 	pid_t pid() const noexcept;
 	/* Is the owner still the process that created the region? */
 	bool alive() const noexcept;
+	const char *name() const noexcept { return name_; }
+	/* cma_usable against this peer, reading one byte of its region where
+	 * the owner maps it (a known address of the peer). */
+	bool cma_probe(const char **why) const noexcept;
+	/* Bytes of this process's memory the attachment costs beyond the
+	 * shared pages (the object and the mapping's bookkeeping). */
+	static size_t own_bytes() noexcept { return sizeof(peer); }
+
+	peer(const peer &) = delete;
+	peer &operator=(const peer &) = delete;
+
+private:
+	peer() noexcept = default;
+	char name_[name_max + 1] = {};
+	unsigned char *base_ = nullptr;
+	size_t size_ = 0;
+	region_ctl *ctl_ = nullptr;
+	cell *cells_ = nullptr;
+	std::atomic<uint32_t> *flags_ = nullptr;
+	const unsigned char *bounce_ = nullptr;
+	uint32_t mask_ = 0, shift_ = 0, nslots_ = 0, slot_size_ = 0;
+	pid_t pid_ = 0;
+	uint64_t start_ = 0;
+	uint64_t owner_base_ = 0;
+	char wake_name_[32] = {};
 };
 
 /* Single copy with cross-memory attach (process_vm_readv/_writev).  Probe
  * once per process: false (and the reason, logged once by the caller)
- * when the kernel refuses (ptrace scope, another user, seccomp). */
+ * when the kernel refuses (ptrace scope, another user, seccomp).  Without a
+ * known address it reads one byte at address 0: the kernel checks the
+ * permission before the address, so EFAULT means allowed. */
 bool cma_usable(pid_t peer, const char **why) noexcept;
 /* Bytes copied, or -errno.  Short copies are retried inside. */
 ssize_t cma_read(pid_t peer, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;

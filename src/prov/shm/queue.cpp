@@ -1,0 +1,305 @@
+/* The receive queue of a region (region.h): a bounded lock-free ring of
+ * 64-byte cells, many producers (attached peers) and one consumer (the
+ * owner), and its wake-up.
+ *
+ * A cell's seq says, for lap L of the ring (region_impl.h cellseq):
+ * free(L) -> resv(L, pid) -> pub(L) -> free(L + 1).  A producer reserves
+ * the cell at the tail with one CAS free(L) -> resv(L, its pid), then
+ * moves the tail on; anyone who finds the tail's cell already reserved
+ * moves the tail on for it, so a producer that dies right after reserving
+ * holds nobody up but the consumer.  It writes the body and publishes
+ * with a release store of pub(L).
+ *
+ * A producer killed between reserving and publishing: the consumer finds
+ * the head cell resv(L, pid) and sees it stay so.  Every 10 ms of such a
+ * stall it looks at that pid; once the pid is gone (or a zombie) nobody
+ * can write the cell any more, so it is skipped: CAS to free(L + 1),
+ * counted in skipped(), logged.  The message it would have carried is
+ * lost with its sender, whose other transfers the protocol fails by the
+ * sender's liveness.  A producer that is alive, however slow, is waited
+ * for: skipping it would let its late writes land in a cell another
+ * producer owns.  (A pid recycled within the stall could keep the head
+ * waiting; pids are not reused that fast.)
+ *
+ * Wake-up: the owner, before sleeping, sets ctl->sleeping and re-checks
+ * the head; a producer, after publishing, reads ctl->sleeping.  With a
+ * sequentially consistent fence on both sides, either the owner sees the
+ * cell or the producer sees the flag; only then does it make a system
+ * call (a futex wake, and a byte to the owner's wake-up socket when the
+ * owner sleeps in poll on wait_fd). */
+#include "prov/shm/region_impl.h"
+
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <mutex>
+
+#include <rdma/fi_errno.h>
+
+#include "core/log.h"
+
+namespace wu::shm_tp {
+
+namespace {
+
+constexpr uint64_t stall_check_ns = 10'000'000;
+constexpr int push_spin_max = 1 << 20; /* a ring this busy is "full" */
+
+/* getpid() is a system call; posting needs it on every push. */
+std::atomic<pid_t> cached_pid{0};
+std::once_flag pid_once;
+
+void forget_pid()
+{
+	cached_pid.store(0, std::memory_order_relaxed);
+}
+
+pid_t my_pid() noexcept
+{
+	pid_t p = cached_pid.load(std::memory_order_relaxed);
+	if (__builtin_expect(p != 0, 1))
+		return p;
+	try {
+		std::call_once(pid_once, [] { pthread_atfork(nullptr, nullptr, forget_pid); });
+	} catch (...) {
+		return getpid();
+	}
+	p = getpid();
+	cached_pid.store(p, std::memory_order_relaxed);
+	return p;
+}
+
+/* One socket per process to post wake-up bytes from, whatever the number
+ * of peers. */
+std::atomic<int> post_sock{-1};
+
+int post_socket() noexcept
+{
+	int s = post_sock.load(std::memory_order_acquire);
+	if (s >= 0)
+		return s;
+	int n = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (n < 0)
+		return -1;
+	if (!post_sock.compare_exchange_strong(s, n, std::memory_order_acq_rel)) {
+		close(n);
+		return s;
+	}
+	return n;
+}
+
+uint64_t now_ns() noexcept
+{
+	timespec ts{};
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+}
+
+/* The region is shared with other processes: no FUTEX_PRIVATE_FLAG. */
+void futex_wait(std::atomic<uint32_t> *w, uint32_t v, int timeout_ms) noexcept
+{
+	timespec ts{}, *tp = nullptr;
+	if (timeout_ms >= 0) {
+		ts.tv_sec = timeout_ms / 1000;
+		ts.tv_nsec = long(timeout_ms % 1000) * 1'000'000;
+		tp = &ts;
+	}
+	syscall(SYS_futex, reinterpret_cast<uint32_t *>(w), FUTEX_WAIT, v, tp, nullptr, 0);
+}
+
+void futex_wake(std::atomic<uint32_t> *w) noexcept
+{
+	syscall(SYS_futex, reinterpret_cast<uint32_t *>(w), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+inline void copy_body(cell *dst, const cell *src) noexcept
+{
+	memcpy(reinterpret_cast<unsigned char *>(dst) + sizeof(cell::seq),
+	       reinterpret_cast<const unsigned char *>(src) + sizeof(cell::seq), sizeof(cell) - sizeof(cell::seq));
+}
+
+} // namespace
+
+int peer::push(const cell &c) noexcept
+{
+	using namespace cellseq;
+	const uint64_t me = uint64_t(my_pid());
+	uint64_t pos = ctl_->tail.load(std::memory_order_relaxed);
+	for (int spin = 0; spin < push_spin_max; spin++) {
+		cell *x = &cells_[pos & mask_];
+		uint64_t L = (pos >> shift_) & lap_mask;
+		uint64_t s = x->seq.load(std::memory_order_acquire);
+		if (s == make(L, st_free, 0)) {
+			if (!x->seq.compare_exchange_strong(s, make(L, st_resv, me), std::memory_order_acquire,
+							    std::memory_order_relaxed))
+				continue; /* someone else took it: look again */
+			uint64_t p = pos;
+			ctl_->tail.compare_exchange_strong(p, pos + 1, std::memory_order_relaxed);
+			copy_body(x, &c);
+			x->seq.store(make(L, st_pub, 0), std::memory_order_release);
+			std::atomic_thread_fence(std::memory_order_seq_cst);
+			if (uint32_t sl = ctl_->sleeping.load(std::memory_order_relaxed)) {
+				if (sl & sleep_futex) {
+					ctl_->wake_word.fetch_add(1, std::memory_order_relaxed);
+					futex_wake(&ctl_->wake_word);
+				}
+				if ((sl & sleep_fd) && wake_name_[0]) {
+					int ps = post_socket();
+					sockaddr_un a{};
+					a.sun_family = AF_UNIX;
+					size_t len = strnlen(wake_name_, sizeof wake_name_ - 1);
+					memcpy(a.sun_path + 1, wake_name_, len);
+					char b = 1;
+					/* A full socket is already readable: EAGAIN is fine. */
+					if (ps >= 0)
+						sendto(ps, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL, reinterpret_cast<sockaddr *>(&a),
+						       socklen_t(offsetof(sockaddr_un, sun_path) + 1 + len));
+				}
+			}
+			return 0;
+		}
+		if (lap(s) == L && state(s) != st_free) {
+			/* Reserved at this lap: the tail is behind; move it on. */
+			if (ctl_->tail.compare_exchange_strong(pos, pos + 1, std::memory_order_relaxed))
+				pos++;
+			continue;
+		}
+		if (lap(s) == ((L - 1) & lap_mask) && state(s) != st_free) {
+			uint64_t t = ctl_->tail.load(std::memory_order_relaxed);
+			if (t != pos) {
+				pos = t;
+				continue;
+			}
+			/* Full.  Only now is the owner's liveness worth a look. */
+			return alive() ? -FI_EAGAIN : -FI_EHOSTDOWN;
+		}
+		pos = ctl_->tail.load(std::memory_order_relaxed);
+	}
+	return alive() ? -FI_EAGAIN : -FI_EHOSTDOWN;
+}
+
+/* The head cell is reserved (seq s) and not published: true when it was
+ * skipped (its producer is dead) or changed, so the caller looks again. */
+bool region::check_stall(uint64_t s) noexcept
+{
+	using namespace cellseq;
+	uint64_t now = now_ns();
+	if (stall_head_ != head_) {
+		stall_head_ = head_;
+		stall_next_ns_ = now + stall_check_ns;
+		return false;
+	}
+	if (now < stall_next_ns_)
+		return false;
+	stall_next_ns_ = now + stall_check_ns;
+	pid_t p = pid_t(pid(s));
+	if (start_time(p) != 0)
+		return false; /* alive: it will publish */
+	cell *x = &cells_[head_ & mask_];
+	uint64_t L = (head_ >> shift_) & lap_mask;
+	if (!x->seq.compare_exchange_strong(s, make(L + 1, st_free, 0), std::memory_order_acq_rel))
+		return true;
+	WU_WARN(log_prov(), FI_LOG_EP_DATA,
+		"shm: region %s: process %d died while posting to it; its message is lost, cell skipped\n", name_,
+		int(p));
+	head_++;
+	skipped_++;
+	return true;
+}
+
+bool region::pop(cell *out) noexcept
+{
+	using namespace cellseq;
+	if (!out)
+		return false;
+	if (__builtin_expect(armed_, 0)) {
+		ctl_->sleeping.store(0, std::memory_order_relaxed);
+		armed_ = false;
+	}
+	for (;;) {
+		cell *x = &cells_[head_ & mask_];
+		uint64_t L = (head_ >> shift_) & lap_mask;
+		uint64_t s = x->seq.load(std::memory_order_acquire);
+		if (s == make(L, st_pub, 0)) {
+			copy_body(out, x);
+			out->seq.store(head_, std::memory_order_relaxed);
+			x->seq.store(make(L + 1, st_free, 0), std::memory_order_release);
+			head_++;
+			return true;
+		}
+		if (lap(s) == L && state(s) == st_resv && check_stall(s))
+			continue;
+		return false;
+	}
+}
+
+void region::wait(int timeout_ms) noexcept
+{
+	using namespace cellseq;
+	uint64_t deadline = timeout_ms >= 0 ? now_ns() + uint64_t(timeout_ms) * 1'000'000ull : 0;
+	for (;;) {
+		cell *x = &cells_[head_ & mask_];
+		uint64_t L = (head_ >> shift_) & lap_mask;
+		uint64_t s = x->seq.load(std::memory_order_acquire);
+		if (s == make(L, st_pub, 0))
+			return;
+		int slice = timeout_ms;
+		if (lap(s) == L && state(s) == st_resv) {
+			/* Its producer is writing it, or died doing so: nap and
+			 * look again rather than sleep past the stall check. */
+			if (check_stall(s))
+				continue;
+			slice = 1;
+		}
+		if (timeout_ms >= 0) {
+			uint64_t now = now_ns();
+			if (now >= deadline)
+				return;
+			int left = int((deadline - now + 999'999) / 1'000'000);
+			if (slice < 0 || slice > left)
+				slice = left;
+		}
+		uint32_t v = ctl_->wake_word.load(std::memory_order_relaxed);
+		ctl_->sleeping.store(sleep_futex | (armed_ ? sleep_fd : 0), std::memory_order_relaxed);
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+		if (x->seq.load(std::memory_order_acquire) != s) {
+			ctl_->sleeping.store(armed_ ? sleep_fd : 0, std::memory_order_relaxed);
+			continue;
+		}
+		futex_wait(&ctl_->wake_word, v, slice);
+		ctl_->sleeping.store(armed_ ? sleep_fd : 0, std::memory_order_relaxed);
+		if (slice == timeout_ms)
+			return; /* woken (or a spurious wake-up): the caller looks */
+	}
+}
+
+bool region::wait_arm() noexcept
+{
+	using namespace cellseq;
+	if (wake_fd_ < 0)
+		return false;
+	char buf[64];
+	while (recv(wake_fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
+	}
+	armed_ = true;
+	ctl_->sleeping.store(sleep_fd, std::memory_order_relaxed);
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+	cell *x = &cells_[head_ & mask_];
+	uint64_t L = (head_ >> shift_) & lap_mask;
+	if (x->seq.load(std::memory_order_acquire) != make(L, st_free, 0)) {
+		ctl_->sleeping.store(0, std::memory_order_relaxed);
+		armed_ = false;
+		return false;
+	}
+	return true;
+}
+
+} // namespace wu::shm_tp
