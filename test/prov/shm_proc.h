@@ -337,17 +337,23 @@ inline bool get_blob(int fd, std::vector<char> &b, int timeout_ms)
 	return get(fd, b.data(), n, timeout_ms);
 }
 
-/* Resident pages of this process (/proc/self/statm, second field). */
-inline long resident_pages()
+/* Resident pages of this process, and of those the shared ones (file and
+ * shared-memory pages, /proc/self/statm fields 2 and 3). */
+struct rss {
+	long resident = -1, shared = -1;
+};
+
+inline rss resident_pages()
 {
+	rss r;
 	FILE *f = fopen("/proc/self/statm", "r");
 	if (!f)
-		return -1;
-	long size = 0, res = -1;
-	if (fscanf(f, "%ld %ld", &size, &res) != 2)
-		res = -1;
+		return r;
+	long size = 0;
+	if (fscanf(f, "%ld %ld %ld", &size, &r.resident, &r.shared) != 3)
+		r = rss{};
 	fclose(f);
-	return res;
+	return r;
 }
 
 /* Reaps pid within timeout_ms, killing it (SIGKILL) when it overstays;
