@@ -1,10 +1,15 @@
 /* The shm provider's addresses (src/prov/shm/shm_addr.h): names computed
  * from a job and a rank, generated names, fi_getinfo's placement of
  * fi_shm:// addresses, AV insertion of FI_ADDR_STR names (packed, as
- * libfabric's shm takes them, and as a char * array); and transfers larger
- * than a bounce buffer with and without the single copy (FI_SHM_CMA). */
+ * libfabric's shm takes them, and as a char * array); transfers larger
+ * than a bounce buffer with and without the single copy (FI_SHM_CMA); and
+ * a peer killed while operations wait on it. */
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -101,6 +106,9 @@ TEST(shm_addr, getinfo_places_fi_shm_names_and_the_endpoint_takes_them)
 	EXPECT_EQ(i->addr_format, uint32_t(FI_ADDR_STR));
 	EXPECT_EQ(i->caps & FI_REMOTE_COMM, 0u);
 	EXPECT_NE(i->caps & FI_LOCAL_COMM, 0u);
+	/* Like Debian's shm, a source address even without a node ... */
+	ASSERT_NE(i->src_addr, nullptr);
+	EXPECT_GT(wu::shm::addr_len(i->src_addr, i->src_addrlen), 0);
 	fi_freeinfo(i);
 	EXPECT_EQ(shm_info("127.0.0.1", FI_SOURCE, &r), nullptr);
 	EXPECT_EQ(r, -FI_ENODATA);
@@ -112,9 +120,14 @@ TEST(shm_addr, getinfo_places_fi_shm_names_and_the_endpoint_takes_them)
 	EXPECT_EQ(i->src_addrlen, mine.size() + 1);
 	fi_freeinfo(i);
 
-	/* An endpoint opened with it is known by it. */
+	/* ... but the endpoints opened with it each get a name of their own. */
 	prov_env env("shm", FI_EP_RDM);
 	ASSERT_NE(env.info, nullptr);
+	{
+		rdm_ep x(env), y(env);
+		EXPECT_NE(std::string(x.name.data()), std::string(y.name.data()));
+	}
+	/* An endpoint opened with a name of the application's is known by it. */
 	fi_info *with = fi_dupinfo(env.info);
 	free(with->src_addr);
 	with->src_addr = strdup(mine.c_str());
@@ -170,6 +183,53 @@ TEST(shm_addr, av_takes_names_packed_or_as_pointers_and_gives_them_back)
 	EXPECT_EQ(fi_close(&av->fid), 0);
 }
 
+/* The endpoint remembers which peer an fi_addr names, until fi_av_remove. */
+TEST(shm_addr, a_removed_av_entry_is_no_destination_any_more)
+{
+	rdm_pair p("shm", FI_MSG);
+	ASSERT_NE(p.a.ep, nullptr);
+	int v = 5, w = 0;
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_recv(p.b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(p.a.ep, &v, sizeof v, nullptr, p.a_to_b, nullptr), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	EXPECT_EQ(w, 5);
+	ASSERT_EQ(fi_av_remove(p.a.av, &p.a_to_b, 1, 0), 0);
+	EXPECT_EQ(fi_send(p.a.ep, &v, sizeof v, nullptr, p.a_to_b, nullptr), -FI_EINVAL);
+}
+
+/* A receiver whose queue is full (FI_SHM_QUEUE_CELLS=16) and whose bounce
+ * buffers are taken (FI_SHM_BOUNCE_SLOTS=2): the sender keeps the rest
+ * queued and retries in progress; every message arrives, in order. */
+TEST(shm_flow, a_full_queue_holds_sends_back_and_loses_none)
+{
+	setenv("FI_SHM_QUEUE_CELLS", "16", 1);
+	setenv("FI_SHM_BOUNCE_SLOTS", "2", 1);
+	rdm_pair p("shm", FI_MSG | FI_TAGGED);
+	unsetenv("FI_SHM_QUEUE_CELLS");
+	unsetenv("FI_SHM_BOUNCE_SLOTS");
+	ASSERT_NE(p.a.ep, nullptr);
+	const int n = 300;
+	std::vector<char> msg(100);
+	for (int i = 0; i < n; i++) {
+		std::fill(msg.begin(), msg.end(), char(i));
+		/* Small (inline) and medium (bounce) ones, interleaved. */
+		size_t len = i % 2 ? msg.size() : 8;
+		ASSERT_EQ(fi_tsend(p.a.ep, msg.data(), len, nullptr, p.a_to_b, uint64_t(i), nullptr), 0) << i;
+	}
+	fi_cq_tagged_entry e;
+	std::vector<char> in(100);
+	for (int i = 0; i < n; i++) {
+		ASSERT_EQ(fi_trecv(p.b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, 0, ~uint64_t(0), nullptr), 0);
+		ASSERT_EQ(p.wait_rx(p.b, e), 1) << i;
+		EXPECT_EQ(e.tag, uint64_t(i));
+		EXPECT_EQ(e.len, i % 2 ? msg.size() : 8u);
+		EXPECT_EQ(in[0], char(i));
+	}
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(p.wait_tx(p.a, e), 1) << i;
+}
+
 /* RMA and messages larger than a bounce buffer: the target's single copy,
  * and with FI_SHM_CMA=0 the slot-sized parts / pipelined pull. */
 struct shm_large : ::testing::TestWithParam<bool> {};
@@ -212,5 +272,95 @@ TEST_P(shm_large, rma_and_messages_above_the_bounce_size_with_and_without_single
 }
 
 INSTANTIATE_TEST_SUITE_P(cma, shm_large, ::testing::Values(true, false));
+
+/* A sender that closes its endpoint in the middle of a pulled large
+ * message (FI_SHM_CMA=0): its process lives on, so only its goodbye tells
+ * the receiver, whose receive fails instead of waiting forever. */
+TEST(shm_peer, a_receive_pulling_from_a_closed_endpoint_fails)
+{
+	setenv("FI_SHM_CMA", "0", 1);
+	rdm_pair p("shm", FI_MSG);
+	unsetenv("FI_SHM_CMA");
+	ASSERT_NE(p.a.ep, nullptr);
+	int v = 1, w = 0;
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_recv(p.b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(p.a.ep, &v, sizeof v, nullptr, p.a_to_b, nullptr), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	std::vector<char> src(8 << 20, 's'), dst(8 << 20);
+	int ctx;
+	ASSERT_EQ(fi_recv(p.b.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, &ctx), 0);
+	ASSERT_EQ(fi_send(p.a.ep, src.data(), src.size(), nullptr, p.a_to_b, nullptr), 0);
+	spin({p.b.rx}, 50); /* b takes it and asks for the bytes */
+	p.a.close();
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_one(p.b.rx, e, &err), -FI_EAVAIL) << "a receive from a closed endpoint never completed";
+	EXPECT_EQ(err.err, FI_EHOSTDOWN);
+	EXPECT_EQ(err.op_context, &ctx);
+}
+
+/* A peer that took a large message (unexpected: no receive) and then
+ * stopped, killed with SIGKILL: the large send, waiting for the peer's
+ * answer, fails with FI_EHOSTDOWN instead of hanging; later sends to it
+ * fail at once. */
+TEST(shm_peer, operations_waiting_on_a_killed_peer_fail)
+{
+	int names[2], stop[2];
+	ASSERT_EQ(pipe(names), 0);
+	ASSERT_EQ(pipe(stop), 0);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		::close(names[0]);
+		::close(stop[1]);
+		alarm(30); /* never outlive a failed parent */
+		prov_env env("shm", FI_EP_RDM);
+		rdm_ep ep{env};
+		uint32_t n = uint32_t(ep.name.size());
+		if (write(names[1], &n, 4) != 4 || write(names[1], ep.name.data(), n) != ssize_t(n))
+			_exit(1);
+		fcntl(stop[0], F_SETFL, O_NONBLOCK);
+		char c;
+		while (read(stop[0], &c, 1) != 1)
+			spin({ep.rx, ep.tx}, 10);
+		pause();
+		_exit(0);
+	}
+	::close(names[1]);
+	::close(stop[0]);
+	uint32_t n = 0;
+	ASSERT_EQ(read(names[0], &n, 4), 4);
+	std::vector<char> name(n);
+	ASSERT_EQ(read(names[0], name.data(), n), ssize_t(n));
+	setenv("FI_SHM_DEAD_PEER_MS", "50", 1);
+	prov_env env("shm", FI_EP_RDM);
+	rdm_ep me{env};
+	unsetenv("FI_SHM_DEAD_PEER_MS");
+	fi_addr_t peer = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(me.av, name.data(), 1, &peer, 0, nullptr), 1);
+	/* A small send completes once the peer answered the first cell. */
+	int v = 1;
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_send(me.ep, &v, sizeof v, nullptr, peer, nullptr), 0);
+	ASSERT_EQ(wait_one(me.tx, e), 1);
+	std::vector<char> big(1 << 20, 'b');
+	int ctx;
+	ASSERT_EQ(fi_send(me.ep, big.data(), big.size(), nullptr, peer, &ctx), 0);
+	spin({me.tx}, 200);
+	ASSERT_EQ(write(stop[1], "s", 1), 1);
+	kill(pid, SIGKILL);
+	int st;
+	waitpid(pid, &st, 0);
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_one(me.tx, e, &err), -FI_EAVAIL) << "a send to a dead peer never completed";
+	EXPECT_EQ(err.err, FI_EHOSTDOWN);
+	EXPECT_EQ(err.op_context, &ctx);
+	EXPECT_EQ(fi_send(me.ep, big.data(), big.size(), nullptr, peer, &ctx), -FI_EHOSTDOWN);
+	/* The killed process could not unlink its region. */
+	shm_unlink(("/" + std::string(name.data() + wu::shm::scheme_len)).c_str());
+	::close(names[0]);
+	::close(stop[1]);
+}
 
 } // namespace

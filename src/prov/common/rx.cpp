@@ -106,6 +106,23 @@ ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged) no
 	return 0;
 }
 
+ssize_t classify_recv(const msg_xfer &x, fi_provider *prov)
+{
+	if (x.msg_api && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
+		if (x.tagged)
+			return RX_PEEK;
+		/* Taking them as a plain receive would consume what the
+		 * application only meant to look at. */
+		WU_WARN(prov, FI_LOG_EP_DATA,
+			"%s: FI_PEEK/FI_CLAIM/FI_DISCARD are supported on tagged receives only (fi_trecvmsg)\n",
+			x.where);
+		return -FI_EOPNOTSUPP;
+	}
+	if (ssize_t r = check_recv(x.iov, x.count, x.flags, x.tagged))
+		return r;
+	return RX_POST;
+}
+
 const char *check_peek(const fi_msg_tagged *m, uint64_t flags) noexcept
 {
 	if (!(flags & (FI_PEEK | FI_CLAIM)))
@@ -261,7 +278,7 @@ void peek(rx_ctx &rx, ep_base *first, const fi_msg_tagged *m, uint64_t flags)
 
 /* FI_CLAIM [| FI_DISCARD]: takes the message an FI_PEEK | FI_CLAIM with
  * this fi_context held. */
-ssize_t claim(rx_ctx &rx, ep_base *first, const fi_msg_tagged *m, uint64_t flags)
+ssize_t claim(rx_ctx &rx, const fi_msg_tagged *m, uint64_t flags)
 {
 	match::unexpected *qe = rx.eng->held(static_cast<fi_context *>(m->context)->internal[0], m->context);
 	if (!qe) {
@@ -293,7 +310,7 @@ ssize_t peek_claim(rx_ctx &rx, ep_base *first, const fi_msg_tagged *m, uint64_t 
 		peek(rx, first, m, flags);
 		return 0;
 	}
-	return claim(rx, first, m, flags);
+	return claim(rx, m, flags);
 }
 
 } // namespace wu::prov

@@ -11,6 +11,16 @@
  * to.  It derives its engine transport from rx_transport, which adds the
  * two hooks FI_PEEK needs.
  *
+ * A provider uses it so: its endpoint holds an ep_base and an rx_ctx (size
+ * from rx_attr->size, directed for RDM with FI_DIRECTED_RECV, prov for its
+ * logs) and an rx_transport whose base is the endpoint's.  A receive call
+ * goes through classify_recv: RX_PEEK to peek_claim (after check_peek),
+ * RX_POST to post_recv under the endpoint's lock once the context is not
+ * full().  An arriving message is engine::arrive() with the transport as
+ * message.tp; its body lands in op_of(r) (slice / copy_to_op), and
+ * complete_rx(..., release = rx.done(o)) reports it.  fi_cancel is
+ * rx.cancel + complete_canceled; close is rx.drain().
+ *
  * Locking: every function here runs under the locks of its receive
  * context's owner (an endpoint's mtx, or all a shared context takes) and
  * only collects completions (ep_base::push); the caller flushes after. */
@@ -116,6 +126,13 @@ inline op *op_of(match::recv *r) noexcept
 	return static_cast<op *>(r->owner);
 }
 
+/* What a receive call asks for (classify_recv). */
+enum rx_call : int { RX_POST = 0, RX_PEEK = 1 };
+/* RX_PEEK: FI_PEEK / FI_CLAIM / FI_DISCARD on fi_trecvmsg (checked later
+ * by check_peek); RX_POST: a receive to post, its buffers and flags
+ * checked; else a negative errno (those flags on an untagged fi_recvmsg
+ * are -FI_EOPNOTSUPP, logged with x.where). */
+ssize_t classify_recv(const msg_xfer &x, fi_provider *prov);
 /* fi_recv family's buffers and flags: 0 or -FI_EINVAL. */
 ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged) noexcept;
 /* FI_PEEK / FI_CLAIM / FI_DISCARD's arguments: nullptr, or why not. */

@@ -158,6 +158,31 @@ int create_region(shm_ep *ep, bool generated)
 	return 0;
 }
 
+/* fi_enable: the region, then the base's checks. */
+int enable(shm_ep *ep)
+{
+	std::lock_guard<std::mutex> g(ep->b.mtx);
+	if (ep->b.enabled)
+		return 0;
+	if (!ep->b.av) {
+		WU_WARN(P(), FI_LOG_EP_CTRL,
+			"fi_enable: bind an address vector to the RDM endpoint first (fi_ep_bind)\n");
+		return -FI_ENOAV;
+	}
+	if (int r = create_region(ep, ep->generated))
+		return r;
+	if (int r = ep->b.enable_locked(); r < 0) {
+		ep->rg.reset();
+		return r;
+	}
+	/* Injected bytes travel inline or in one bounce slot. */
+	if (ep->b.info->tx_attr->inject_size > ep->rg->bounce_size())
+		ep->b.info->tx_attr->inject_size = ep->rg->bounce_size();
+	if (ep->want_auto || ep->b.dom->info->domain_attr->data_progress == FI_PROGRESS_AUTO)
+		start_auto_locked(ep);
+	return 0;
+}
+
 int ep_control(fid *f, int command, void *arg) noexcept
 {
 	return guard("fi_control(ep)", [&]() -> int {
@@ -166,25 +191,9 @@ int ep_control(fid *f, int command, void *arg) noexcept
 			return -FI_EINVAL;
 		switch (command) {
 		case FI_ENABLE: {
-			std::lock_guard<std::mutex> g(ep->b.mtx);
-			if (ep->b.enabled)
-				return 0;
-			if (!ep->b.av) {
-				WU_WARN(P(), FI_LOG_EP_CTRL,
-					"fi_enable: bind an address vector to the RDM endpoint first (fi_ep_bind)\n");
-				return -FI_ENOAV;
-			}
-			if (int r = create_region(ep, ep->b.info->src_addr == nullptr))
+			if (int r = enable(ep))
 				return r;
-			if (int r = ep->b.enable_locked(); r < 0) {
-				ep->rg.reset();
-				return r;
-			}
-			/* Injected bytes travel inline or in one bounce slot. */
-			if (ep->b.info->tx_attr->inject_size > ep->rg->bounce_size())
-				ep->b.info->tx_attr->inject_size = ep->rg->bounce_size();
-			if (ep->want_auto || ep->b.dom->info->domain_attr->data_progress == FI_PROGRESS_AUTO)
-				start_auto_locked(ep);
+			ep->b.enabled_unlocked(); /* fi_av_remove notices */
 			return 0;
 		}
 		case FI_GETOPSFLAG:
@@ -317,6 +326,7 @@ int ep_setname(fid *f, void *addr, size_t addrlen) noexcept
 		if (ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		ep->name.assign(static_cast<const char *>(addr) + scheme_len, size_t(n) - 1 - scheme_len);
+		ep->generated = false;
 		return 0;
 	});
 }
@@ -368,7 +378,9 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 				return -FI_EINVAL;
 			}
 			name.assign(static_cast<const char *>(info->src_addr) + scheme_len, size_t(n) - 1 - scheme_len);
-		} else {
+		}
+		bool generated = name.empty() || name == process_name();
+		if (generated) {
 			/* The first endpoint of a rank takes the rank's name. */
 			static std::atomic<bool> rank_taken{false};
 			name = generate_name(!rank_taken.exchange(true));
@@ -386,6 +398,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->ep.collective = nullptr;
 		ep->tp->ep = ep.get();
 		ep->name = std::move(name);
+		ep->generated = generated;
 		fi_info *mine = info_dup(info);
 		if (!mine)
 			return -FI_ENOMEM;
@@ -405,6 +418,8 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->rx.directed = ep->b.info->caps & FI_DIRECTED_RECV;
 		ep->rx.prov = P();
 		ep->tp->base = &ep->b;
+		ep->b.av_removed = av_removed;
+		ep->b.av_arg = ep.get();
 		ep->cma = param::get_bool(P(), "cma").value;
 		ep->dead_ms = std::max(1, param::get_int(P(), "dead_peer_ms").value);
 		dom->children.get();

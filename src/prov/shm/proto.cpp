@@ -92,11 +92,30 @@ int push(remote *r, const wire &w)
 
 namespace {
 
+/* A peer found dead whose name a new process took: attach its region
+ * and start over (a first cell again); false while it stays gone. */
+bool reattach(remote *r)
+{
+	shm_tp::peer *p = nullptr;
+	if (shm_tp::peer::attach(r->name.c_str(), &p))
+		return false;
+	r->p.reset(p);
+	r->dead = false;
+	r->id_there = no_slot;
+	r->hello_sent = false;
+	r->stuck_since = 0;
+	return true;
+}
+
 remote *add_remote(shm_ep *ep, const std::string &name, int *err)
 {
 	auto it = ep->by_name.find(name);
-	if (it != ep->by_name.end())
-		return ep->remotes[it->second].get();
+	if (it != ep->by_name.end()) {
+		remote *r = ep->remotes[it->second].get();
+		if (r->dead)
+			reattach(r);
+		return r;
+	}
 	shm_tp::peer *p = nullptr;
 	int r = shm_tp::peer::attach(name.c_str(), &p);
 	if (r) {
@@ -113,6 +132,15 @@ remote *add_remote(shm_ep *ep, const std::string &name, int *err)
 	ep->remotes.push_back(std::move(rm));
 	ep->by_name.emplace(name, out->slot);
 	return out;
+}
+
+/* r's backlog is about to get an entry: progress must visit r. */
+void list(shm_ep *ep, remote *r)
+{
+	if (!r->listed) {
+		r->listed = true;
+		ep->backlogged.push_back(r->slot);
+	}
 }
 
 /* Pushes p now; -FI_EAGAIN when the queue (or the bounce pool) is full. */
@@ -175,6 +203,7 @@ void say_hello(shm_ep *ep, remote *r)
 	auto *dst = reinterpret_cast<unsigned char *>(&p.c.tag);
 	memset(dst, 0, 48);
 	memcpy(dst, ep->name.data(), std::min(ep->name.size(), size_t(47)));
+	list(ep, r);
 	r->backlog.push_front(std::move(p));
 	ep->tx_busy++;
 }
@@ -194,12 +223,18 @@ void on_hello(shm_ep *ep, const wire &c)
 	remote *r = add_remote(ep, std::string(name, n), &err);
 	if (!r)
 		return;
+	if (r->dead || !r->p->alive()) {
+		/* Its name was taken over by a new process: that one speaks now. */
+		peer_dead(ep, r, "its process is gone");
+		if (!reattach(r))
+			return;
+	}
 	r->id_there = c.sender;
-	r->dead = false;
 	pending p;
 	p.c.kind = K_HELLO_ACK;
 	p.c.arg = r->slot;
 	/* Ahead of anything that waited for the peer's answer. */
+	list(ep, r);
 	r->backlog.push_front(std::move(p));
 	ep->tx_busy++;
 	drain(ep, r);
@@ -328,6 +363,9 @@ void handle(shm_ep *ep, const wire &c)
 	case K_RMA_REPLY:
 		on_rma_reply(ep, r, c);
 		return;
+	case K_BYE:
+		peer_dead(ep, r, "its endpoint closed");
+		return;
 	default:
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s sent a cell of unknown kind %u; dropped\n",
 			       r->name.c_str(), unsigned(c.kind));
@@ -357,11 +395,20 @@ void check_liveness(shm_ep *ep)
 
 } // namespace
 
+/* Largest fi_addr the endpoint remembers the peer of. */
+constexpr fi_addr_t fa_cache_max = fi_addr_t{1} << 20;
+
 remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err)
 {
 	if (!ep->b.av) {
 		*err = -FI_EINVAL;
 		return nullptr;
+	}
+	if (addr < ep->fa_slot.size() && ep->fa_slot[addr]) {
+		remote *r = ep->remotes[ep->fa_slot[addr] - 1].get();
+		if (r->dead)
+			reattach(r);
+		return r;
 	}
 	char buf[addr_max + 1];
 	size_t n = av::addr_of(ep->b.av, addr, buf, sizeof buf);
@@ -372,9 +419,27 @@ remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err)
 		return nullptr;
 	}
 	remote *r = add_remote(ep, std::string(buf + scheme_len), err);
-	if (r && r->addr == FI_ADDR_NOTAVAIL)
+	if (!r)
+		return nullptr;
+	if (r->addr == FI_ADDR_NOTAVAIL)
 		r->addr = addr;
+	if (!ep->b.av_shared && addr < fa_cache_max) {
+		if (ep->fa_slot.size() <= addr)
+			ep->fa_slot.resize(size_t(addr) + 1);
+		ep->fa_slot[addr] = r->slot + 1;
+	}
 	return r;
+}
+
+void av_removed(void *arg, fi_addr_t fa) noexcept
+{
+	auto *ep = static_cast<shm_ep *>(arg);
+	std::lock_guard<std::mutex> g(ep->b.mtx);
+	if (fa < ep->fa_slot.size())
+		ep->fa_slot[fa] = 0;
+	for (auto &r : ep->remotes)
+		if (r->addr == fa)
+			r->addr = FI_ADDR_NOTAVAIL;
 }
 
 void send_cell(shm_ep *ep, remote *r, pending &&p)
@@ -386,6 +451,7 @@ void send_cell(shm_ep *ep, remote *r, pending &&p)
 		if (ret == 0)
 			return;
 		if (ret != -FI_EAGAIN) {
+			list(ep, r);
 			r->backlog.push_back(std::move(p));
 			ep->tx_busy++;
 			peer_dead(ep, r, fi_strerror(-ret));
@@ -394,6 +460,7 @@ void send_cell(shm_ep *ep, remote *r, pending &&p)
 		if (!r->stuck_since)
 			r->stuck_since = now_ms();
 	}
+	list(ep, r);
 	r->backlog.push_back(std::move(p));
 	ep->tx_busy++;
 	drain(ep, r);
@@ -404,8 +471,16 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 	if (r->dead)
 		return;
 	r->dead = true;
-	WU_WARN(P(), FI_LOG_EP_DATA, "endpoint %s: peer %s%s is unreachable (%s); its operations fail\n",
-		ep->name.c_str(), scheme, r->name.c_str(), why);
+	bool owed = !r->backlog.empty() || r->waiting;
+	for (auto &p : ep->pulls_in)
+		owed |= p.second.peer == r->slot;
+	/* A peer closing with nothing of ours in flight is the normal end. */
+	if (owed)
+		WU_WARN(P(), FI_LOG_EP_DATA, "endpoint %s: peer %s%s is unreachable (%s); its operations fail\n",
+			ep->name.c_str(), scheme, r->name.c_str(), why);
+	else
+		WU_INFO(P(), FI_LOG_EP_DATA, "endpoint %s: peer %s%s is gone (%s)\n", ep->name.c_str(), scheme,
+			r->name.c_str(), why);
 	for (pending &p : r->backlog) {
 		if (ep->tx_busy)
 			ep->tx_busy--;
@@ -451,7 +526,7 @@ bool use_cma(shm_ep *ep, remote *r)
 	if (!ep->cma_checked) {
 		ep->cma_checked = true;
 		const char *why = nullptr;
-		if (!shm_tp::cma_usable(r->p->pid(), &why)) {
+		if (!r->p->cma_probe(&why)) {
 			ep->cma = false;
 			WU_WARN_ONCE(P(), FI_LOG_EP_DATA,
 				     "single copy (process_vm_readv) refused: %s; large messages and RMA go through "
@@ -470,9 +545,17 @@ void progress_locked(shm_ep *ep)
 	/* A bounded batch: a flood from peers cannot keep one call forever. */
 	for (int n = 0; n < 256 && ep->rg->pop(&c); n++)
 		handle(ep, from_cell(c));
-	for (auto &r : ep->remotes)
-		if (!r->backlog.empty())
-			drain(ep, r.get());
+	for (size_t k = 0; k < ep->backlogged.size();) {
+		remote *r = ep->remotes[ep->backlogged[k]].get();
+		drain(ep, r);
+		if (r->backlog.empty()) {
+			r->listed = false;
+			ep->backlogged[k] = ep->backlogged.back();
+			ep->backlogged.pop_back();
+		} else {
+			k++;
+		}
+	}
 	if (!ep->pulls_out.empty())
 		stream(ep);
 	if (!ep->waiting.empty() || !ep->pulls_in.empty() || ep->tx_busy)
@@ -529,8 +612,6 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 		remote *r = peer_of(ep, x.addr, &err);
 		if (!r)
 			return err;
-		if (r->dead && r->p->alive())
-			r->dead = false; /* taken over by a new process: talk again */
 		if (r->dead)
 			return -FI_EHOSTDOWN;
 		bool want = !x.inject_api && (!ep->b.tx_sel || (x.flags & FI_COMPLETION));
@@ -592,6 +673,15 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 
 void free_proto(shm_ep *ep)
 {
+	/* Peers waiting on us learn it now rather than after a timeout (our
+	 * process may live on); best effort: a full queue goes without. */
+	for (auto &r : ep->remotes)
+		if (!r->dead && r->id_there != no_slot) {
+			wire c;
+			c.kind = K_BYE;
+			c.sender = r->id_there;
+			(void)push(r.get(), c);
+		}
 	std::vector<txop *> ops;
 	for (auto &r : ep->remotes)
 		for (pending &p : r->backlog)
@@ -603,6 +693,7 @@ void free_proto(shm_ep *ep)
 		delete o;
 	ep->waiting.clear();
 	ep->pulls_out.clear();
+	ep->backlogged.clear();
 	ep->remotes.clear();
 	ep->by_name.clear();
 }

@@ -115,8 +115,6 @@ ssize_t do_rma(shm_ep *ep, const prov::rma_xfer &x)
 		remote *r = peer_of(ep, x.addr, &err);
 		if (!r)
 			return err;
-		if (r->dead && r->p->alive())
-			r->dead = false;
 		if (r->dead)
 			return -FI_EHOSTDOWN;
 		txop *o = new_op(ep, x.write ? OP_WRITE : OP_READ, x.context, x.flags, x.inject_api, r);
@@ -224,8 +222,6 @@ ssize_t do_atomic(shm_ep *ep, const prov::atomic_xfer &a)
 		remote *r = peer_of(ep, m->addr, &err);
 		if (!r)
 			return err;
-		if (r->dead && r->p->alive())
-			r->dead = false;
 		if (r->dead)
 			return -FI_EHOSTDOWN;
 		txop *o = new_op(ep, fetch ? OP_FETCH : OP_ATOMIC, m->context, a.flags, a.inject_api, r);

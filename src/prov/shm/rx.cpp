@@ -318,13 +318,12 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 {
 	if (x.tagged ? !(ep->b.info->caps & FI_TAGGED) : !(ep->b.info->caps & FI_MSG))
 		return -FI_EOPNOTSUPP;
-	if (x.msg_api && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
-		if (!x.tagged) {
-			WU_WARN(P(), FI_LOG_EP_DATA,
-				"%s: FI_PEEK/FI_CLAIM/FI_DISCARD are supported on tagged receives only (fi_trecvmsg)\n",
-				x.where);
-			return -FI_EOPNOTSUPP;
-		}
+	if (x.count > ep->b.info->rx_attr->iov_limit)
+		return -FI_EINVAL;
+	ssize_t call = prov::classify_recv(x, P());
+	if (call < 0)
+		return call;
+	if (call == prov::RX_PEEK) {
 		fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
 		if (const char *bad = prov::check_peek(&m, x.flags)) {
 			WU_WARN(P(), FI_LOG_EP_DATA, "%s(FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", x.where, bad);
@@ -340,10 +339,6 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		flush(ep);
 		return 0;
 	}
-	if (x.count > ep->b.info->rx_attr->iov_limit)
-		return -FI_EINVAL;
-	if (ssize_t r = prov::check_recv(x.iov, x.count, x.flags, x.tagged))
-		return r;
 	{
 		std::lock_guard<std::mutex> g(ep->b.mtx);
 		if (!ep->b.enabled)

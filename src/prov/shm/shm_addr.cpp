@@ -81,6 +81,11 @@ long rank_addr(const char *job, uint32_t rank, char *buf, size_t buflen) noexcep
 	}
 }
 
+std::string process_name()
+{
+	return std::to_string(getpid());
+}
+
 std::string generate_name(bool try_rank)
 {
 	if (try_rank) {

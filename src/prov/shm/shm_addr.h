@@ -37,6 +37,12 @@ long addr_len(const void *addr, size_t avail) noexcept;
  * -FI_ETOOSMALL when buflen is short (nothing written). */
 long rank_addr(const char *job, uint32_t rank, char *buf, size_t buflen) noexcept;
 
+/* The name fi_getinfo reports as src_addr when none is asked for: the
+ * pid, as Debian's shm reports it (fi_shm://<pid>).  An endpoint opened
+ * with it, like one opened with no src_addr, gets a generated name
+ * (below), so that every endpoint of the process has its own. */
+std::string process_name();
+
 /* A name for a new endpoint that was given none (see the top): the rank's
  * name when try_rank and the process runs under a job with a rank, else
  * the next "wu<uid>.<pid>.<counter>".  Throws std::bad_alloc only. */

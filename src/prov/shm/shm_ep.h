@@ -23,9 +23,9 @@
  *    RMA_REPLY, with read or fetched bytes in one of its own slots.  Larger
  *    transfers are split into slot-sized parts, or done by the target with
  *    one cross-memory copy when the kernel allows it.
- * A peer whose push fails with -FI_EHOSTDOWN, or that stays silent while
- * operations wait on it and is found dead (peer::alive), fails them all
- * with error completions. */
+ * A peer whose push fails with -FI_EHOSTDOWN, that says BYE as its
+ * endpoint closes, or that stays silent while operations wait on it and
+ * is found dead (peer::alive), fails them all with error completions. */
 #ifndef WU_PROV_SHM_SHM_EP_H
 #define WU_PROV_SHM_SHM_EP_H
 
@@ -69,6 +69,7 @@ enum cell_kind : uint8_t {
 	K_CHUNK,
 	K_RMA,
 	K_RMA_REPLY,
+	K_BYE, /* the sender closes: what waits on it fails now */
 };
 
 /* cell::flags */
@@ -115,6 +116,7 @@ struct remote {
 	bool dead = false;
 	fi_addr_t addr = FI_ADDR_NOTAVAIL; /* in our AV, once known */
 	std::deque<pending> backlog;
+	bool listed = false;      /* in shm_ep::backlogged */
 	int64_t stuck_since = 0; /* a push failed with -FI_EAGAIN then (ms), 0: not stuck */
 	size_t waiting = 0;      /* our operations awaiting its answer */
 };
@@ -191,12 +193,17 @@ struct shm_ep {
 	fid_ep ep; /* first */
 	uint32_t magic = ep_magic;
 	prov::ep_base b; /* bindings, enable, lock, completions */
-	std::string name; /* ours, without the scheme; set at enable (or given) */
+	std::string name; /* ours, without the scheme */
+	bool generated = false; /* not given: a taken rank name falls back to a pid name */
 	owned<shm_tp::region> rg;
 	prov::rx_ctx rx; /* the matching engine and posted receives */
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: shm_ep stays standard-layout */
 	std::vector<std::unique_ptr<remote>> remotes;
+	std::vector<uint32_t> backlogged; /* slots of peers that may have a backlog: progress visits only these */
 	std::unordered_map<std::string, uint32_t> by_name;
+	/* fi_addr -> slot + 1 (0: not looked up), for the AV of this process
+	 * only (a shared AV changes behind our back); cleared by fi_av_remove. */
+	std::vector<uint32_t> fa_slot;
 	std::unordered_map<uint64_t, txop *> waiting;   /* by id: LARGE sends and RMA awaiting answers */
 	std::vector<txop *> pulls_out;                   /* LARGE sends streaming CHUNKs */
 	std::unordered_map<uint64_t, rx_pull> pulls_in; /* by token */
@@ -224,6 +231,8 @@ void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t l
 /* ---- proto.cpp (under ep->mtx unless said) ---- */
 /* The peer named by fi_addr, attached if new; nullptr with *err set. */
 remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err);
+/* fi_av_remove notice (ep_base::av_removed). */
+void av_removed(void *arg, fi_addr_t fa) noexcept;
 /* Queues or pushes c (+ payload) to r, in order. */
 void send_cell(shm_ep *ep, remote *r, pending &&p);
 void progress_locked(shm_ep *ep);
@@ -234,7 +243,7 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x);
 /* A peer is gone: every operation waiting on it fails. */
 void peer_dead(shm_ep *ep, remote *r, const char *why);
 bool use_cma(shm_ep *ep, remote *r);
-/* Frees everything the protocol holds (close). */
+/* Close: BYE to every peer that knows us, then frees what the protocol holds. */
 void free_proto(shm_ep *ep);
 
 /* ---- rx.cpp ---- */

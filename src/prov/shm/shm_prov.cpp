@@ -18,6 +18,7 @@
 #include "prov/common/cq.h"
 #include "prov/common/objects.h"
 #include "prov/common/poll.h"
+#include "prov/shm/region.h"
 #include "prov/shm/shm_addr.h"
 
 namespace wu::shm {
@@ -166,6 +167,12 @@ int shm_getinfo(uint32_t version, const char *node, const char *service, uint64_
 		    !take_addr(hints->dest_addr, hints->dest_addrlen, &got->dest_addr, &got->dest_addrlen,
 			       "hints->dest_addr"))
 			return -FI_ENODATA;
+		if (!got->src_addr) {
+			/* The process's own (ep.cpp gives each endpoint a name of its own). */
+			std::string a = std::string(scheme) + process_name();
+			if (!take_addr(a.c_str(), a.size() + 1, &got->src_addr, &got->src_addrlen, "src_addr"))
+				return -FI_ENODATA;
+		}
 		*info = out.release();
 		return 0;
 	});
@@ -313,6 +320,7 @@ const fi_provider *provider() noexcept
 		p.cleanup = shm_cleanup;
 		p.name = "shm";
 		param::define_all(&p, shm_knobs);
+		shm_tp::set_log_provider(&p);
 	}
 	return &p;
 }

@@ -337,10 +337,7 @@ int pep_close(fid *f) noexcept
 				cr->pep = nullptr; /* still reachable from an unread info */
 			}
 		}
-		if (pep->eq) {
-			eq_purge(pep->eq, &pep->pep.fid);
-			eq_unbind(&pep->eq->fid);
-		}
+		pep->eq_ref.reset(); /* its events about us go with the binding */
 		pep->lfd.reset();
 		info_free(pep->info);
 		pep->fab->children.put();
@@ -363,8 +360,7 @@ int pep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 		}
 		if (pep->eq)
 			return -FI_EINVAL;
-		int r = eq_bind(bfid);
-		if (r)
+		if (int r = pep->eq_ref.bind(prov::bound_ref::EQ, bfid, &pep->pep.fid, {}))
 			return r;
 		pep->eq = reinterpret_cast<fid_eq *>(bfid);
 		return 0;

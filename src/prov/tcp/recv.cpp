@@ -1,12 +1,13 @@
-/* tcp provider: the receive side on the shared matching engine
- * (prov/common/match.h).  The endpoint is the engine's transport
- * (ep_transport): arriving MSG and RTS frames go through arrive(); a queued
- * eager message's cookie is its unexp (the staged body), a queued RTS's its
- * unexp too (the rendezvous to grant); start() copies the staged bytes or
- * grants the rendezvous into the receive that took it.  The engine is the
- * endpoint's own, or the one of the shared receive context it is bound to
- * (srx.cpp): then every engine call from the endpoint's side also holds
- * srx->mtx (eng_lock). */
+/* tcp provider: the receive side, on the receive core (prov/common/rx.h)
+ * and the matching engine (prov/common/match.h).  The endpoint is the
+ * engine's transport (ep_transport): arriving MSG and RTS frames go through
+ * arrive(); a queued eager message's cookie is its unexp (the staged body),
+ * a queued RTS's its unexp too (the rendezvous to grant); start() copies the
+ * staged bytes or grants the rendezvous into the receive that took it, and
+ * describe()/hold() are what FI_PEEK and FI_CLAIM see of them.  The receive
+ * context is the endpoint's own, or the one of the shared receive context
+ * it is bound to (srx.cpp): then every engine call from the endpoint's side
+ * also holds srx->mtx (eng_lock). */
 #include "config.h"
 #include "prov/tcp/tcp_impl.h"
 
@@ -304,20 +305,13 @@ void complete_canceled(tcp_ep *ep, op *o)
 
 ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x)
 {
-	if (x.msg_api && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
-		if (x.tagged) {
-			fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
-			return peek_claim(ep, &m, x.flags);
-		}
-		/* Taking them as a plain receive would consume what the
-		 * application only meant to look at. */
-		WU_WARN(P(), FI_LOG_EP_DATA,
-			"fi_recvmsg: FI_PEEK/FI_CLAIM/FI_DISCARD are supported on tagged receives "
-			"only (fi_trecvmsg)\n");
-		return -FI_EOPNOTSUPP;
+	ssize_t kind = prov::classify_recv(x, P());
+	if (kind < 0)
+		return kind;
+	if (kind == prov::RX_PEEK) {
+		fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
+		return peek_claim(ep, &m, x.flags);
 	}
-	if (ssize_t r = prov::check_recv(x.iov, x.count, x.flags, x.tagged))
-		return r;
 	if (ep->srx)
 		return srx_recv(ep->srx, x);
 	bool post = false; /* completions to post once unlocked */

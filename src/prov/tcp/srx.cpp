@@ -106,12 +106,6 @@ ssize_t s_recvmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
 	return srx_call(e, "fi_recvmsg(srx)", [&](tcp_srx *s) -> ssize_t {
 		if (!m)
 			return -FI_EINVAL;
-		if (flags & (FI_PEEK | FI_CLAIM | FI_DISCARD)) {
-			WU_WARN(P(), FI_LOG_EP_DATA,
-				"fi_recvmsg(srx): FI_PEEK/FI_CLAIM/FI_DISCARD are supported on tagged receives "
-				"only (fi_trecvmsg)\n");
-			return -FI_EOPNOTSUPP;
-		}
 		return srx_recv(s, {.where = "fi_recvmsg(srx)", .iov = m->msg_iov, .desc = m->desc,
 				    .count = m->iov_count, .addr = m->addr, .data = m->data, .context = m->context,
 				    .flags = flags, .msg_api = true});
@@ -332,12 +326,17 @@ tcp_srx *srx_of(fid *f) noexcept
 	return s->magic == srx_magic ? s : nullptr;
 }
 
-/* A receive posted to the srx itself or through an endpoint bound to it;
- * FI_PEEK/FI_CLAIM/FI_DISCARD were dealt with before. */
+/* A receive posted to the srx itself or through an endpoint bound to it
+ * (FI_PEEK/FI_CLAIM/FI_DISCARD of a bound endpoint come through peek_claim). */
 ssize_t srx_recv(tcp_srx *srx, const prov::msg_xfer &x)
 {
-	if (ssize_t r = prov::check_recv(x.iov, x.count, x.flags, x.tagged))
-		return r;
+	ssize_t kind = prov::classify_recv(x, P());
+	if (kind < 0)
+		return kind;
+	if (kind == prov::RX_PEEK) {
+		fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
+		return srx_peek_claim(srx, &m, x.flags);
+	}
 	srx_locks l(srx);
 	if (srx->rx.full())
 		return -FI_EAGAIN;

@@ -383,6 +383,7 @@ struct tcp_pep {
 	prov::fabric *fab;
 	fi_info *info;
 	fid_eq *eq = nullptr;
+	prov::bound_ref eq_ref; /* holds the binding of eq */
 	unique_fd lfd;
 	bool listening = false;
 	watch w;
