@@ -51,6 +51,9 @@ fi
 # The named-AV header check (a shared AV left behind by another process).
 targets="$targets av_header"
 sources_av_header='test/fuzz/fuzz_av_header.cpp src/av/region.cpp'
+# The shm region header check (a region a peer left in /dev/shm).
+targets="$targets shm_header"
+sources_shm_header='test/fuzz/fuzz_shm_header.cpp src/prov/shm/layout.cpp'
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wu-fuzz.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM

@@ -40,8 +40,6 @@ constexpr auto subsys = FI_LOG_EP_CTRL;
  * between O_EXCL and the magic. */
 constexpr time_t creating_grace_s = 5;
 
-uint64_t round_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
 /* Regions this process created, unlinked at normal exit (a process that
  * forgets to close its endpoints leaves nothing in /dev/shm).  A forked
  * child inherits the list but not the regions: entries carry the creator. */
@@ -142,8 +140,14 @@ void reclaim(int fd, const char *name) noexcept
 	flock(fd, LOCK_UN);
 }
 
-/* The abstract unix socket wait_fd() is: a random name (so nobody can
- * take it before us), recorded in the header for posters. */
+/* The abstract unix socket wait_fd() is, recorded in the header for
+ * posters (who send one byte while the owner sleeps armed).  Abstract
+ * names have no permissions: anyone in our network namespace may send to
+ * it.  That is safe because a byte carries nothing: it only makes the
+ * owner look at its own queue, whose cells only our user can write, and
+ * wait_arm drains it.  The name is random (getrandom) and exists only in
+ * our 0600 region, so nobody can bind it first to steal our wake-ups, and
+ * a stranger who guessed it could only wake us for nothing. */
 int make_wake_socket(char (&wake_name)[32]) noexcept
 {
 	unique_fd s(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -178,22 +182,6 @@ const fi_provider *log_prov() noexcept
 {
 	const fi_provider *p = the_prov.load(std::memory_order_relaxed);
 	return p ? p : &core_prov;
-}
-
-bool valid_name(const char *name) noexcept
-{
-	if (!name)
-		return false;
-	size_t n = strnlen(name, name_max + 1);
-	if (n == 0 || n > name_max || !strcmp(name, ".") || !strcmp(name, ".."))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-		      c == '_' || c == '-'))
-			return false;
-	}
-	return true;
 }
 
 uint64_t start_time(pid_t pid) noexcept
@@ -240,60 +228,6 @@ bool owner_alive(pid_t pid, uint64_t start) noexcept
 	/* Regions are one user's, and a user sees its own processes in /proc
 	 * even under hidepid. */
 	return start != 0 && start_time(pid) == start;
-}
-
-uint64_t layout_of(const layout &l, region_hdr &h) noexcept
-{
-	if (l.queue_cells < min_queue_cells || l.queue_cells > max_queue_cells ||
-	    (l.queue_cells & (l.queue_cells - 1)) || l.bounce_slots > max_bounce_slots ||
-	    l.bounce_size < min_bounce_size || l.bounce_size > max_bounce_size || l.bounce_size % 64)
-		return 0;
-	h.hdr_size = sizeof(region_hdr);
-	h.queue_cells = l.queue_cells;
-	h.bounce_slots = l.bounce_slots;
-	h.bounce_size = l.bounce_size;
-	h.ctl_off = round_up(sizeof(region_hdr), 64);
-	h.queue_off = round_up(h.ctl_off + sizeof(region_ctl), 64);
-	h.flags_off = h.queue_off + uint64_t(l.queue_cells) * sizeof(cell);
-	h.bounce_off = round_up(h.flags_off + uint64_t(l.bounce_slots) * flag_stride, 4096);
-	h.total_size = round_up(h.bounce_off + uint64_t(l.bounce_slots) * l.bounce_size, 4096);
-	if (h.total_size > max_region_bytes)
-		return 0;
-	return h.total_size;
-}
-
-const char *validate(const region_hdr &h, uint64_t size) noexcept
-{
-	if (h.magic != region_magic)
-		return "bad magic (not a Wireup shm region)";
-	if (h.version != region_version)
-		return "version is not this library's";
-	if (h.hdr_size != sizeof(region_hdr))
-		return "header size is not this library's";
-	if (h.owner_pid <= 0 || h.owner_start == 0)
-		return "no owner recorded";
-	if (h.total_size != size)
-		return "total_size differs from the object's size";
-	/* Recompute the layout from the sizes: every offset must be exactly
-	 * what this library would have made, hence inside the mapping. */
-	region_hdr want{};
-	layout l;
-	l.queue_cells = h.queue_cells;
-	l.bounce_slots = h.bounce_slots;
-	l.bounce_size = h.bounce_size;
-	if (!layout_of(l, want))
-		return "queue or bounce sizes out of range (or queue not a power of two)";
-	if (want.ctl_off != h.ctl_off || want.queue_off != h.queue_off || want.flags_off != h.flags_off ||
-	    want.bounce_off != h.bounce_off)
-		return "an offset differs from the layout its sizes give";
-	if (want.total_size != h.total_size)
-		return "total_size differs from the layout its sizes give";
-	if (!memchr(h.name, 0, sizeof h.name) || !memchr(h.wake_name, 0, sizeof h.wake_name))
-		return "a name is not terminated";
-	for (const char *c = h.wake_name; *c; c++)
-		if (!((*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || *c == '-'))
-			return "wake-up socket name has a bad character";
-	return nullptr;
 }
 
 int region::create(const char *name, const layout &l, region **out) noexcept

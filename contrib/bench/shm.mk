@@ -1,0 +1,13 @@
+# shm provider floors (issue 14): a two-process cache-line ping-pong and a
+# process_vm_readv bandwidth floor (contrib/bench/shm_floor.c, no fabric
+# library), and what each attached peer costs a process in memory
+# (shm_peer_cost, on the transport alone).  The comparison script runs them.
+noinst_PROGRAMS += contrib/bench/shm_floor contrib/bench/shm_peer_cost
+contrib_bench_shm_floor_SOURCES = contrib/bench/shm_floor.c contrib/bench/bench_time.h
+contrib_bench_shm_peer_cost_SOURCES = contrib/bench/shm_peer_cost.cpp
+contrib_bench_shm_peer_cost_LDADD = src/libwireup.la
+
+bench-shm-floor: contrib/bench/shm_floor contrib/bench/shm_peer_cost
+	contrib/bench/shm_floor all
+	contrib/bench/shm_peer_cost 1024
+.PHONY: bench-shm-floor
