@@ -6,8 +6,10 @@
 #   deb     the same binary on Debian's library (its shm provider)
 #   ucx     ucx_perftest tag_lat / tag_bw, UCX_TLS=posix,sysv,cma,self
 #   floor   contrib/bench/shm_floor: a two-process cache-line ping-pong
-#           (latency) and process_vm_readv (bandwidth), built here if the
-#           build tree has none ("n/a" when its source is missing too)
+#           (the 8 B latency), process_vm_readv of SIZE bytes (bandwidth,
+#           and its time per copy as the latency floor of larger sizes),
+#           built here if the build tree has none ("n/a" when its source
+#           is missing too)
 # at 8 B, 4 KiB, 64 KiB and 1 MiB.  Latency is one-way usec (fi_pingpong's
 # usec/xfer, ucx's half round trip); bandwidth is MB/s of 10^6 bytes
 # (fi_pingpong's is ping-pong bandwidth, ucx's tag_bw a stream: the issue
@@ -40,7 +42,7 @@ floor=$build/contrib/bench/shm_floor
 if [ ! -x "$floor" ]; then
 	floor=
 	if [ -f "$here/shm_floor.c" ] &&
-		cc -O2 -o "$tmp/shm_floor" "$here/shm_floor.c" -lpthread 2>"$tmp/floor.cc"; then
+		cc -O2 -I"$here" -o "$tmp/shm_floor" "$here/shm_floor.c" 2>"$tmp/floor.cc"; then
 		floor=$tmp/shm_floor
 	else
 		echo "note: no shm_floor (neither $build/contrib/bench/shm_floor nor a buildable $here/shm_floor.c): column floor is n/a"
@@ -84,10 +86,17 @@ ucx() {
 	echo "${lat:--} ${bw:--}"
 }
 
-# floor SIZE -> "usec MBps": shm_floor's line for that size.  Its output:
-# one line per size, "<bytes> <one-way usec> <process_vm_readv MB/s>"
-# (lines not starting with a number are comments).
-floor_all() { [ -n "$floor" ] && timeout 300 "$floor" $sizes 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF >= 3 {print $1, $2, $3}'; }
+# floor_all -> "SIZE usec MBps" lines from one run of `shm_floor all 1`:
+#   shm_floor pingpong 8 USEC_ONE_WAY
+#   shm_floor cma_read SIZE USEC_PER_COPY MB/s
+# the 8 B latency is the ping-pong's, larger ones the copy's time.
+floor_all() {
+	[ -n "$floor" ] || return 0
+	timeout 300 "$floor" all 1 2>/dev/null | awk '
+		$1 == "shm_floor" && $2 == "pingpong" { pp = $4 }
+		$1 == "shm_floor" && $2 == "cma_read" { lat[$3] = $4; bw[$3] = $5; n[++k] = $3 }
+		END { for (i = 1; i <= k; i++) { s = n[i]; print s, (s == 8 && pp != "" ? pp : lat[s]), bw[s] } }'
+}
 
 cols="ours deb ucx floor"
 # Runs outermost: the machine drifts between fast and slow periods over
