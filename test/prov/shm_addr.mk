@@ -1,10 +1,11 @@
 # shm provider: addresses (names from a job and a rank, fi_getinfo, the
 # FI_ADDR_STR AV) and transfers above the bounce size with and without
-# the single copy.
+# the single copy, peers that die or close, flow control and progress.
 if WU_HAVE_GTEST
 check_PROGRAMS += test/prov/test_shm_addr
 TESTS += test/prov/test_shm_addr
 UNIT_TESTS += test/prov/test_shm_addr
+TSAN_TESTS += test/prov/test_shm_addr
 test_prov_test_shm_addr_SOURCES = test/prov/test_shm_addr.cpp test/prov/prov_fixture.h
 test_prov_test_shm_addr_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_shm_addr_LDADD = $(GTEST_LDADD_ALL) -lpthread

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <rdma/fabric.h>
@@ -183,6 +184,60 @@ TEST(shm_addr, av_takes_names_packed_or_as_pointers_and_gives_them_back)
 	EXPECT_EQ(fi_close(&av->fid), 0);
 }
 
+/* A peer whose address is known before it exists (a computed rank name):
+ * sends are -FI_EAGAIN until it enables its endpoint, then go through. */
+TEST(shm_addr, a_peer_that_does_not_exist_yet_is_eagain_until_it_does)
+{
+	char later[wu::shm::addr_max];
+	std::string job = "later" + std::to_string(getpid());
+	ASSERT_GT(wu::shm::rank_addr(job.c_str(), 1, later, sizeof later), 0);
+	prov_env env("shm", FI_EP_RDM);
+	rdm_ep a(env);
+	fi_addr_t to = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(a.av, later, 1, &to, 0, nullptr), 1);
+	int v = 3, w = 0;
+	EXPECT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, to, nullptr), -FI_EAGAIN);
+	fi_info *with = fi_dupinfo(env.info);
+	free(with->src_addr);
+	with->src_addr = strdup(later);
+	with->src_addrlen = strlen(later) + 1;
+	rdm_ep b(env, with);
+	fi_freeinfo(with);
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, to, nullptr), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1);
+	EXPECT_EQ(w, 3);
+}
+
+/* Data moves while the application only sleeps in fi_cq_sread: with
+ * FI_PROGRESS_AUTO (the endpoint's thread), and with manual progress
+ * (sread drives it, or the endpoint switches to its thread). */
+struct shm_progress : ::testing::TestWithParam<fi_progress> {};
+
+TEST_P(shm_progress, sread_waits_for_data_without_reads)
+{
+	prov_env env("shm", FI_EP_RDM, FI_MSG, GetParam());
+	ASSERT_NE(env.domain, nullptr);
+	rdm_ep a(env, nullptr, FI_WAIT_UNSPEC), b(env, nullptr, FI_WAIT_UNSPEC);
+	fi_addr_t to = a.insert(b);
+	b.insert(a);
+	std::vector<char> out(100000, 'p'), in(100000);
+	ASSERT_EQ(fi_recv(b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, out.data(), out.size(), nullptr, to, nullptr), 0);
+	std::thread sender([&] {
+		fi_cq_tagged_entry t;
+		EXPECT_EQ(fi_cq_sread(a.tx, &t, 1, nullptr, 10000), 1);
+	});
+	fi_cq_tagged_entry e;
+	EXPECT_EQ(fi_cq_sread(b.rx, &e, 1, nullptr, 10000), 1);
+	EXPECT_EQ(e.len, out.size());
+	sender.join();
+	EXPECT_EQ(in, out);
+}
+
+INSTANTIATE_TEST_SUITE_P(modes, shm_progress, ::testing::Values(FI_PROGRESS_AUTO, FI_PROGRESS_MANUAL));
+
 /* The endpoint remembers which peer an fi_addr names, until fi_av_remove. */
 TEST(shm_addr, a_removed_av_entry_is_no_destination_any_more)
 {
@@ -298,6 +353,46 @@ TEST(shm_peer, a_receive_pulling_from_a_closed_endpoint_fails)
 	ASSERT_EQ(wait_one(p.b.rx, e, &err), -FI_EAVAIL) << "a receive from a closed endpoint never completed";
 	EXPECT_EQ(err.err, FI_EHOSTDOWN);
 	EXPECT_EQ(err.op_context, &ctx);
+}
+
+/* A large message still queued (unexpected) when its sender's endpoint
+ * closed: a new endpoint that takes the same name is another sender, so
+ * the receive that later takes the old message fails rather than read
+ * wherever the old buffer was; the new endpoint's messages go through. */
+TEST(shm_peer, a_large_message_of_a_closed_sender_is_not_read_from_its_successor)
+{
+	prov_env env("shm", FI_EP_RDM);
+	ASSERT_NE(env.domain, nullptr);
+	std::string mine = "fi_shm://wu-test-reborn-" + std::to_string(getpid());
+	fi_info *with = fi_dupinfo(env.info);
+	free(with->src_addr);
+	with->src_addr = strdup(mine.c_str());
+	with->src_addrlen = mine.size() + 1;
+	rdm_ep b(env);
+	std::vector<char> src(1 << 20, 'o'), dst(1 << 20, 0);
+	fi_cq_tagged_entry e;
+	{
+		rdm_ep a(env, with);
+		fi_addr_t to = a.insert(b);
+		b.insert(a);
+		ASSERT_EQ(fi_send(a.ep, src.data(), src.size(), nullptr, to, nullptr), 0);
+		spin({b.rx, a.tx}, 200); /* b queues it: no receive yet */
+	}
+	spin({b.rx}, 50); /* b hears the goodbye */
+	rdm_ep a2(env, with);
+	fi_freeinfo(with);
+	fi_addr_t to = a2.insert(b);
+	int v = 42, w = 0;
+	ASSERT_EQ(fi_send(a2.ep, &v, sizeof v, nullptr, to, nullptr), 0);
+	spin({b.rx, a2.tx}, 200); /* b hears the new endpoint: the name is alive again */
+	ASSERT_EQ(fi_recv(b.ep, dst.data(), dst.size(), nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_one(b.rx, e, &err, {a2.tx}), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_EHOSTDOWN);
+	EXPECT_EQ(dst[0], 0);
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a2.tx}), 1);
+	EXPECT_EQ(w, 42);
 }
 
 /* A peer that took a large message (unexpected: no receive) and then

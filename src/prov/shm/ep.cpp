@@ -3,6 +3,7 @@
  * then), control, cancel, options, names, auto progress and close. */
 #include "config.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <rdma/fi_cm.h>
@@ -45,8 +46,38 @@ struct shm_traits {
 
 using shm_ops = prov::ep_ops<shm_traits>;
 
-/* ---- auto progress: a thread sleeping on the region's wake-up word ---- */
+/* ---- auto progress ---- */
 
+/* The cm engine's thread: the region's wait_fd became readable (a peer
+ * pushed while we were armed), or our timer fired.  Progress, then arm the
+ * descriptor again (wait_arm fails while cells wait: progress more), and
+ * time the next visit: soon while peers owe us room (they free it without
+ * telling us), at the liveness interval while operations wait on peers. */
+void auto_event(void *arg, bool) noexcept
+{
+	auto *ep = static_cast<shm_ep *>(arg);
+	guard("shm auto progress", [&]() -> int {
+		{
+			std::lock_guard<std::mutex> g(ep->b.mtx);
+			if (!ep->rg)
+				return 0;
+			progress_locked(ep);
+			int rounds = 0;
+			while (!ep->rg->wait_arm() && ++rounds < 64)
+				progress_locked(ep);
+			int64_t next = 0;
+			if (rounds >= 64 || !ep->backlogged.empty() || !ep->pulls_out.empty())
+				next = 1;
+			else if (!ep->waiting.empty() || !ep->pulls_in.empty())
+				next = ep->dead_ms;
+			ep->autop.arm_in(next);
+		}
+		flush(ep);
+		return 0;
+	});
+}
+
+/* The fallback without a descriptor: a thread sleeping on the region. */
 void auto_loop(shm_ep *ep)
 {
 	while (!ep->auto_stop.load(std::memory_order_acquire)) {
@@ -55,24 +86,39 @@ void auto_loop(shm_ep *ep)
 	}
 }
 
-/* Under ep->b.mtx, enabled. */
-void start_auto_locked(shm_ep *ep)
+/* Under ep->b.mtx, enabled: true when finish_auto must follow, without it. */
+bool start_auto_locked(shm_ep *ep)
 {
-	if (ep->auto_thr.joinable() || !ep->rg)
-		return;
+	if (!ep->rg || ep->auto_thr.joinable())
+		return false;
+	if (ep->rg->wait_fd() >= 0)
+		return ep->autop.begin(auto_event, ep);
 	ep->auto_thr = std::thread(auto_loop, ep);
+	return false;
+}
+
+void finish_auto(shm_ep *ep)
+{
+	ep->autop.finish(ep->rg->wait_fd());
 }
 
 int block_cb(void *arg) noexcept
 {
 	return guard("fi_trywait", [&]() -> int {
 		auto *ep = static_cast<shm_ep *>(arg);
-		std::unique_lock<std::mutex> g(ep->b.mtx, std::try_to_lock);
-		if (!g.owns_lock())
-			return -FI_EAGAIN;
-		ep->want_auto = true;
-		if (ep->b.enabled)
-			start_auto_locked(ep);
+		bool fin = false;
+		{
+			/* A try-lock: a thread binding this endpoint holds its lock
+			 * while it waits for the CQ's progress list that our caller holds. */
+			std::unique_lock<std::mutex> g(ep->b.mtx, std::try_to_lock);
+			if (!g.owns_lock())
+				return -FI_EAGAIN;
+			ep->want_auto = true;
+			if (ep->b.enabled)
+				fin = start_auto_locked(ep);
+		}
+		if (fin)
+			finish_auto(ep);
 		return 0;
 	});
 }
@@ -90,6 +136,9 @@ int ep_close(fid *f) noexcept
 		shm_ep *ep = ep_of(f);
 		if (!ep)
 			return -FI_EINVAL;
+		/* No auto progress runs or will run once these return. */
+		if (ep->rg)
+			ep->autop.stop(ep->rg->wait_fd());
 		if (ep->auto_thr.joinable()) {
 			ep->auto_stop.store(true, std::memory_order_release);
 			ep->auto_thr.join();
@@ -125,6 +174,17 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 	});
 }
 
+} // namespace
+
+uint32_t bounce_size_param()
+{
+	/* A slot holds an RMA request header and a useful payload. */
+	size_t v = param::get_size(P(), "bounce_size").value;
+	return uint32_t(std::clamp<size_t>(v, 1024, size_t{1} << 24));
+}
+
+namespace {
+
 /* Creates the region; a generated rank name taken by a live process of
  * ours (a second endpoint, or another process with that rank) falls back
  * to a pid name. */
@@ -133,16 +193,13 @@ int create_region(shm_ep *ep, bool generated)
 	shm_tp::layout l;
 	l.queue_cells = uint32_t(std::min<size_t>(param::get_size(P(), "queue_cells").value, size_t{1} << 24));
 	l.bounce_slots = uint32_t(std::min<size_t>(param::get_size(P(), "bounce_slots").value, 65536));
-	l.bounce_size = uint32_t(std::min<size_t>(param::get_size(P(), "bounce_size").value, size_t{1} << 24));
+	l.bounce_size = bounce_size_param();
 	uint32_t q = 1;
 	while (q < l.queue_cells && q < (1u << 24))
 		q <<= 1;
 	l.queue_cells = q;
 	if (l.bounce_slots == 0)
 		l.bounce_slots = 1;
-	/* A slot holds an RMA request header and a useful payload. */
-	if (l.bounce_size < 1024)
-		l.bounce_size = 1024;
 	shm_tp::region *rg = nullptr;
 	int r = shm_tp::region::create(ep->name.c_str(), l, &rg);
 	if (r == -EEXIST && generated) {
@@ -158,8 +215,8 @@ int create_region(shm_ep *ep, bool generated)
 	return 0;
 }
 
-/* fi_enable: the region, then the base's checks. */
-int enable(shm_ep *ep)
+/* fi_enable: the region, then the base's checks; *fin: finish_auto next. */
+int enable(shm_ep *ep, bool *fin)
 {
 	std::lock_guard<std::mutex> g(ep->b.mtx);
 	if (ep->b.enabled)
@@ -179,7 +236,7 @@ int enable(shm_ep *ep)
 	if (ep->b.info->tx_attr->inject_size > ep->rg->bounce_size())
 		ep->b.info->tx_attr->inject_size = ep->rg->bounce_size();
 	if (ep->want_auto || ep->b.dom->info->domain_attr->data_progress == FI_PROGRESS_AUTO)
-		start_auto_locked(ep);
+		*fin = start_auto_locked(ep);
 	return 0;
 }
 
@@ -191,8 +248,11 @@ int ep_control(fid *f, int command, void *arg) noexcept
 			return -FI_EINVAL;
 		switch (command) {
 		case FI_ENABLE: {
-			if (int r = enable(ep))
+			bool fin = false;
+			if (int r = enable(ep, &fin))
 				return r;
+			if (fin)
+				finish_auto(ep);
 			ep->b.enabled_unlocked(); /* fi_av_remove notices */
 			return 0;
 		}

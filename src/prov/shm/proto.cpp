@@ -118,6 +118,13 @@ remote *add_remote(shm_ep *ep, const std::string &name, int *err)
 	}
 	shm_tp::peer *p = nullptr;
 	int r = shm_tp::peer::attach(name.c_str(), &p);
+	if (r == -FI_ENOENT || r == -FI_EAGAIN) {
+		/* Not there yet: a peer whose address was computed (a rank name)
+		 * may not have enabled its endpoint; the caller retries. */
+		WU_INFO(P(), FI_LOG_EP_DATA, "peer %s%s has no region yet: try again\n", scheme, name.c_str());
+		*err = -FI_EAGAIN;
+		return nullptr;
+	}
 	if (r) {
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "cannot attach peer %s%s: %s\n", scheme, name.c_str(),
 			       fi_strerror(-r));
@@ -471,6 +478,7 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 	if (r->dead)
 		return;
 	r->dead = true;
+	r->gen++;
 	bool owed = !r->backlog.empty() || r->waiting;
 	for (auto &p : ep->pulls_in)
 		owed |= p.second.peer == r->slot;
@@ -537,13 +545,14 @@ bool use_cma(shm_ep *ep, remote *r)
 	return ep->cma;
 }
 
-void progress_locked(shm_ep *ep)
+int progress_locked(shm_ep *ep)
 {
 	if (!ep->b.enabled || !ep->rg)
-		return;
+		return 0;
 	shm_tp::cell c;
 	/* A bounded batch: a flood from peers cannot keep one call forever. */
-	for (int n = 0; n < 256 && ep->rg->pop(&c); n++)
+	int n = 0;
+	for (; n < 256 && ep->rg->pop(&c); n++)
 		handle(ep, from_cell(c));
 	for (size_t k = 0; k < ep->backlogged.size();) {
 		remote *r = ep->remotes[ep->backlogged[k]].get();
@@ -560,6 +569,7 @@ void progress_locked(shm_ep *ep)
 		stream(ep);
 	if (!ep->waiting.empty() || !ep->pulls_in.empty() || ep->tx_busy)
 		check_liveness(ep);
+	return n;
 }
 
 void flush(shm_ep *ep) noexcept
@@ -573,7 +583,10 @@ void progress_cb(void *arg) noexcept
 	guard("shm progress", [&]() -> int {
 		{
 			std::lock_guard<std::mutex> g(ep->b.mtx);
-			progress_locked(ep);
+			/* A pop takes back the auto-progress watch's arming: its
+			 * thread arms it again shortly. */
+			if (progress_locked(ep) && ep->autop.on())
+				ep->autop.arm_in(1);
 		}
 		flush(ep);
 		return 0;

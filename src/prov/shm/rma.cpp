@@ -146,6 +146,8 @@ ssize_t do_rma(shm_ep *ep, const prov::rma_xfer &x)
 				q.len = n;
 				q.part_off = off;
 				queue_req(ep, r, o, q, x.iov, x.count, off, x.write ? n : 0);
+				if (r->dead)
+					break; /* o failed and is gone (peer_dead) */
 				off += n;
 			} while (off < total);
 		}
@@ -264,7 +266,7 @@ int atomic_valid(const char *where, atomic::kind k, fi_datatype dt, fi_op op, si
 size_t atomic_room(int datatype) noexcept
 {
 	size_t size = atomic::size_of(datatype);
-	return size ? (shm_tp::layout{}.bounce_size - sizeof(rma_req)) / (2 * size) : 0;
+	return size ? (bounce_size_param() - sizeof(rma_req)) / (2 * size) : 0;
 }
 
 /* ---- target ---- */

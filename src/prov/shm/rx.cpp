@@ -183,7 +183,8 @@ void push_comp(shm_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, 
 
 void complete_tx(shm_ep *ep, txop *o, int err)
 {
-	ep->b.complete_tx(o->kind, o->tagged, o->context, 0, o->want_comp, err);
+	/* A read reports its length (as tcp's do); the others 0. */
+	ep->b.complete_tx(o->kind, o->tagged, o->context, o->kind == OP_READ ? o->len : 0, o->want_comp, err);
 	delete o;
 }
 
@@ -223,6 +224,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c)
 	u->peer = r->slot;
 	if (c.kind == K_LARGE) {
 		u->large = true;
+		u->gen = r->gen;
 	} else if (c.len) {
 		/* Copied out now: the sender's slot comes back whatever the
 		 * application does with the message. */
@@ -280,7 +282,9 @@ void ep_transport::start(match::engine &, match::recv *rv, const match::message 
 	if (!u) /* cannot happen: every queued message gets its cookie */
 		return;
 	remote *r = ep->remotes[u->peer].get();
-	if (u->large)
+	if (u->large && (r->dead || r->gen != u->gen))
+		finish(ep, o, u->c, off, 0, m.src, FI_EHOSTDOWN); /* its sender is gone */
+	else if (u->large)
 		land_large(ep, r, u->c, o, off, into, m.src);
 	else
 		land(ep, r, u->c, o, off, into, m.src, u->bytes.get() ? u->bytes.get() : "");
@@ -290,8 +294,9 @@ void ep_transport::start(match::engine &, match::recv *rv, const match::message 
 void ep_transport::drop(match::engine &, const match::message &m)
 {
 	auto *u = static_cast<ux *>(m.cookie);
-	if (u && u->large && !ep->remotes[u->peer]->dead)
-		answer(ep, ep->remotes[u->peer].get(), K_DONE, u->c.arg, 0, FI_ECANCELED);
+	remote *r = u ? ep->remotes[u->peer].get() : nullptr;
+	if (r && u->large && !r->dead && r->gen == u->gen)
+		answer(ep, r, K_DONE, u->c.arg, 0, FI_ECANCELED);
 	delete u;
 }
 

@@ -45,6 +45,7 @@
 #include "core/owned.h"
 #include "prov/common/cq.h"
 #include "prov/common/match.h"
+#include "prov/common/progress.h"
 #include "prov/common/rx.h"
 #include "prov/common/xfer.h"
 #include "prov/shm/region.h"
@@ -114,6 +115,7 @@ struct remote {
 	uint32_t id_there = no_slot; /* its for us: cell::sender of what we push */
 	bool hello_sent = false;
 	bool dead = false;
+	uint32_t gen = 0; /* counts deaths: what came from an earlier sender of this name */
 	fi_addr_t addr = FI_ADDR_NOTAVAIL; /* in our AV, once known */
 	std::deque<pending> backlog;
 	bool listed = false;      /* in shm_ep::backlogged */
@@ -163,6 +165,7 @@ struct ux {
 	uint32_t peer = 0;
 	std::unique_ptr<char[]> bytes;
 	bool large = false;
+	uint32_t gen = 0; /* LARGE: remote::gen at arrival (its buffer lives in that sender) */
 };
 
 /* A LARGE message being pulled through the sender's bounce slots. */
@@ -213,7 +216,10 @@ struct shm_ep {
 	bool cma_checked = false;
 	int dead_ms = 1000;
 	int64_t next_live_check = 0;
-	/* FI_PROGRESS_AUTO: a thread sleeping on the region */
+	/* FI_PROGRESS_AUTO: the cm engine's thread watches the region's
+	 * wait_fd (progress.h); a thread of ours sleeping on the region when
+	 * the transport offers no descriptor. */
+	prov::auto_runner autop;
 	std::thread auto_thr;
 	std::atomic<bool> auto_stop{false};
 	bool want_auto = false;
@@ -228,6 +234,9 @@ using prov::iov_total;
 void copy_to_iov(const iovec *iov, size_t cnt, size_t off, const void *src, size_t len) noexcept;
 void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t len) noexcept;
 
+/* FI_SHM_BOUNCE_SIZE as regions are created with it (1 KiB .. 16 MiB). */
+uint32_t bounce_size_param();
+
 /* ---- proto.cpp (under ep->mtx unless said) ---- */
 /* The peer named by fi_addr, attached if new; nullptr with *err set. */
 remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err);
@@ -235,7 +244,8 @@ remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err);
 void av_removed(void *arg, fi_addr_t fa) noexcept;
 /* Queues or pushes c (+ payload) to r, in order. */
 void send_cell(shm_ep *ep, remote *r, pending &&p);
-void progress_locked(shm_ep *ep);
+/* Returns the cells it took from the queue. */
+int progress_locked(shm_ep *ep);
 /* Posts collected completions; without ep->mtx. */
 void flush(shm_ep *ep) noexcept;
 void progress_cb(void *arg) noexcept;
