@@ -10,8 +10,13 @@ set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 sh contrib/install-deps.sh
-[ -x configure ] || ./autogen.sh >/dev/null
 mkdir -p build
+if [ ! -x configure ]; then
+	./autogen.sh >/dev/null 2>build/autogen.err || { cat build/autogen.err >&2; exit 1; }
+	# On a fresh checkout automake names each build-aux file it installs:
+	# not news.  Anything else it says (warnings) is shown.
+	grep -v ": installing '" build/autogen.err >&2 || true
+fi
 cd build
 [ -f Makefile ] || ../configure -q
 make -j2 >/dev/null
