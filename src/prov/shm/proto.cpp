@@ -535,6 +535,11 @@ bool use_cma(shm_ep *ep, remote *r)
 		ep->cma_checked = true;
 		const char *why = nullptr;
 		if (!r->p->cma_probe(&why)) {
+			if (!r->p->alive()) {
+				/* A dead first peer says nothing of the kernel: ask the next one. */
+				ep->cma_checked = false;
+				return false;
+			}
 			ep->cma = false;
 			WU_WARN_ONCE(P(), FI_LOG_EP_DATA,
 				     "single copy (process_vm_readv) refused: %s; large messages and RMA go through "
