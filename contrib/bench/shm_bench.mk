@@ -5,4 +5,3 @@ EXTRA_DIST += contrib/bench/shm_bench.sh
 
 bench-shm:
 	BUILD=$(abs_top_builddir) $(SHELL) $(top_srcdir)/contrib/bench/shm_bench.sh
-.PHONY: bench-shm
