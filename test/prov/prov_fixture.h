@@ -38,6 +38,8 @@
 
 /* The providers every parameterised suite runs over, one X(name) each. */
 #define WU_TEST_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__) X(shm, __VA_ARGS__)
+/* Of those, the ones with FI_EP_MSG endpoints (the MSG suites run over these). */
+#define WU_TEST_MSG_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__)
 
 #define WU_TEST_INSTANTIATE_ONE(prov, suite) \
 	INSTANTIATE_TEST_SUITE_P(prov, suite, ::testing::Values(std::string(#prov)));
@@ -54,6 +56,10 @@
 #define WU_PROVIDER_TEST_SUITE(suite) \
 	struct suite : ::wu::test::provider_test {}; \
 	WU_PROVIDER_SUITE(suite)
+/* The same over the providers with MSG endpoints. */
+#define WU_MSG_PROVIDER_TEST_SUITE(suite) \
+	struct suite : ::wu::test::provider_test {}; \
+	WU_TEST_MSG_PROVIDER_LIST(WU_TEST_INSTANTIATE_ONE, suite)
 
 namespace wu::test {
 

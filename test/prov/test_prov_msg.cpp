@@ -8,14 +8,42 @@
 
 using namespace wu::test;
 
-WU_PROVIDER_TEST_SUITE(msg_ep)
+WU_MSG_PROVIDER_TEST_SUITE(msg_ep)
+WU_PROVIDER_TEST_SUITE(msg_ep_type)
+
+#define WU_TEST_NAME_OF(prov, ...) #prov,
+
+/* fi_getinfo offers FI_EP_MSG exactly for the providers the MSG suites run
+ * over: the others answer -FI_ENODATA rather than open what they cannot do. */
+TEST_P(msg_ep_type, getinfo_offers_msg_endpoints_only_where_the_provider_has_them)
+{
+	const std::string with_msg[] = {WU_TEST_MSG_PROVIDER_LIST(WU_TEST_NAME_OF)};
+	bool has = false;
+	for (const std::string &n : with_msg)
+		has |= n == prov();
+	fi_info *hints = fi_allocinfo();
+	ASSERT_NE(hints, nullptr);
+	hints->ep_attr->type = FI_EP_MSG;
+	hints->caps = FI_MSG;
+	hints->fabric_attr->prov_name = strdup(prov().c_str());
+	fi_info *got = nullptr;
+	int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &got);
+	if (has) {
+		EXPECT_EQ(r, 0);
+		for (fi_info *i = got; i; i = i->next)
+			EXPECT_EQ(i->ep_attr->type, FI_EP_MSG);
+	} else {
+		EXPECT_EQ(r, -FI_ENODATA) << fi_strerror(-r);
+		EXPECT_EQ(got, nullptr);
+	}
+	fi_freeinfo(got);
+	fi_freeinfo(hints);
+}
 
 /* A connected MSG pair: messages both ways (no address: the peer), each
  * completing on the receiver's CQ with FI_MSG | FI_RECV and its length. */
 TEST_P(msg_ep, send_recv_both_ways_over_a_connected_pair)
 {
-	if (prov() == "shm")
-		GTEST_SKIP() << "shm offers FI_EP_RDM endpoints only";
 	prov_env env{prov(), FI_EP_MSG, FI_MSG};
 	msg_pair p{env};
 	ASSERT_NO_FATAL_FAILURE(p.connect(env));
