@@ -586,19 +586,55 @@ void progress_cb(void *arg) noexcept
 {
 	auto *ep = static_cast<shm_ep *>(arg);
 	guard("shm progress", [&]() -> int {
+		bool collected;
 		{
 			std::lock_guard<std::mutex> g(ep->b.mtx);
 			/* A pop takes back the auto-progress watch's arming: its
 			 * thread arms it again shortly. */
 			if (progress_locked(ep) && ep->autop.on())
 				ep->autop.arm_in(1);
+			/* Nothing collected (posted at once to a leaf CQ, or no
+			 * traffic): no second trip through the lock.  What another
+			 * thread adds later, that thread flushes. */
+			collected = !ep->b.comps.empty();
 		}
-		flush(ep);
+		if (collected)
+			flush(ep);
 		return 0;
 	});
 }
 
 /* ---- sends ---- */
+
+namespace {
+
+/* An eager send pushed at once when nothing waits ahead of it for r;
+ * false when it must take the queued path (hello not answered, backlog,
+ * queue or bounce pool full, push error: send_cell deals with those). */
+bool push_now(shm_ep *ep, remote *r, wire &c, const prov::msg_xfer &x, size_t len)
+{
+	if (!r->backlog.empty() || r->id_there == no_slot)
+		return false;
+	c.sender = r->id_there;
+	if (len <= shm_tp::inline_max) {
+		c.inline_len = uint16_t(len);
+		copy_from_iov(x.iov, x.count, 0, c.data, len);
+		return push(r, c) == 0;
+	}
+	int slot = ep->rg->bounce_get();
+	if (slot < 0)
+		return false;
+	copy_from_iov(x.iov, x.count, 0, ep->rg->bounce_addr(slot), len);
+	wire b = c;
+	b.kind = K_BOUNCE;
+	b.arg = uint64_t(slot);
+	if (push(r, b) == 0)
+		return true;
+	ep->rg->bounce_put(slot);
+	return false;
+}
+
+} // namespace
 
 ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 {
@@ -617,6 +653,7 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 		return -FI_EMSGSIZE;
 	if (x.tagged ? !(ep->b.info->caps & FI_TAGGED) : !(ep->b.info->caps & FI_MSG))
 		return -FI_EOPNOTSUPP;
+	bool flush_needed = true;
 	{
 		std::lock_guard<std::mutex> g(ep->b.mtx);
 		if (!ep->b.enabled)
@@ -640,6 +677,15 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 		p.c.cq_data = (x.flags & FI_REMOTE_CQ_DATA) ? x.data : 0;
 		p.c.len = len;
 		bool eager = len <= ep->rg->bounce_size();
+		/* Fast path: nothing queued ahead, so the cell goes out now and
+		 * the send completes at once, with no txop on the heap and the
+		 * payload copied once, straight into the bounce slot. */
+		if (eager && push_now(ep, r, p.c, x, len)) {
+			if (want || ep->b.c_send)
+				ep->b.complete_tx(OP_SEND, x.tagged, x.context, 0, want, 0);
+			flush_needed = !ep->b.comps.empty();
+			goto done;
+		}
 		txop *o = nullptr;
 		if (want || !eager || ep->b.c_send) {
 			o = new txop();
@@ -685,7 +731,9 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 			send_cell(ep, r, std::move(p));
 		}
 	}
-	flush(ep);
+done:
+	if (flush_needed)
+		flush(ep);
 	return 0;
 }
 
