@@ -1,0 +1,175 @@
+/* shm provider robustness (issue 14): an endpoint that posts no receives
+ * holds at most FI_SHM_UNEXP_LIMIT of unexpected messages, loses none,
+ * and still sees the answers to its own operations while at the limit. */
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_tagged.h>
+
+#include "prov/shm/shm_ep.h"
+#include "prov_fixture.h"
+
+using namespace wu::test;
+
+namespace {
+
+/* Bytes held for unexpected messages: taken, and set aside. */
+size_t ux_bytes(fid_ep *ep)
+{
+	return wu::shm::ep_of(ep)->ux_bytes + wu::shm::ep_of(ep)->park_bytes;
+}
+
+/* Drives progress on both endpoints of p for a while, counting the send
+ * completions of *count_tx's endpoint. */
+void spin(rdm_pair &p, int rounds, int *a_tx = nullptr, int *b_tx = nullptr)
+{
+	fi_cq_tagged_entry e;
+	for (int i = 0; i < rounds; i++) {
+		if (fi_cq_read(p.a.tx, &e, 1) == 1 && a_tx)
+			++*a_tx;
+		if (fi_cq_read(p.b.tx, &e, 1) == 1 && b_tx)
+			++*b_tx;
+		(void)fi_cq_read(p.a.rx, &e, 0);
+		(void)fi_cq_read(p.b.rx, &e, 0);
+	}
+}
+
+size_t flood_len(int i)
+{
+	/* Small (inline) and medium (bounce) ones, interleaved. */
+	return i % 3 == 0 ? 8 : 1000;
+}
+
+void flood(fid_ep *ep, fi_addr_t to, int n, uint64_t tag0)
+{
+	std::vector<char> msg(1000);
+	for (int i = 0; i < n; i++) {
+		std::fill(msg.begin(), msg.end(), char(i));
+		ASSERT_EQ(fi_tsend(ep, msg.data(), flood_len(i), nullptr, to, tag0 + uint64_t(i), nullptr), 0) << i;
+	}
+}
+
+/* Receives n messages of flood() in order on who, driving both. */
+void take(rdm_pair &p, rdm_ep &who, int n, uint64_t tag0)
+{
+	std::vector<char> in(1000);
+	fi_cq_tagged_entry e;
+	for (int i = 0; i < n; i++) {
+		std::fill(in.begin(), in.end(), char(-1));
+		ASSERT_EQ(fi_trecv(who.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, tag0 + uint64_t(i), 0, nullptr),
+			  0);
+		ASSERT_EQ(p.wait_rx(who, e), 1) << i;
+		EXPECT_EQ(e.tag, tag0 + uint64_t(i));
+		ASSERT_EQ(e.len, flood_len(i)) << i;
+		for (size_t k = 0; k < e.len; k++)
+			ASSERT_EQ(in[k], char(i)) << i << " byte " << k;
+	}
+}
+
+constexpr size_t limit = 16384;
+/* Unexpected messages up to the limit (the check comes before a message
+ * is taken: one more may pass it), then cells set aside up to as much
+ * again. */
+constexpr size_t bound = 2 * (limit + wu::shm::ux_overhead + 1000);
+
+/* A flood of small and medium messages with no receive posted: the
+ * receiver holds no more than the limit of them, and once receives are
+ * posted every one arrives whole and in order. */
+TEST(shm_unexp, a_flood_without_receives_holds_memory_under_the_limit)
+{
+	setenv("FI_SHM_UNEXP_LIMIT", "16384", 1);
+	rdm_pair p("shm", FI_MSG | FI_TAGGED);
+	unsetenv("FI_SHM_UNEXP_LIMIT");
+	ASSERT_NE(p.a.ep, nullptr);
+	const int n = 600; /* about 400 KiB of unexpected messages unbounded */
+	flood(p.a.ep, p.a_to_b, n, 0);
+	int a_tx = 0;
+	spin(p, 3000, &a_tx);
+	EXPECT_GT(ux_bytes(p.b.ep), limit / 2); /* it did take messages */
+	EXPECT_LE(ux_bytes(p.b.ep), bound);
+	EXPECT_LE(wu::shm::ep_of(p.b.ep)->parked_cells.size(), wu::shm::park_max);
+	EXPECT_LT(a_tx, n); /* the rest are held back, not lost */
+	take(p, p.b, n, 0);
+	EXPECT_EQ(ux_bytes(p.b.ep), 0u);
+	fi_cq_tagged_entry e;
+	while (a_tx < n) {
+		ASSERT_EQ(p.wait_tx(p.a, e), 1) << a_tx;
+		a_tx++;
+	}
+}
+
+/* Two endpoints flood each other and post no receives: both reach the
+ * limit.  A large send of a, issued before, still completes while a is at
+ * the limit (the receiver's answer is behind b's flood in a's queue: a
+ * sets b's later messages aside to read it), so an application waiting
+ * for it before it posts receives does not hang; then each side gets
+ * every message in order. */
+TEST(shm_unexp, endpoints_at_the_limit_still_see_the_answers_to_their_sends)
+{
+	setenv("FI_SHM_UNEXP_LIMIT", "16384", 1);
+	rdm_pair p("shm", FI_MSG | FI_TAGGED);
+	unsetenv("FI_SHM_UNEXP_LIMIT");
+	ASSERT_NE(p.a.ep, nullptr);
+	const int n = 300;
+	const int m = 40; /* b to a: past the limit, within what a sets aside */
+	const size_t big = 100000; /* above the bounce size: LARGE */
+	std::vector<char> out(big), in(big, 0);
+	for (size_t i = 0; i < big; i++)
+		out[i] = char(i * 7 + 1);
+	ASSERT_EQ(fi_tsend(p.a.ep, out.data(), big, nullptr, p.a_to_b, 1u << 20, nullptr), 0);
+	flood(p.a.ep, p.a_to_b, n, 0);
+	flood(p.b.ep, p.b_to_a, m, 0);
+	int a_tx = 0, b_tx = 0;
+	spin(p, 3000, &a_tx, &b_tx);
+	EXPECT_LE(ux_bytes(p.a.ep), bound);
+	EXPECT_LE(ux_bytes(p.b.ep), bound);
+	EXPECT_GT(ux_bytes(p.a.ep), limit / 2);
+	/* b takes the large one and a's flood; a posts nothing yet. */
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_trecv(p.b.ep, in.data(), big, nullptr, FI_ADDR_UNSPEC, 1u << 20, 0, nullptr), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e), 1);
+	EXPECT_EQ(e.len, big);
+	EXPECT_EQ(in, out);
+	take(p, p.b, n, 0);
+	/* Every send of a completes, the large one included, a still at
+	 * the limit with b's messages. */
+	while (a_tx < n + 1) {
+		ASSERT_EQ(wait_one(p.a.tx, e, nullptr, {p.b.tx, p.a.rx, p.b.rx}), 1) << a_tx;
+		a_tx++;
+	}
+	EXPECT_GT(wu::shm::ep_of(p.a.ep)->ux_bytes, limit);
+	EXPECT_FALSE(wu::shm::ep_of(p.a.ep)->parked_cells.empty());
+	take(p, p.a, m, 0);
+	while (b_tx < m) {
+		ASSERT_EQ(p.wait_tx(p.b, e), 1) << b_tx;
+		b_tx++;
+	}
+	EXPECT_EQ(ux_bytes(p.a.ep), 0u);
+	EXPECT_EQ(ux_bytes(p.b.ep), 0u);
+}
+
+/* 0: no limit, as before. */
+TEST(shm_unexp, zero_means_no_limit)
+{
+	setenv("FI_SHM_UNEXP_LIMIT", "0", 1);
+	rdm_pair p("shm", FI_MSG | FI_TAGGED);
+	unsetenv("FI_SHM_UNEXP_LIMIT");
+	ASSERT_NE(p.a.ep, nullptr);
+	const int n = 300;
+	flood(p.a.ep, p.a_to_b, n, 0);
+	int a_tx = 0;
+	spin(p, 3000, &a_tx);
+	EXPECT_EQ(a_tx, n);
+	EXPECT_GT(ux_bytes(p.b.ep), bound);
+	take(p, p.b, n, 0);
+}
+
+} // namespace
