@@ -216,7 +216,10 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 		return;
 	}
 	if (res.r) {
-		land(ep, r, c, prov::op_of(res.r), res.off, res.into, m.src, bytes);
+		if (c.kind == K_LARGE && gen != r->gen) /* set aside, and its sender died since */
+			finish(ep, prov::op_of(res.r), c, res.off, 0, m.src, FI_EHOSTDOWN);
+		else
+			land(ep, r, c, prov::op_of(res.r), res.off, res.into, m.src, bytes);
 		return;
 	}
 	auto *u = new ux();
