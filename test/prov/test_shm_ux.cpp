@@ -3,12 +3,18 @@
  * and still sees the answers to its own operations while at the limit. */
 #include <gtest/gtest.h>
 
+#include <poll.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_atomic.h>
+#include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
@@ -170,6 +176,156 @@ TEST(shm_unexp, zero_means_no_limit)
 	EXPECT_EQ(a_tx, n);
 	EXPECT_GT(ux_bytes(p.b.ep), bound);
 	take(p, p.b, n, 0);
+}
+
+/* ---- fi_av(3) / fi_endpoint(3) / fi_cq(3) behaviour issue 14 asks of shm ---- */
+
+/* FI_SOURCE: a message from a sender the receiver's AV does not hold
+ * reports FI_ADDR_NOTAVAIL (fi_cq(3)); once inserted, its fi_addr. */
+TEST(shm_api, source_of_an_unknown_sender_is_fi_addr_notavail)
+{
+	rdm_pair p("shm", FI_MSG | FI_SOURCE, false);
+	ASSERT_NE(p.a.ep, nullptr);
+	ASSERT_TRUE(p.env.info->caps & FI_SOURCE);
+	int v = 7, w = 0;
+	ASSERT_EQ(fi_recv(p.b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(p.a.ep, &v, sizeof v, nullptr, p.a_to_b, nullptr), 0);
+	fi_cq_tagged_entry e;
+	fi_addr_t src = 0;
+	ASSERT_EQ(p.wait_rx(p.b, e, nullptr, &src), 1);
+	EXPECT_EQ(src, FI_ADDR_NOTAVAIL);
+	EXPECT_EQ(w, 7);
+	fi_addr_t b_to_a = p.b.insert(p.a);
+	ASSERT_EQ(fi_recv(p.b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(p.a.ep, &v, sizeof v, nullptr, p.a_to_b, nullptr), 0);
+	ASSERT_EQ(p.wait_rx(p.b, e, nullptr, &src), 1);
+	EXPECT_EQ(src, b_to_a);
+}
+
+/* Both threading levels are offered by fi_getinfo and open. */
+TEST(shm_api, thread_domain_and_thread_safe_are_both_offered)
+{
+	for (fi_threading t : {FI_THREAD_DOMAIN, FI_THREAD_SAFE}) {
+		fi_info *hints = fi_allocinfo();
+		hints->fabric_attr->prov_name = strdup("shm");
+		hints->ep_attr->type = FI_EP_RDM;
+		hints->caps = FI_MSG;
+		hints->domain_attr->threading = t;
+		fi_info *got = nullptr;
+		ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &got), 0) << t;
+		fi_freeinfo(hints);
+		ASSERT_NE(got, nullptr);
+		EXPECT_EQ(got->domain_attr->threading, t);
+		fid_fabric *fab = nullptr;
+		fid_domain *dom = nullptr;
+		ASSERT_EQ(fi_fabric(got->fabric_attr, &fab, nullptr), 0);
+		EXPECT_EQ(fi_domain(fab, got, &dom, nullptr), 0);
+		if (dom)
+			EXPECT_EQ(fi_close(&dom->fid), 0);
+		EXPECT_EQ(fi_close(&fab->fid), 0);
+		fi_freeinfo(got);
+	}
+}
+
+/* An FI_WAIT_FD CQ: fi_control(FI_GETWAIT) gives a descriptor, fi_trywait
+ * says when it is safe to sleep on it, a peer's message makes it readable
+ * (nobody else drives progress), and fi_cq_sread sleeps until one comes. */
+TEST(shm_api, wait_fd_cq_wakes_on_a_peers_message)
+{
+	prov_env env("shm", FI_EP_RDM, FI_MSG);
+	rdm_ep a(env), b(env, nullptr, FI_WAIT_FD);
+	ASSERT_NE(b.ep, nullptr);
+	fi_addr_t to_b = a.insert(b);
+	int fd = -1;
+	ASSERT_EQ(fi_control(&b.rx->fid, FI_GETWAIT, &fd), 0);
+	ASSERT_GE(fd, 0);
+	int v = 11, w = 0;
+	fi_cq_tagged_entry e;
+	/* First contact (its answer needs the sender's progress) before the
+	 * sender stops driving its own. */
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, to_b, nullptr), 0);
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1);
+	ASSERT_EQ(wait_one(a.tx, e, nullptr, {b.rx}), 1);
+	w = 0;
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	fid *fids[1] = {&b.rx->fid};
+	ASSERT_EQ(fi_trywait(env.fabric, fids, 1), 0);
+	pollfd pf{fd, POLLIN, 0};
+	EXPECT_EQ(poll(&pf, 1, 0), 0); /* nothing yet */
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, to_b, nullptr), 0);
+	EXPECT_EQ(poll(&pf, 1, 10000), 1);
+	ASSERT_EQ(wait_one(b.rx, e), 1);
+	EXPECT_EQ(w, 11);
+	/* fi_cq_sread: the send comes from another thread while it sleeps. */
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	std::thread t([&] {
+		int x = 12;
+		usleep(50000);
+		EXPECT_EQ(fi_send(a.ep, &x, sizeof x, nullptr, to_b, nullptr), 0);
+	});
+	EXPECT_EQ(fi_cq_sread(b.rx, &e, 1, nullptr, 10000), 1);
+	t.join();
+	EXPECT_EQ(w, 12);
+	ASSERT_EQ(wait_one(a.tx, e), 1);
+	ASSERT_EQ(wait_one(a.tx, e), 1);
+}
+
+/* Counters bound for sends and receives count completions, and errors. */
+TEST(shm_api, counters_count_sends_receives_and_errors)
+{
+	prov_env env("shm", FI_EP_RDM, FI_MSG);
+	fi_info *i = fi_dupinfo(env.info);
+	fid_cntr *sc = nullptr, *rc = nullptr;
+	fi_cntr_attr ca{};
+	ca.events = FI_CNTR_EVENTS_COMP;
+	ASSERT_EQ(fi_cntr_open(env.domain, &ca, &sc, nullptr), 0);
+	ASSERT_EQ(fi_cntr_open(env.domain, &ca, &rc, nullptr), 0);
+	{
+		rdm_ep a(env), b(env);
+		ASSERT_NE(b.ep, nullptr);
+		/* Bound after enable is refused by fi_endpoint(3); bind to fresh ones. */
+		fid_ep *ea = nullptr, *eb = nullptr;
+		ASSERT_EQ(fi_endpoint(env.domain, i, &ea, nullptr), 0);
+		ASSERT_EQ(fi_endpoint(env.domain, i, &eb, nullptr), 0);
+		ASSERT_EQ(fi_ep_bind(ea, &a.tx->fid, FI_TRANSMIT), 0);
+		ASSERT_EQ(fi_ep_bind(ea, &a.rx->fid, FI_RECV), 0);
+		ASSERT_EQ(fi_ep_bind(ea, &a.av->fid, 0), 0);
+		ASSERT_EQ(fi_ep_bind(ea, &sc->fid, FI_SEND), 0);
+		ASSERT_EQ(fi_ep_bind(eb, &b.tx->fid, FI_TRANSMIT), 0);
+		ASSERT_EQ(fi_ep_bind(eb, &b.rx->fid, FI_RECV), 0);
+		ASSERT_EQ(fi_ep_bind(eb, &b.av->fid, 0), 0);
+		ASSERT_EQ(fi_ep_bind(eb, &rc->fid, FI_RECV), 0);
+		ASSERT_EQ(fi_enable(ea), 0);
+		ASSERT_EQ(fi_enable(eb), 0);
+		char name[64];
+		size_t len = sizeof name;
+		ASSERT_EQ(fi_getname(&eb->fid, name, &len), 0);
+		fi_addr_t to_b = FI_ADDR_NOTAVAIL;
+		ASSERT_EQ(fi_av_insert(a.av, name, 1, &to_b, 0, nullptr), 1);
+		int v[2] = {1, 2}, w = 0;
+		for (int k = 0; k < 3; k++)
+			ASSERT_EQ(fi_recv(eb, &w, k == 2 ? 1 : sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+		for (int k = 0; k < 3; k++)
+			ASSERT_EQ(fi_send(ea, k == 2 ? static_cast<void *>(v) : static_cast<void *>(&v[0]),
+					  k == 2 ? sizeof v : sizeof v[0], nullptr, to_b, nullptr),
+				  0);
+		auto until = std::chrono::steady_clock::now() + wait_limit;
+		while ((fi_cntr_read(rc) + fi_cntr_readerr(rc) < 3 || fi_cntr_read(sc) < 3) &&
+		       std::chrono::steady_clock::now() < until) {
+			fi_cq_tagged_entry e;
+			(void)fi_cq_read(a.tx, &e, 1);
+			(void)fi_cq_read(b.rx, &e, 1);
+		}
+		EXPECT_EQ(fi_cntr_read(sc), 3u);
+		EXPECT_EQ(fi_cntr_read(rc), 2u);
+		EXPECT_EQ(fi_cntr_readerr(rc), 1u); /* the truncated one */
+		EXPECT_EQ(fi_close(&ea->fid), 0);
+		EXPECT_EQ(fi_close(&eb->fid), 0);
+	}
+	EXPECT_EQ(fi_close(&sc->fid), 0);
+	EXPECT_EQ(fi_close(&rc->fid), 0);
+	fi_freeinfo(i);
 }
 
 } // namespace
