@@ -178,6 +178,66 @@ TEST(shm_unexp, zero_means_no_limit)
 	take(p, p.b, n, 0);
 }
 
+/* Atomics larger than a bounce buffer (at the defaults about 1,000
+ * uint64 operands fit one) go in parts: every count fi_atomicvalid and
+ * fi_query_atomic report works, for all three families. */
+TEST(shm_atomic, the_count_fi_atomicvalid_reports_works_for_every_family)
+{
+	rdm_pair p("shm", FI_MSG | FI_ATOMIC);
+	ASSERT_NE(p.a.ep, nullptr);
+	size_t cnt = 0, fcnt = 0, ccnt = 0;
+	ASSERT_EQ(fi_atomicvalid(p.a.ep, FI_UINT64, FI_SUM, &cnt), 0);
+	ASSERT_EQ(fi_fetch_atomicvalid(p.a.ep, FI_UINT64, FI_SUM, &fcnt), 0);
+	ASSERT_EQ(fi_compare_atomicvalid(p.a.ep, FI_UINT64, FI_CSWAP, &ccnt), 0);
+	EXPECT_EQ(cnt, wu::atomic::max_bytes / 8);
+	EXPECT_EQ(fcnt, cnt);
+	EXPECT_EQ(ccnt, cnt);
+	fi_atomic_attr at{};
+	ASSERT_EQ(fi_query_atomic(p.env.domain, FI_UINT64, FI_CSWAP, &at, FI_COMPARE_ATOMIC), 0);
+	EXPECT_EQ(at.count, ccnt);
+	const size_t n = cnt;
+	std::vector<uint64_t> target(n + 2, 0), ops(n), cmp(n), res(n, 99);
+	for (size_t i = 0; i < n; i++) {
+		target[i + 1] = i;
+		ops[i] = 1000 + i;
+		cmp[i] = i % 2 ? i : i + 1; /* odd elements swap */
+	}
+	fid_mr *mr = nullptr;
+	ASSERT_EQ(fi_mr_reg(p.env.domain, target.data(), target.size() * 8, FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 5,
+			    0, &mr, nullptr),
+		  0);
+	uint64_t key = fi_mr_key(mr);
+	uint64_t base = (p.env.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? uint64_t(uintptr_t(target.data())) : 0;
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(fi_compare_atomic(p.a.ep, ops.data(), n, nullptr, cmp.data(), nullptr, res.data(), nullptr, p.a_to_b,
+				    base + 8, key, FI_UINT64, FI_CSWAP, nullptr),
+		  0);
+	ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	for (size_t i = 0; i < n; i++) {
+		ASSERT_EQ(res[i], i) << i;
+		ASSERT_EQ(target[i + 1], i % 2 ? 1000 + i : i) << i;
+	}
+	EXPECT_EQ(target[0], 0u);
+	EXPECT_EQ(target[n + 1], 0u);
+	ASSERT_EQ(fi_fetch_atomic(p.a.ep, ops.data(), n, nullptr, res.data(), nullptr, p.a_to_b, base + 8, key,
+				  FI_UINT64, FI_SUM, nullptr),
+		  0);
+	ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	for (size_t i = 0; i < n; i++) {
+		ASSERT_EQ(res[i], i % 2 ? 1000 + i : i) << i;
+		ASSERT_EQ(target[i + 1], (i % 2 ? 1000 + i : i) + 1000 + i) << i;
+	}
+	ASSERT_EQ(fi_atomic(p.a.ep, ops.data(), n, nullptr, p.a_to_b, base + 8, key, FI_UINT64, FI_SUM, nullptr), 0);
+	ASSERT_EQ(p.wait_tx(p.a, e), 1);
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(target[i + 1], (i % 2 ? 1000 + i : i) + 2 * (1000 + i)) << i;
+	/* One more than reported is refused when posted. */
+	ops.push_back(0);
+	EXPECT_EQ(fi_atomic(p.a.ep, ops.data(), n + 1, nullptr, p.a_to_b, base + 8, key, FI_UINT64, FI_SUM, nullptr),
+		  -FI_EMSGSIZE);
+	EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
 /* ---- fi_av(3) / fi_endpoint(3) / fi_cq(3) behaviour issue 14 asks of shm ---- */
 
 /* FI_SOURCE: a message from a sender the receiver's AV does not hold
@@ -220,8 +280,9 @@ TEST(shm_api, thread_domain_and_thread_safe_are_both_offered)
 		fid_domain *dom = nullptr;
 		ASSERT_EQ(fi_fabric(got->fabric_attr, &fab, nullptr), 0);
 		EXPECT_EQ(fi_domain(fab, got, &dom, nullptr), 0);
-		if (dom)
+		if (dom) {
 			EXPECT_EQ(fi_close(&dom->fid), 0);
+		}
 		EXPECT_EQ(fi_close(&fab->fid), 0);
 		fi_freeinfo(got);
 	}
