@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -30,7 +31,9 @@ namespace {
 /* Bytes held for unexpected messages: taken, and set aside. */
 size_t ux_bytes(fid_ep *ep)
 {
-	return wu::shm::ep_of(ep)->ux_bytes + wu::shm::ep_of(ep)->park_bytes;
+	wu::shm::shm_ep *e = wu::shm::ep_of(ep);
+	std::lock_guard<std::mutex> g(e->b.mtx); /* auto progress may run */
+	return e->ux_bytes + e->park_bytes;
 }
 
 /* Drives progress on both endpoints of p for a while, counting the send
@@ -160,6 +163,53 @@ TEST(shm_unexp, endpoints_at_the_limit_still_see_the_answers_to_their_sends)
 	}
 	EXPECT_EQ(ux_bytes(p.a.ep), 0u);
 	EXPECT_EQ(ux_bytes(p.b.ep), 0u);
+}
+
+/* A flood under automatic progress, no receive posted for a while, then
+ * received with fi_cq_sread (nobody else calls into either endpoint). */
+void auto_flood(const char *limit, const char *cells)
+{
+	setenv("FI_SHM_UNEXP_LIMIT", limit, 1);
+	setenv("FI_SHM_QUEUE_CELLS", cells, 1);
+	prov_env env("shm", FI_EP_RDM, FI_MSG | FI_TAGGED, FI_PROGRESS_AUTO);
+	rdm_ep a(env), b(env, nullptr, FI_WAIT_FD);
+	unsetenv("FI_SHM_UNEXP_LIMIT");
+	unsetenv("FI_SHM_QUEUE_CELLS");
+	ASSERT_NE(b.ep, nullptr);
+	fi_addr_t to_b = a.insert(b);
+	const int n = 600;
+	flood(a.ep, to_b, n, 0);
+	usleep(200000);
+	if (strcmp(limit, "0") != 0) {
+		EXPECT_LE(ux_bytes(b.ep), bound);
+	}
+	std::vector<char> in(1000);
+	fi_cq_tagged_entry e;
+	for (int i = 0; i < n; i++) {
+		std::fill(in.begin(), in.end(), char(-1));
+		ASSERT_EQ(fi_trecv(b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, uint64_t(i), 0, nullptr), 0);
+		ASSERT_EQ(fi_cq_sread(b.rx, &e, 1, nullptr, 10000), 1) << i;
+		ASSERT_EQ(e.tag, uint64_t(i));
+		ASSERT_EQ(e.len, flood_len(i));
+		ASSERT_EQ(in[0], char(i));
+	}
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(wait_one(a.tx, e), 1) << i;
+}
+
+/* At the limit the receiver leaves cells in its queue: the sender's
+ * progress thread retries its queued sends once receives make room. */
+TEST(shm_unexp, auto_progress_resumes_once_receives_are_posted)
+{
+	auto_flood("16384", "1024");
+}
+
+/* The same without a limit, against a small queue: a sender's queued
+ * sends are retried by its progress thread even when nothing arrives for
+ * it (it used to sleep with them queued). */
+TEST(shm_flow, auto_progress_retries_sends_queued_on_a_full_queue)
+{
+	auto_flood("0", "16");
 }
 
 /* 0: no limit, as before. */

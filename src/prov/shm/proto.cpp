@@ -147,6 +147,10 @@ void list(shm_ep *ep, remote *r)
 	if (!r->listed) {
 		r->listed = true;
 		ep->backlogged.push_back(r->slot);
+		/* The auto-progress thread may sleep with nothing of its own
+		 * to wait on: it must come back to retry this. */
+		if (ep->autop.on())
+			ep->autop.arm_in(1);
 	}
 }
 
