@@ -147,6 +147,10 @@ void list(shm_ep *ep, remote *r)
 	if (!r->listed) {
 		r->listed = true;
 		ep->backlogged.push_back(r->slot);
+		/* The auto-progress thread may sleep with nothing of its own
+		 * to wait on: it must come back to retry this. */
+		if (ep->autop.on())
+			ep->autop.arm_in(1);
 	}
 }
 
@@ -353,7 +357,7 @@ void handle(shm_ep *ep, const wire &c)
 	case K_INLINE:
 	case K_BOUNCE:
 	case K_LARGE:
-		on_message(ep, r, c);
+		ux_arrive(ep, r, c);
 		return;
 	case K_DONE:
 		on_done(ep, r, c);
@@ -557,7 +561,7 @@ int progress_locked(shm_ep *ep)
 	shm_tp::cell c;
 	/* A bounded batch: a flood from peers cannot keep one call forever. */
 	int n = 0;
-	for (; n < 256 && ep->rg->pop(&c); n++)
+	for (; n < 256 && ux_gate(ep) && ep->rg->pop(&c); n++)
 		handle(ep, from_cell(c));
 	for (size_t k = 0; k < ep->backlogged.size();) {
 		remote *r = ep->remotes[ep->backlogged[k]].get();

@@ -216,8 +216,6 @@ ssize_t do_atomic(shm_ep *ep, const prov::atomic_xfer &a)
 		std::lock_guard<std::mutex> g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
-		if (bytes * nops > slot_room(ep) || bytes > slot_room(ep))
-			return refuse(a.where, -FI_EMSGSIZE, "operands larger than a bounce buffer (FI_SHM_BOUNCE_SIZE)");
 		if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size)
 			return -FI_EAGAIN;
 		int err = 0;
@@ -240,8 +238,39 @@ ssize_t do_atomic(shm_ep *ep, const prov::atomic_xfer &a)
 		q.op = m->op;
 		q.key = m->rma_iov->key;
 		q.addr = m->rma_iov->addr;
-		q.len = count;
-		queue_req(ep, r, o, q, v, k, 0, bytes * nops);
+		/* Parts of as many elements as both our slots and the target's
+		 * hold (operands, then compare values; the fetched ones come
+		 * back in one of its slots): each element stays atomic. */
+		size_t room = std::min(slot_room(ep), r->p->bounce_size() > sizeof(rma_req)
+							     ? r->p->bounce_size() - sizeof(rma_req)
+							     : 0);
+		size_t per = room / (size * std::max(nops, 1u));
+		if (!per) {
+			ep->waiting.erase(o->id);
+			r->waiting--;
+			delete o;
+			return refuse(a.where, -FI_EMSGSIZE, "an element larger than a bounce buffer (FI_SHM_BOUNCE_SIZE)");
+		}
+		size_t nv = m->iov_count;
+		for (size_t e0 = 0; e0 < count && !r->dead; e0 += per) {
+			size_t n = std::min(per, count - e0);
+			q.addr = m->rma_iov->addr + e0 * size;
+			q.len = n;
+			q.part_off = e0 * size;
+			pending p;
+			p.c.kind = K_RMA;
+			p.c.cq_data = o->id;
+			p.need_slot = true;
+			p.payload.resize(sizeof q + n * size * nops);
+			memcpy(p.payload.data(), &q, sizeof q);
+			if (nops)
+				copy_from_iov(v, nv, e0 * size, p.payload.data() + sizeof q, n * size);
+			if (nops == 2)
+				copy_from_iov(v + nv, k - nv, e0 * size, p.payload.data() + sizeof q + n * size, n * size);
+			p.c.len = n * size * nops;
+			o->parts++;
+			send_cell(ep, r, std::move(p)); /* a dead peer fails o (peer_dead) */
+		}
 	}
 	flush(ep);
 	return 0;
@@ -265,8 +294,9 @@ int atomic_valid(const char *where, atomic::kind k, fi_datatype dt, fi_op op, si
 
 size_t atomic_room(int datatype) noexcept
 {
+	/* Split into slot-sized parts: the common engine's limit. */
 	size_t size = atomic::size_of(datatype);
-	return size ? (bounce_size_param() - sizeof(rma_req)) / (2 * size) : 0;
+	return size ? atomic::max_bytes / size : 0;
 }
 
 /* ---- target ---- */

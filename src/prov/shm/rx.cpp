@@ -188,7 +188,7 @@ void complete_tx(shm_ep *ep, txop *o, int err)
 	delete o;
 }
 
-void on_message(shm_ep *ep, remote *r, const wire &c)
+void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *bytes)
 {
 	/* What a hostile or broken peer could make us read past. */
 	if ((c.kind == K_INLINE && (c.inline_len != c.len || c.len > shm_tp::inline_max)) ||
@@ -209,34 +209,41 @@ void on_message(shm_ep *ep, remote *r, const wire &c)
 	if (ep->rx.eng->arrive(prov::queue_of(tagged), m, &res)) {
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "out of memory for an unexpected message from %s; dropped\n",
 			       r->name.c_str());
-		if (c.kind == K_BOUNCE)
+		if (c.kind == K_BOUNCE && !bytes)
 			r->p->bounce_release(uint32_t(c.arg));
 		else if (c.kind == K_LARGE)
 			answer(ep, r, K_DONE, c.arg, 0, FI_ENOMEM);
 		return;
 	}
 	if (res.r) {
-		land(ep, r, c, prov::op_of(res.r), res.off, res.into, m.src, nullptr);
+		if (c.kind == K_LARGE && gen != r->gen) /* set aside, and its sender died since */
+			finish(ep, prov::op_of(res.r), c, res.off, 0, m.src, FI_EHOSTDOWN);
+		else
+			land(ep, r, c, prov::op_of(res.r), res.off, res.into, m.src, bytes);
 		return;
 	}
 	auto *u = new ux();
 	u->c = c;
 	u->peer = r->slot;
+	/* A LARGE one stays in its sender: only its header counts. */
+	u->cost = ux_overhead + (c.kind == K_LARGE ? 0 : size_t(c.len));
+	ep->ux_bytes += u->cost;
 	if (c.kind == K_LARGE) {
 		u->large = true;
-		u->gen = r->gen;
+		u->gen = gen;
 	} else if (c.len) {
 		/* Copied out now: the sender's slot comes back whatever the
 		 * application does with the message. */
 		u->bytes.reset(new char[c.len]);
-		const void *from = c.kind == K_INLINE ? static_cast<const void *>(c.data)
-						      : r->p->bounce_addr(uint32_t(c.arg));
+		const void *from = bytes ? bytes
+				   : c.kind == K_INLINE ? static_cast<const void *>(c.data)
+							: r->p->bounce_addr(uint32_t(c.arg));
 		if (from)
 			memcpy(u->bytes.get(), from, c.len);
 		else
 			memset(u->bytes.get(), 0, c.len);
 	}
-	if (c.kind == K_BOUNCE)
+	if (c.kind == K_BOUNCE && !bytes)
 		r->p->bounce_release(uint32_t(c.arg));
 	res.queued->m.cookie = u;
 }
@@ -281,6 +288,7 @@ void ep_transport::start(match::engine &, match::recv *rv, const match::message 
 	rxop *o = prov::op_of(rv);
 	if (!u) /* cannot happen: every queued message gets its cookie */
 		return;
+	ep->ux_bytes -= u->cost;
 	remote *r = ep->remotes[u->peer].get();
 	if (u->large && (r->dead || r->gen != u->gen))
 		finish(ep, o, u->c, off, 0, m.src, FI_EHOSTDOWN); /* its sender is gone */
@@ -295,6 +303,8 @@ void ep_transport::drop(match::engine &, const match::message &m)
 {
 	auto *u = static_cast<ux *>(m.cookie);
 	remote *r = u ? ep->remotes[u->peer].get() : nullptr;
+	if (u)
+		ep->ux_bytes -= u->cost;
 	if (r && u->large && !r->dead && r->gen == u->gen)
 		answer(ep, r, K_DONE, u->c.arg, 0, FI_ECANCELED);
 	delete u;
@@ -340,6 +350,8 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 				return -FI_EOPBADSTATE;
 			if (ssize_t r = prov::peek_claim(ep->rx, &ep->b, &m, x.flags))
 				return r;
+			/* A claim or discard may have made room (FI_SHM_UNEXP_LIMIT). */
+			ux_gate(ep);
 		}
 		flush(ep);
 		return 0;
@@ -351,6 +363,9 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		if (ep->rx.full())
 			return -FI_EAGAIN;
 		prov::post_recv(ep->rx, &ep->b, x);
+		/* It may have taken unexpected messages: set-aside cells go on
+		 * now, not only when progress next runs (FI_SHM_UNEXP_LIMIT). */
+		ux_gate(ep);
 	}
 	flush(ep);
 	return 0;
@@ -364,6 +379,7 @@ void free_rx(shm_ep *ep)
 		if (!p.second.o->mr.queued())
 			ep->rx.release(p.second.o);
 	ep->pulls_in.clear();
+	free_parked(ep);
 	ep->rx.drain();
 	ep->rx.eng->detach(ep->tp.get());
 }

@@ -166,6 +166,19 @@ struct ux {
 	std::unique_ptr<char[]> bytes;
 	bool large = false;
 	uint32_t gen = 0; /* LARGE: remote::gen at arrival (its buffer lives in that sender) */
+	size_t cost = 0;  /* counted in shm_ep::ux_bytes (FI_SHM_UNEXP_LIMIT) */
+};
+
+/* A message cell set aside while the unexpected messages are at
+ * FI_SHM_UNEXP_LIMIT (unexp.cpp), with a BOUNCE one's payload copied out
+ * (its sender's slot comes back: that sender's answers to us must not
+ * wait behind it). */
+struct parked {
+	wire c;
+	uint32_t peer = 0;
+	uint32_t gen = 0;
+	size_t cost = 0; /* counted in shm_ep::park_bytes */
+	std::unique_ptr<char[]> bytes;
 };
 
 /* A LARGE message being pulled through the sender's bounce slots. */
@@ -210,6 +223,10 @@ struct shm_ep {
 	std::unordered_map<uint64_t, txop *> waiting;   /* by id: LARGE sends and RMA awaiting answers */
 	std::vector<txop *> pulls_out;                   /* LARGE sends streaming CHUNKs */
 	std::unordered_map<uint64_t, rx_pull> pulls_in; /* by token */
+	/* FI_SHM_UNEXP_LIMIT (unexp.cpp): bytes the unexpected messages cost
+	 * (0: none), and message cells set aside, in order, once at it. */
+	size_t ux_bytes = 0, ux_limit = 0, park_bytes = 0;
+	std::deque<parked> parked_cells;
 	uint64_t next_id = 1;
 	size_t tx_busy = 0;
 	bool cma = true;        /* FI_SHM_CMA and the kernel allow single copy */
@@ -259,11 +276,28 @@ void free_proto(shm_ep *ep);
 /* ---- rx.cpp ---- */
 ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x);
 /* A message cell (INLINE / BOUNCE / LARGE) from r. */
-void on_message(shm_ep *ep, remote *r, const wire &c);
+/* bytes: a set-aside BOUNCE one's payload, nullptr to read the cell or slot. */
+void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *bytes = nullptr);
 void on_chunk(shm_ep *ep, remote *r, const wire &c);
 void complete_tx(shm_ep *ep, txop *o, int err);
 void push_comp(shm_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0, size_t olen = 0);
 void free_rx(shm_ep *ep);
+
+/* ---- unexp.cpp (under ep->mtx) ---- */
+/* Message cells set aside at most (and at most another FI_SHM_UNEXP_LIMIT
+ * of bytes); past them the queue is not read. */
+constexpr size_t park_max = 1024;
+/* What an unexpected message costs beyond its payload (as tcp counts it). */
+constexpr size_t ux_overhead = 64;
+inline bool ux_full(const shm_ep *ep) noexcept { return ep->ux_limit && ep->ux_bytes >= ep->ux_limit; }
+/* Hands set-aside cells on while there is room; false when the queue
+ * must not be read now. */
+bool ux_resume(shm_ep *ep);
+/* Progress may pop a cell: checked before each. */
+inline bool ux_gate(shm_ep *ep) { return ep->parked_cells.empty() || ux_resume(ep); }
+/* A message cell from r: set aside when at the limit (or behind others). */
+void ux_arrive(shm_ep *ep, remote *r, const wire &c);
+void free_parked(shm_ep *ep);
 
 /* ---- rma.cpp ---- */
 ssize_t do_rma(shm_ep *ep, const prov::rma_xfer &x);

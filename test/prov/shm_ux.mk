@@ -1,0 +1,12 @@
+# shm provider: robustness (issue 14): the bound on unexpected messages
+# (FI_SHM_UNEXP_LIMIT), the atomics' operand limit, and the fi_av /
+# fi_endpoint / CQ behaviour issue 14 asks of shm.
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_shm_ux
+TESTS += test/prov/test_shm_ux
+UNIT_TESTS += test/prov/test_shm_ux
+TSAN_TESTS += test/prov/test_shm_ux
+test_prov_test_shm_ux_SOURCES = test/prov/test_shm_ux.cpp test/prov/prov_fixture.h
+test_prov_test_shm_ux_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_shm_ux_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif
