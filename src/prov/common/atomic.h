@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include <rdma/fi_domain.h>
+#include <rdma/providers/fi_prov.h>
 
 namespace wu::atomic {
 
@@ -44,6 +45,13 @@ int check(int datatype, int op, kind k, size_t *count, const char **why) noexcep
  * -FI_EINVAL); FI_TAGGED (atomics on tagged receive buffers) is not
  * supported: -FI_EOPNOTSUPP. */
 int query(int datatype, int op, fi_atomic_attr *attr, uint64_t flags, const char **why) noexcept;
+
+/* check() and query() as a provider's fi_atomicvalid family and
+ * fi_query_atomic answer them, with the log line that says why (p's,
+ * where names the call): an unsupported pair is info, not warn, since
+ * MPICH probes every pair at MPI_Init; other refusals warn. */
+int valid_for(const fi_provider *p, const char *where, kind k, int datatype, int op, size_t *count) noexcept;
+int query_for(const fi_provider *p, int datatype, int op, fi_atomic_attr *attr, uint64_t flags) noexcept;
 
 /* Operands each element takes from the initiator: 0 (ATOMIC_READ), 1, or
  * 2 (compare family: operand then compare). */

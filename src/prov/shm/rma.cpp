@@ -276,27 +276,10 @@ ssize_t do_atomic(shm_ep *ep, const prov::atomic_xfer &a)
 	return 0;
 }
 
+/* Atomics larger than a slot go in parts, so the common engine's limit holds. */
 int atomic_valid(const char *where, atomic::kind k, fi_datatype dt, fi_op op, size_t *count)
 {
-	if (!count)
-		return int(refuse(where, -FI_EINVAL, "count is NULL"));
-	const char *why = nullptr;
-	int r = atomic::check(dt, op, k, count, &why);
-	if (r == -FI_EOPNOTSUPP) {
-		WU_INFO(P(), FI_LOG_EP_DATA, "%s: %s (%s)\n", where, why, fi_strerror(FI_EOPNOTSUPP));
-		return r;
-	}
-	if (r)
-		return int(refuse(where, r, why));
-	*count = std::min(*count, atomic_room(dt));
-	return 0;
-}
-
-size_t atomic_room(int datatype) noexcept
-{
-	/* Split into slot-sized parts: the common engine's limit. */
-	size_t size = atomic::size_of(datatype);
-	return size ? atomic::max_bytes / size : 0;
+	return atomic::valid_for(P(), where, k, dt, op, count);
 }
 
 /* ---- target ---- */

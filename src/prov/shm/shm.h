@@ -20,10 +20,6 @@ fi_provider *prov_desc() noexcept;
 /* fi_ops_domain::endpoint for the shm domain (ep.cpp). */
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
 
-/* Most elements of datatype one atomic carries: its operands and compare
- * values share one default-sized bounce buffer (rma.cpp). */
-size_t atomic_room(int datatype) noexcept;
-
 } // namespace wu::shm
 
 #endif

@@ -225,17 +225,7 @@ fi_ops shm_domain_fi_ops = {
 
 int shm_query_atomic(fid_domain *, fi_datatype dt, fi_op op, fi_atomic_attr *attr, uint64_t flags) noexcept
 {
-	return WU_GUARD({
-		const char *why = nullptr;
-		int r = wu::atomic::query(dt, op, attr, flags, &why);
-		if (r == 0 && attr && attr->count > atomic_room(dt))
-			attr->count = atomic_room(dt); /* as fi_atomicvalid says */
-		if (r && r != -FI_EOPNOTSUPP)
-			WU_WARN_SPARSE(&shm_prov_desc, FI_LOG_DOMAIN,
-				       "fi_query_atomic(datatype %d, op %d, flags 0x%llx): %s\n", int(dt), int(op),
-				       (unsigned long long)flags, why);
-		return r;
-	});
+	return WU_GUARD({ return wu::atomic::query_for(&shm_prov_desc, dt, op, attr, flags); });
 }
 
 fi_ops_domain shm_domain_ops = {

@@ -219,17 +219,7 @@ ssize_t do_atomic(tcp_ep *ep, const prov::atomic_xfer &a)
 /* fi_atomicvalid and friends: what atomic::check says, count included. */
 int atomic_valid(const char *where, atomic::kind k, fi_datatype dt, fi_op op, size_t *count)
 {
-	if (!count)
-		return int(refuse(where, -FI_EINVAL, "count is NULL"));
-	const char *why = nullptr;
-	int r = atomic::check(dt, op, k, count, &why);
-	if (r == -FI_EOPNOTSUPP) {
-		/* An expected answer (MPICH probes every pair at MPI_Init),
-		 * not a fault: info, so that it prints nothing by default. */
-		WU_INFO(P(), FI_LOG_EP_DATA, "%s: %s (%s)\n", where, why, fi_strerror(FI_EOPNOTSUPP));
-		return r;
-	}
-	return r ? int(refuse(where, r, why)) : 0;
+	return atomic::valid_for(P(), where, k, dt, op, count);
 }
 
 } // namespace wu::tcp::detail

@@ -303,18 +303,7 @@ int tcp_cntr_open(fid_domain *dom, fi_cntr_attr *attr, fid_cntr **cntr, void *co
 /* Atomics are the shared engine's too (src/prov/common/atomic.h). */
 int tcp_query_atomic(fid_domain *, fi_datatype dt, fi_op op, fi_atomic_attr *attr, uint64_t flags) noexcept
 {
-	return WU_GUARD({
-		const char *why = nullptr;
-		int r = wu::atomic::query(dt, op, attr, flags, &why);
-		if (r == -FI_EOPNOTSUPP) /* an expected answer to a probe: info, not warn */
-			WU_INFO(&tcp_prov_desc, FI_LOG_DOMAIN, "fi_query_atomic(datatype %d, op %d, flags 0x%llx): %s\n",
-				int(dt), int(op), (unsigned long long)flags, why);
-		else if (r)
-			WU_WARN_SPARSE(&tcp_prov_desc, FI_LOG_DOMAIN,
-				       "fi_query_atomic(datatype %d, op %d, flags 0x%llx): %s\n", int(dt), int(op),
-				       (unsigned long long)flags, why);
-		return r;
-	});
+	return WU_GUARD({ return wu::atomic::query_for(&tcp_prov_desc, dt, op, attr, flags); });
 }
 
 fi_ops_domain tcp_domain_ops = {
