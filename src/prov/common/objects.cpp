@@ -215,4 +215,31 @@ int domain_fini(domain *d)
 	return 0;
 }
 
+int domain_open(fabric *fab, const fi_info *info, fi_ops_domain *ops, fi_ops_mr *mr, fi_ops *fi_ops_tbl,
+		void *context, fid_domain **out)
+{
+	auto *d = new domain{};
+	int ret = domain_init(d, fab, info, ops, mr, fi_ops_tbl, context);
+	if (ret) {
+		delete d;
+		return ret;
+	}
+	*out = &d->fid;
+	return 0;
+}
+
+int domain_close(struct fid *f) noexcept
+{
+	return guard("fi_close(domain)", [&]() -> int {
+		domain *d = domain_of(reinterpret_cast<fid_domain *>(f));
+		if (!d)
+			return -FI_EINVAL;
+		int ret = domain_fini(d);
+		if (ret)
+			return ret;
+		delete d;
+		return 0;
+	});
+}
+
 } // namespace wu::prov

@@ -22,6 +22,12 @@ int domain_init(domain *d, fabric *fab, const fi_info *info, fi_ops_domain *ops,
 /* Releases what domain_init took; -FI_EBUSY while children live. */
 int domain_fini(domain *d);
 
+/* A domain with nothing of the provider's own: allocates and inits one
+ * (fi_ops_tbl's close must be domain_close, which frees it). */
+int domain_open(fabric *fab, const fi_info *info, fi_ops_domain *ops, fi_ops_mr *mr, fi_ops *fi_ops_tbl,
+		void *context, fid_domain **out);
+int domain_close(struct fid *f) noexcept;
+
 } // namespace wu::prov
 
 #endif

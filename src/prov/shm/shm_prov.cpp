@@ -195,27 +195,9 @@ int shm_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) n
 
 /* ---- domain ---- */
 
-struct shm_domain {
-	prov::domain base; /* first */
-};
-
-int shm_domain_close(struct fid *f) noexcept
-{
-	return guard("fi_close(domain)", [&]() -> int {
-		prov::domain *d = prov::domain_of(reinterpret_cast<fid_domain *>(f));
-		if (!d)
-			return -FI_EINVAL;
-		int ret = prov::domain_fini(d);
-		if (ret)
-			return ret;
-		delete reinterpret_cast<shm_domain *>(d);
-		return 0;
-	});
-}
-
 fi_ops shm_domain_fi_ops = {
 	sizeof(fi_ops),
-	shm_domain_close,
+	prov::domain_close,
 	WU_NOSYS(fi_ops, bind),
 	WU_NOSYS(fi_ops, control),
 	WU_NOSYS(fi_ops, ops_open),
@@ -250,15 +232,7 @@ int shm_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 			info->domain_attr->name, domain_name);
 		return -FI_ENODEV;
 	}
-	auto *d = new shm_domain{};
-	int ret = prov::domain_init(&d->base, fab, info, &shm_domain_ops, &wu::mr::ops, &shm_domain_fi_ops,
-				    context);
-	if (ret) {
-		delete d;
-		return ret;
-	}
-	*dom = &d->base.fid;
-	return 0;
+	return prov::domain_open(fab, info, &shm_domain_ops, &wu::mr::ops, &shm_domain_fi_ops, context, dom);
 }
 
 const prov::fabric_hooks shm_hooks = {&shm_prov_desc, shm_domain_open, nullptr};

@@ -256,27 +256,9 @@ int tcp_getinfo(uint32_t version, const char *node, const char *service, uint64_
 
 /* ---- domain ---- */
 
-struct tcp_domain {
-	prov::domain base; /* first */
-};
-
-int tcp_domain_close(struct fid *f) noexcept
-{
-	return guard("fi_close(domain)", [&]() -> int {
-		prov::domain *d = prov::domain_of(reinterpret_cast<fid_domain *>(f));
-		if (!d)
-			return -FI_EINVAL;
-		int ret = prov::domain_fini(d);
-		if (ret)
-			return ret;
-		delete reinterpret_cast<tcp_domain *>(d);
-		return 0;
-	});
-}
-
 fi_ops tcp_domain_fi_ops = {
 	sizeof(fi_ops),
-	tcp_domain_close,
+	prov::domain_close,
 	WU_NOSYS(fi_ops, bind),
 	WU_NOSYS(fi_ops, control),
 #ifdef WU_HAVE_PMIX
@@ -332,15 +314,7 @@ int tcp_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 			return -FI_ENODEV;
 		}
 	}
-	auto *d = new tcp_domain{};
-	int ret = prov::domain_init(&d->base, fab, info, &tcp_domain_ops, &wu::mr::ops,
-				    &tcp_domain_fi_ops, context);
-	if (ret) {
-		delete d;
-		return ret;
-	}
-	*dom = &d->base.fid;
-	return 0;
+	return prov::domain_open(fab, info, &tcp_domain_ops, &wu::mr::ops, &tcp_domain_fi_ops, context, dom);
 }
 
 const prov::fabric_hooks tcp_hooks = {&tcp_prov_desc, tcp_domain_open, pep_open};
