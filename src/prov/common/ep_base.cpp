@@ -3,6 +3,7 @@
 #include "config.h"
 #include "prov/common/ep_base.h"
 
+#include <cstring>
 #include <utility>
 
 #include "core/log.h"
@@ -283,6 +284,35 @@ void ep_base::complete_tx(op_kind k, bool tagged, void *context, size_t len, boo
 	c.flags = comp_flags(k, tagged);
 	c.len = err ? 0 : len;
 	push((err || want_comp) ? tx_cq : nullptr, cntr_for(k), c, err);
+}
+
+int ep_base::setopt(size_t *min_multi_recv, int name, const void *val, size_t len)
+{
+	switch (name) {
+	case FI_OPT_MIN_MULTI_RECV: {
+		if (len != sizeof(size_t))
+			return -FI_EINVAL;
+		std::lock_guard<std::mutex> g(mtx);
+		memcpy(min_multi_recv, val, sizeof(size_t));
+		return 0;
+	}
+	case FI_OPT_CUDA_API_PERMITTED:
+	case FI_OPT_SHARED_MEMORY_PERMITTED:
+		return len == sizeof(bool) ? 0 : -FI_EINVAL;
+	default:
+		return -FI_ENOPROTOOPT;
+	}
+}
+
+int ep_base::put_size_opt(size_t v, void *val, size_t *len) noexcept
+{
+	if (*len < sizeof v) {
+		*len = sizeof v;
+		return -FI_ETOOSMALL;
+	}
+	memcpy(val, &v, sizeof v);
+	*len = sizeof v;
+	return 0;
 }
 
 } // namespace wu::prov

@@ -112,6 +112,14 @@ struct ep_base {
 	/* FI_GETOPSFLAG / FI_SETOPSFLAG (takes mtx). */
 	int ops_flag(int command, uint64_t *flags);
 
+	/* fi_setopt (FI_OPT_ENDPOINT level) of what every endpoint takes alike:
+	 * FI_OPT_MIN_MULTI_RECV into *min_multi_recv (under mtx), and
+	 * FI_OPT_CUDA_API_PERMITTED / FI_OPT_SHARED_MEMORY_PERMITTED, which
+	 * none of ours acts on; -FI_ENOPROTOOPT for the provider's own. */
+	int setopt(size_t *min_multi_recv, int name, const void *val, size_t len);
+	/* fi_getopt's answer for a size_t option v. */
+	static int put_size_opt(size_t v, void *val, size_t *len) noexcept;
+
 	/* Close, without mtx and before the transport state goes: no CQ,
 	 * counter or AV calls the endpoint back once this returns. */
 	void unbind_all() noexcept;

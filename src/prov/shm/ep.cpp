@@ -291,14 +291,7 @@ int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 			return -FI_EINVAL;
 		if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
 			return -FI_ENOPROTOOPT;
-		size_t v = ep->rx.min_multi_recv;
-		if (*len < sizeof v) {
-			*len = sizeof v;
-			return -FI_ETOOSMALL;
-		}
-		memcpy(val, &v, sizeof v);
-		*len = sizeof v;
-		return 0;
+		return prov::ep_base::put_size_opt(ep->rx.min_multi_recv, val, len);
 	});
 }
 
@@ -310,20 +303,7 @@ int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
 			return -FI_EINVAL;
 		if (level != FI_OPT_ENDPOINT)
 			return -FI_ENOPROTOOPT;
-		switch (name) {
-		case FI_OPT_MIN_MULTI_RECV: {
-			if (len != sizeof(size_t))
-				return -FI_EINVAL;
-			std::lock_guard<std::mutex> g(ep->b.mtx);
-			memcpy(&ep->rx.min_multi_recv, val, sizeof(size_t));
-			return 0;
-		}
-		case FI_OPT_CUDA_API_PERMITTED:
-		case FI_OPT_SHARED_MEMORY_PERMITTED:
-			return len == sizeof(bool) ? 0 : -FI_EINVAL;
-		default:
-			return -FI_ENOPROTOOPT;
-		}
+		return ep->b.setopt(&ep->rx.min_multi_recv, name, val, len);
 	});
 }
 

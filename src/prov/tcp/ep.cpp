@@ -307,13 +307,7 @@ int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 		case FI_OPT_CM_DATA_SIZE: v = frame::max_cm_data; break;
 		default: return -FI_ENOPROTOOPT;
 		}
-		if (*len < sizeof v) {
-			*len = sizeof v;
-			return -FI_ETOOSMALL;
-		}
-		memcpy(val, &v, sizeof v);
-		*len = sizeof v;
-		return 0;
+		return prov::ep_base::put_size_opt(v, val, len);
 	});
 }
 
@@ -325,27 +319,14 @@ int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
 			return -FI_EINVAL;
 		if (level != FI_OPT_ENDPOINT)
 			return -FI_ENOPROTOOPT;
-		switch (name) {
-		case FI_OPT_MIN_MULTI_RECV: {
-			if (len != sizeof(size_t))
-				return -FI_EINVAL;
-			std::lock_guard<std::mutex> g(ep->b.mtx);
-			memcpy(&ep->own_rx.min_multi_recv, val, sizeof(size_t));
-			return 0;
-		}
-		case FI_OPT_CM_DATA_SIZE: {
+		if (name == FI_OPT_CM_DATA_SIZE) {
 			size_t v;
 			if (len != sizeof v)
 				return -FI_EINVAL;
 			memcpy(&v, val, sizeof v);
 			return v <= frame::max_cm_data ? 0 : -FI_EINVAL;
 		}
-		case FI_OPT_CUDA_API_PERMITTED:
-		case FI_OPT_SHARED_MEMORY_PERMITTED:
-			return len == sizeof(bool) ? 0 : -FI_EINVAL; /* we use neither */
-		default:
-			return -FI_ENOPROTOOPT;
-		}
+		return ep->b.setopt(&ep->own_rx.min_multi_recv, name, val, len);
 	});
 }
 
