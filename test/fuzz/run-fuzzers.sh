@@ -34,8 +34,6 @@ sources_pmix_wire='test/fuzz/fuzz_pmix_wire.cpp src/pmix_glue/wire.cpp'
 targets="$targets tcp_stream"
 sources_tcp_stream='test/fuzz/fuzz_tcp_stream.cpp'
 lib_tcp_stream=1
-# WU_FUZZ_TARGETS="a b" runs only those.
-targets=${WU_FUZZ_TARGETS:-$targets}
 
 cxx=${FUZZ_CXX:-}
 if [ -z "$cxx" ]; then
@@ -54,6 +52,8 @@ sources_av_header='test/fuzz/fuzz_av_header.cpp src/av/region.cpp'
 # The shm region header check (a region a peer left in /dev/shm).
 targets="$targets shm_header"
 sources_shm_header='test/fuzz/fuzz_shm_header.cpp src/prov/shm/layout.cpp'
+# WU_FUZZ_TARGETS="a b" runs only those.
+targets=${WU_FUZZ_TARGETS:-$targets}
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/wu-fuzz.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM

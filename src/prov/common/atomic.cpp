@@ -19,7 +19,6 @@
 #include <utility>
 
 #include "core/hash.h"
-#include "core/log.h"
 
 namespace wu::atomic {
 namespace {
@@ -333,40 +332,6 @@ bool apply(int op, int datatype, void *dst, const void *operand, const void *com
 		},
 		std::make_index_sequence<n_types>{});
 	return true;
-}
-
-namespace {
-
-int logged(const fi_provider *p, enum fi_log_subsys sub, const char *where, int r, const char *why)
-{
-	if (r == -FI_EOPNOTSUPP)
-		WU_INFO(p, sub, "%s: %s (%s)\n", where, why, fi_strerror(FI_EOPNOTSUPP));
-	else if (r)
-		WU_WARN_SPARSE(p, sub, "%s: %s (%s)\n", where, why, fi_strerror(-r));
-	return r;
-}
-
-} // namespace
-
-int valid_for(const fi_provider *p, const char *where, kind k, int datatype, int op, size_t *count) noexcept
-{
-	if (!count)
-		return logged(p, FI_LOG_EP_DATA, where, -FI_EINVAL, "count is NULL");
-	const char *why = nullptr;
-	return logged(p, FI_LOG_EP_DATA, where, check(datatype, op, k, count, &why), why);
-}
-
-int query_for(const fi_provider *p, int datatype, int op, fi_atomic_attr *attr, uint64_t flags) noexcept
-{
-	const char *why = nullptr;
-	int r = query(datatype, op, attr, flags, &why);
-	if (r) {
-		char where[96];
-		snprintf(where, sizeof where, "fi_query_atomic(datatype %d, op %d, flags 0x%llx)", datatype, op,
-			 (unsigned long long)flags);
-		logged(p, FI_LOG_DOMAIN, where, r, why);
-	}
-	return r;
 }
 
 } // namespace wu::atomic
