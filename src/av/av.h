@@ -52,6 +52,12 @@ struct av_format {
 	/* Text (FI_ADDR_STR, insertsvc) is parsed to a binary of this family
 	 * set: FI_SOCKADDR (any IP), FI_SOCKADDR_IN or FI_SOCKADDR_IN6. */
 	uint32_t text_format;
+	/* Optional (the wireup provider's composite addresses): the address of
+	 * sub-provider `which` (0 tcp, 1 shm) held in the stored address
+	 * (addr, len), written to out (outlen bytes) exactly as that provider's
+	 * own AV would store it; returns its length (may exceed outlen:
+	 * truncated), 0 when the address has no such part. */
+	size_t (*part)(const void *addr, size_t len, int which, void *out, size_t outlen) = nullptr;
 };
 
 /* Largest stored address; blobs are this plus a length word. */
@@ -80,6 +86,15 @@ size_t addr_of(fid_av *av, fi_addr_t fi_addr, void *buf, size_t buflen) noexcept
  * over the entries (built on first use, then kept up to date), arithmetic
  * for symmetric ranges. */
 fi_addr_t reverse(fid_av *av, const void *addr, size_t len) noexcept;
+
+/* The same for one part of a composite address (av_format::part): the
+ * address of fi_addr's part `which`, 0 when the entry or the part is
+ * absent or the format has no parts. */
+size_t addr_of_part(fid_av *av, fi_addr_t fi_addr, int which, void *buf, size_t buflen) noexcept;
+/* The entry whose part `which` equals addr (len bytes, as the
+ * sub-provider's AV stores it), FI_ADDR_NOTAVAIL when none.  O(1) like
+ * reverse: one hash per part, built on first use, kept up to date. */
+fi_addr_t reverse_part(fid_av *av, int which, const void *addr, size_t len) noexcept;
 
 /* What a completion reports as the source of fi_addr: its user id when the
  * AV has user ids (FI_AV_USER_ID), else fi_addr itself. */

@@ -125,7 +125,7 @@ TEST_F(base_test, bindings_are_checked_held_and_undone)
 	EXPECT_EQ(b.bind(nullptr, 0), -FI_EINVAL);
 
 	{
-		std::lock_guard<std::mutex> g(b.mtx);
+		std::lock_guard g(b.mtx);
 		EXPECT_EQ(b.enable_locked(), 0);
 		EXPECT_EQ(b.enable_locked(), 1);
 	}
@@ -154,7 +154,7 @@ TEST_F(base_test, enable_needs_an_av_for_rdm_and_an_eq_for_msg)
 	fake_ep r, m;
 	init(r, FI_EP_RDM);
 	{
-		std::lock_guard<std::mutex> g(r.b.mtx);
+		std::lock_guard g(r.b.mtx);
 		EXPECT_EQ(r.b.enable_locked(), -FI_ENOAV);
 	}
 	fi_info *mi = fi_dupinfo(info);
@@ -162,12 +162,12 @@ TEST_F(base_test, enable_needs_an_av_for_rdm_and_an_eq_for_msg)
 	m.b.init(&m.ep.fid, &fake_prov, wu::prov::domain_of(env.domain), mi, {});
 	EXPECT_EQ(m.b.bind(&av->fid, 0), -FI_EINVAL); /* no AV for MSG */
 	{
-		std::lock_guard<std::mutex> g(m.b.mtx);
+		std::lock_guard g(m.b.mtx);
 		EXPECT_EQ(m.b.enable_locked(), -FI_ENOEQ);
 	}
 	ASSERT_EQ(m.b.bind(&env.eq->fid, 0), 0);
 	{
-		std::lock_guard<std::mutex> g(m.b.mtx);
+		std::lock_guard g(m.b.mtx);
 		EXPECT_EQ(m.b.enable_locked(), 0);
 	}
 	m.b.unbind_all();
@@ -195,7 +195,7 @@ TEST_F(base_test, ops_flags_and_selective_completion)
 	EXPECT_TRUE(b.tx_wants(FI_COMPLETION));
 	int quiet, loud, bad;
 	{
-		std::lock_guard<std::mutex> g(b.mtx);
+		std::lock_guard g(b.mtx);
 		b.complete_tx(wu::prov::OP_SEND, true, &quiet, 0, false, 0);
 		b.complete_tx(wu::prov::OP_SEND, true, &loud, 0, true, 0);
 		b.complete_tx(wu::prov::OP_SEND, false, &bad, 0, false, FI_EIO);
@@ -235,7 +235,7 @@ TEST_F(base_test, a_cancelled_receive_completes_and_gives_its_room_back)
 	EXPECT_EQ(wu::prov::check_recv(nullptr, 1, 0, false), -FI_EINVAL);
 	EXPECT_EQ(wu::prov::check_recv(&v, 1, 0, true), 0);
 	{
-		std::lock_guard<std::mutex> g(e.b.mtx);
+		std::lock_guard g(e.b.mtx);
 		wu::prov::post_recv(rx, &e.b, x);
 		EXPECT_TRUE(rx.full());
 		EXPECT_EQ(rx.cancel(&buf), nullptr);
@@ -254,7 +254,7 @@ TEST_F(base_test, a_cancelled_receive_completes_and_gives_its_room_back)
 	EXPECT_EQ(err.flags, uint64_t(FI_RECV | FI_TAGGED));
 	/* A receive still posted at close goes without a completion. */
 	{
-		std::lock_guard<std::mutex> g(e.b.mtx);
+		std::lock_guard g(e.b.mtx);
 		wu::prov::post_recv(rx, &e.b, x);
 		rx.drain();
 		EXPECT_EQ(rx.posted.load(), 0u);

@@ -32,7 +32,7 @@ namespace {
 size_t ux_bytes(fid_ep *ep)
 {
 	wu::shm::shm_ep *e = wu::shm::ep_of(ep);
-	std::lock_guard<std::mutex> g(e->b.mtx); /* auto progress may run */
+	std::lock_guard g(e->b.mtx); /* auto progress may run */
 	return e->ux_bytes + e->park_bytes;
 }
 

@@ -200,7 +200,7 @@ int ep_base::bind(fid *bfid, uint64_t flags)
 {
 	if (!bfid)
 		return -FI_EINVAL;
-	std::lock_guard<std::mutex> g(mtx);
+	std::lock_guard g(mtx);
 	switch (bfid->fclass) {
 	case FI_CLASS_CQ: return bind_cq(*this, bfid, flags);
 	case FI_CLASS_CNTR: return bind_cntr(*this, bfid, flags);
@@ -239,7 +239,7 @@ int ep_base::ops_flag(int command, uint64_t *fl)
 {
 	if (!fl)
 		return -FI_EINVAL;
-	std::lock_guard<std::mutex> g(mtx);
+	std::lock_guard g(mtx);
 	uint64_t *target = (*fl & FI_TRANSMIT) ? &info->tx_attr->op_flags
 	                                       : (*fl & FI_RECV) ? &info->rx_attr->op_flags : nullptr;
 	if (!target)
@@ -292,7 +292,7 @@ int ep_base::setopt(size_t *min_multi_recv, int name, const void *val, size_t le
 	case FI_OPT_MIN_MULTI_RECV: {
 		if (len != sizeof(size_t))
 			return -FI_EINVAL;
-		std::lock_guard<std::mutex> g(mtx);
+		std::lock_guard g(mtx);
 		memcpy(min_multi_recv, val, sizeof(size_t));
 		return 0;
 	}

@@ -71,8 +71,25 @@ private:
 	kind k_ = NONE;
 };
 
+/* An endpoint's lock: its own mutex, or, for the sub-endpoints of one
+ * wireup endpoint (src/prov/wireup), a mutex they share, so that the one
+ * receive context lent to them (lend_rx) needs no lock of its own.
+ * Shared with share() before the endpoint is enabled, never after. */
+class ep_lock {
+public:
+	void lock() { m_->lock(); }
+	void unlock() { m_->unlock(); }
+	bool try_lock() { return m_->try_lock(); }
+	void share(std::mutex &m) noexcept { m_ = &m; }
+	std::mutex &native() noexcept { return *m_; }
+
+private:
+	std::mutex own_;
+	std::mutex *m_ = &own_;
+};
+
 struct ep_base {
-	std::mutex mtx; /* the endpoint's one lock: all of its state */
+	ep_lock mtx; /* the endpoint's one lock: all of its state */
 	const fid *self = nullptr;
 	fi_provider *prov = nullptr; /* its log lines */
 	domain *dom = nullptr;
@@ -86,6 +103,10 @@ struct ep_base {
 		 *c_rread = nullptr, *c_rwrite = nullptr;
 	fid_av *av = nullptr;
 	bool av_shared = false; /* other processes may change entries (av::is_shared) */
+	/* A sub-endpoint of a wireup endpoint sees part addr_part of the
+	 * wireup AV's composite addresses (av_format::part; 0 tcp, 1 shm);
+	 * -1: the AV's addresses are its own.  Set before binding the AV. */
+	int addr_part = -1;
 	fid_eq *eq = nullptr;
 	comp_batch comps; /* posted by flush() after mtx is released */
 	progress_fn progress{};
@@ -132,6 +153,19 @@ struct ep_base {
 	/* The counter an operation of kind k counts on, on this side. */
 	fid_cntr *cntr_for(op_kind k) const noexcept;
 
+	/* The peer's address as this endpoint's transport knows it
+	 * (av::addr_of, or the part addr_part of it); 0: no such entry. */
+	size_t peer_addr(fi_addr_t a, void *buf, size_t len) const noexcept
+	{
+		return addr_part < 0 ? av::addr_of(av, a, buf, len) : av::addr_of_part(av, a, addr_part, buf, len);
+	}
+	/* The fi_addr of a transport address (av::reverse, or of the part);
+	 * FI_ADDR_NOTAVAIL when the AV has none. */
+	fi_addr_t peer_lookup(const void *addr, size_t len) const noexcept
+	{
+		return addr_part < 0 ? av::reverse(av, addr, len) : av::reverse_part(av, addr_part, addr, len);
+	}
+
 	/* Under mtx: collects a completion. */
 	void push(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0, size_t olen = 0,
 		  const void *err_data = nullptr, size_t err_len = 0)
@@ -142,7 +176,7 @@ struct ep_base {
 	 * atomic): to the transmit CQ when it failed or want_comp, and its counter. */
 	void complete_tx(op_kind k, bool tagged, void *context, size_t len, bool want_comp, int err);
 	/* Without mtx: posts what was collected. */
-	void flush() noexcept { comps.flush(mtx); }
+	void flush() noexcept { comps.flush(mtx.native()); }
 };
 
 } // namespace wu::prov

@@ -58,7 +58,7 @@ void auto_event(void *arg, bool) noexcept
 	auto *ep = static_cast<shm_ep *>(arg);
 	guard("shm auto progress", [&]() -> int {
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			if (!ep->rg)
 				return 0;
 			progress_locked(ep);
@@ -110,7 +110,7 @@ int block_cb(void *arg) noexcept
 		{
 			/* A try-lock: a thread binding this endpoint holds its lock
 			 * while it waits for the CQ's progress list that our caller holds. */
-			std::unique_lock<std::mutex> g(ep->b.mtx, std::try_to_lock);
+			std::unique_lock g(ep->b.mtx, std::try_to_lock);
 			if (!g.owns_lock())
 				return -FI_EAGAIN;
 			ep->want_auto = true;
@@ -146,12 +146,12 @@ int ep_close(fid *f) noexcept
 		{
 			/* Last chance for queued cells (injects the application
 			 * counts as sent) to reach peers that have room. */
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			progress_locked(ep);
 		}
 		ep->b.unbind_all();
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			free_rx(ep);
 			free_proto(ep);
 			ep->rg.reset(); /* unlinks the region */
@@ -218,7 +218,7 @@ int create_region(shm_ep *ep, bool generated)
 /* fi_enable: the region, then the base's checks; *fin: finish_auto next. */
 int enable(shm_ep *ep, bool *fin)
 {
-	std::lock_guard<std::mutex> g(ep->b.mtx);
+	std::lock_guard g(ep->b.mtx);
 	if (ep->b.enabled)
 		return 0;
 	if (!ep->b.av) {
@@ -272,7 +272,7 @@ ssize_t ep_cancel(fid *f, void *context) noexcept
 		if (!ep)
 			return -FI_EINVAL;
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			prov::op *o = ep->rx.cancel(context);
 			if (!o)
 				return -FI_ENOENT;
@@ -319,7 +319,7 @@ ssize_t ep_call(fid_ep *e, const char *where, F &&fn) noexcept
 ssize_t ep_rx_left(fid_ep *e) noexcept
 {
 	return ep_call(e, "fi_rx_size_left", [&](shm_ep *ep) -> ssize_t {
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		return ssize_t(ep->b.info->rx_attr->size - std::min(ep->rx.posted.load(), ep->b.info->rx_attr->size));
 	});
 }
@@ -327,7 +327,7 @@ ssize_t ep_rx_left(fid_ep *e) noexcept
 ssize_t ep_tx_left(fid_ep *e) noexcept
 {
 	return ep_call(e, "fi_tx_size_left", [&](shm_ep *ep) -> ssize_t {
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		size_t busy = ep->tx_busy + ep->waiting.size();
 		return ssize_t(ep->b.info->tx_attr->size - std::min(busy, ep->b.info->tx_attr->size));
 	});
@@ -339,7 +339,7 @@ int ep_getname(fid *f, void *addr, size_t *addrlen) noexcept
 		shm_ep *ep = ep_of(f);
 		if (!ep || !addrlen)
 			return -FI_EINVAL;
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		std::string a = std::string(scheme) + ep->name;
 		size_t need = a.size() + 1;
 		size_t have = *addrlen;
@@ -362,7 +362,7 @@ int ep_setname(fid *f, void *addr, size_t addrlen) noexcept
 			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_setname: not an fi_shm://<name> address\n");
 			return -FI_EINVAL;
 		}
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		ep->name.assign(static_cast<const char *>(addr) + scheme_len, size_t(n) - 1 - scheme_len);

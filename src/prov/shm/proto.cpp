@@ -445,7 +445,7 @@ remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err)
 void av_removed(void *arg, fi_addr_t fa) noexcept
 {
 	auto *ep = static_cast<shm_ep *>(arg);
-	std::lock_guard<std::mutex> g(ep->b.mtx);
+	std::lock_guard g(ep->b.mtx);
 	if (fa < ep->fa_slot.size())
 		ep->fa_slot[fa] = 0;
 	for (auto &r : ep->remotes)
@@ -583,7 +583,7 @@ int progress_locked(shm_ep *ep)
 
 void flush(shm_ep *ep) noexcept
 {
-	ep->b.comps.flush(ep->b.mtx);
+	ep->b.flush();
 }
 
 void progress_cb(void *arg) noexcept
@@ -592,7 +592,7 @@ void progress_cb(void *arg) noexcept
 	guard("shm progress", [&]() -> int {
 		bool collected;
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			/* A pop takes back the auto-progress watch's arming: its
 			 * thread arms it again shortly. */
 			if (progress_locked(ep) && ep->autop.on())
@@ -659,7 +659,7 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 		return -FI_EOPNOTSUPP;
 	bool flush_needed = true;
 	{
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size) {

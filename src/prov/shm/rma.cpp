@@ -106,7 +106,7 @@ ssize_t do_rma(shm_ep *ep, const prov::rma_xfer &x)
 	if ((x.inject_api || (x.flags & FI_INJECT)) && total > ep->b.info->tx_attr->inject_size)
 		return -FI_EINVAL;
 	{
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size)
@@ -213,7 +213,7 @@ ssize_t do_atomic(shm_ep *ep, const prov::atomic_xfer &a)
 	if ((a.inject_api || (a.flags & FI_INJECT)) && bytes > ep->b.info->tx_attr->inject_size)
 		return refuse(a.where, -FI_EINVAL, "FI_INJECT operands above inject_size");
 	{
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size)

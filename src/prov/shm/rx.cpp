@@ -345,7 +345,7 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 			return -FI_EINVAL;
 		}
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			if (!ep->b.enabled)
 				return -FI_EOPBADSTATE;
 			if (ssize_t r = prov::peek_claim(ep->rx, &ep->b, &m, x.flags))
@@ -357,7 +357,7 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		return 0;
 	}
 	{
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		if (ep->rx.full())

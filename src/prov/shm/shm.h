@@ -8,6 +8,10 @@
 #include <rdma/fi_domain.h>
 #include <rdma/providers/fi_prov.h>
 
+namespace wu::prov {
+struct sub_ops;
+}
+
 namespace wu::shm {
 
 const fi_provider *provider() noexcept;
@@ -19,6 +23,9 @@ fi_provider *prov_desc() noexcept;
 
 /* fi_ops_domain::endpoint for the shm domain (ep.cpp). */
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
+
+/* Its endpoints as sub-endpoints of the wireup provider (prov/common/sub_ep.h). */
+const prov::sub_ops *sub_ops() noexcept;
 
 } // namespace wu::shm
 

@@ -127,7 +127,7 @@ void linger(tcp_ep *ep)
 		bool owed = false;
 		uint64_t now_sig;
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			if (!first)
 				progress_locked(ep);
 			for (conn *c : ep->conns)
@@ -149,7 +149,7 @@ void linger(tcp_ep *ep)
 		}
 		std::this_thread::sleep_for(std::chrono::microseconds(200));
 	}
-	std::lock_guard<std::mutex> g(ep->b.mtx);
+	std::lock_guard g(ep->b.mtx);
 	std::vector<int> fds;
 	for (conn *c : ep->conns)
 		if (c->state == C_READY && c->fd >= 0 && !c->cm_watched) {
@@ -203,7 +203,7 @@ int ep_close(fid *f) noexcept
 		linger(ep);
 		ep->b.unbind_all();
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			if (ep->mc && ep->mc->fd >= 0)
 				shutdown(ep->mc->fd, SHUT_RDWR);
 			free_conn_state(ep);
@@ -249,7 +249,7 @@ int ep_control(fid *f, int command, void *arg) noexcept
 		switch (command) {
 		case FI_ENABLE: {
 			{
-				std::lock_guard<std::mutex> g(ep->b.mtx);
+				std::lock_guard g(ep->b.mtx);
 				int r = ep->b.enable_locked();
 				if (r)
 					return r < 0 ? r : 0;
@@ -282,7 +282,7 @@ ssize_t ep_cancel(fid *f, void *context) noexcept
 		if (!ep)
 			return -FI_EINVAL;
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			op *found = cancel_recv(ep, context);
 			if (!found)
 				return -FI_ENOENT;
@@ -333,7 +333,7 @@ int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
 ssize_t ep_rx_left(fid_ep *e) noexcept
 {
 	return ep_call(e, "fi_rx_size_left", [&](tcp_ep *ep) -> ssize_t {
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		size_t n = ep->own_rx.posted;
 		return ssize_t(ep->b.info->rx_attr->size - std::min(n, ep->b.info->rx_attr->size));
 	});
@@ -342,7 +342,7 @@ ssize_t ep_rx_left(fid_ep *e) noexcept
 ssize_t ep_tx_left(fid_ep *e) noexcept
 {
 	return ep_call(e, "fi_tx_size_left", [&](tcp_ep *ep) -> ssize_t {
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		return ssize_t(ep->b.info->tx_attr->size - std::min(ep->tx_inflight, ep->b.info->tx_attr->size));
 	});
 }

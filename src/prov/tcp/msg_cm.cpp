@@ -17,7 +17,7 @@ void msg_cm_event(void *arg, uint32_t) noexcept
 		tcp_ep *ep = c->ep;
 		conn_state st;
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			progress_locked(ep);
 			st = c->state;
 		}
@@ -36,7 +36,7 @@ void msg_timer_event(void *arg, uint32_t) noexcept
 	guard_void("tcp connect timer", [&] {
 		auto *ep = static_cast<tcp_ep *>(arg);
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			progress_locked(ep);
 		}
 		flush(ep);
@@ -119,7 +119,7 @@ int ep_setname(fid *f, void *addr, size_t len) noexcept
 		tcp_ep *ep = ep_of(f);
 		if (!ep)
 			return -FI_EINVAL;
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		sockaddr_storage ss;
@@ -148,7 +148,7 @@ int ep_getname(fid *f, void *addr, size_t *len) noexcept
 		tcp_ep *ep = ep_of(f);
 		if (!ep)
 			return -FI_EINVAL;
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (ep->b.type == FI_EP_RDM)
 			return put_name(ep->self.data(), ep->self.size(), addr, len);
 		if (ep->mc && ep->mc->fd >= 0) {
@@ -169,7 +169,7 @@ int ep_getpeer(fid_ep *e, void *addr, size_t *len) noexcept
 		tcp_ep *ep = ep_of(e);
 		if (!ep)
 			return -FI_EINVAL;
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (ep->b.type != FI_EP_MSG || !ep->mc || ep->mc->peer.empty())
 			return -FI_ENOTCONN;
 		return put_name(ep->mc->peer.data(), ep->mc->peer.size(), addr, len);
@@ -191,7 +191,7 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 			return -FI_EINVAL;
 		conn *c;
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			if (!ep->b.eq)
 				return -FI_ENOEQ;
 			if (!ep->b.enabled)
@@ -282,7 +282,7 @@ int ep_accept(fid_ep *e, const void *param, size_t paramlen) noexcept
 			return -FI_EINVAL;
 		conn *c;
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			if (!ep->cr) {
 				WU_WARN(P(), FI_LOG_EP_CTRL,
 					"fi_accept: the endpoint was not opened from a FI_CONNREQ's info\n");
@@ -336,7 +336,7 @@ int ep_shutdown(fid_ep *e, uint64_t) noexcept
 		tcp_ep *ep = ep_of(e);
 		if (!ep || ep->b.type != FI_EP_MSG)
 			return -FI_EINVAL;
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (!ep->mc || ep->mc->fd < 0)
 			return -FI_ENOTCONN;
 		/* As libfabric's tcp: FI_SHUTDOWN on this side too, now (the peer

@@ -117,7 +117,7 @@ void progress_cb(void *arg) noexcept
 		auto *ep = static_cast<tcp_ep *>(arg);
 		bool any;
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			progress_locked(ep);
 			any = !ep->b.comps.empty();
 		}
@@ -134,7 +134,7 @@ void av_removed(void *arg, fi_addr_t fa) noexcept
 	guard_void("tcp av remove", [&] {
 		auto *ep = static_cast<tcp_ep *>(arg);
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			ep->last_conn = nullptr;
 			std::string key;
 			auto it = ep->fa_peer.find(fa);
@@ -167,7 +167,7 @@ void auto_progress(tcp_ep *ep)
 	bool more = true;
 	while (more) {
 		{
-			std::lock_guard<std::mutex> g(ep->b.mtx);
+			std::lock_guard g(ep->b.mtx);
 			progress_locked(ep);
 			more = ep->backlog;
 		}
@@ -185,7 +185,7 @@ void auto_event(void *arg, bool timer) noexcept
 		auto_progress(ep);
 		if (!timer)
 			return;
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		arm_auto_timer(ep);
 	});
 }
@@ -215,7 +215,7 @@ void finish_auto(tcp_ep *ep)
 void start_auto(tcp_ep *ep)
 {
 	{
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (!begin_auto_locked(ep))
 			return;
 	}
@@ -232,7 +232,7 @@ int block_cb(void *arg) noexcept
 	return guard("fi_trywait", [&]() -> int {
 		auto *ep = static_cast<tcp_ep *>(arg);
 		{
-			std::unique_lock<std::mutex> g(ep->b.mtx, std::try_to_lock);
+			std::unique_lock g(ep->b.mtx, std::try_to_lock);
 			if (!g.owns_lock())
 				return -FI_EAGAIN;
 			if (!ep->want_auto)

@@ -611,7 +611,7 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 		return too_long(ep, "send", total);
 	bool post = false; /* completions to post once unlocked */
 	{
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		ssize_t err = 0;
 		conn *c = tx_conn(ep, dest, &err);
 		if (!c)

@@ -316,7 +316,7 @@ ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x)
 		return srx_recv(ep->srx, x);
 	bool post = false; /* completions to post once unlocked */
 	{
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		if (ep->own_rx.full())
@@ -345,7 +345,7 @@ ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
 	if (ep->srx)
 		return srx_peek_claim(ep->srx, m, flags);
 	{
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
 		if (ssize_t r = prov::peek_claim(ep->own_rx, &ep->b, m, flags))

@@ -68,7 +68,7 @@ ssize_t do_rma(tcp_ep *ep, const prov::rma_xfer &x)
 	if ((inject_api || (flags & FI_INJECT)) && total > ep->b.info->tx_attr->inject_size)
 		return -FI_EINVAL;
 	{
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		ssize_t err = 0;
 		conn *c = tx_conn(ep, peer, &err);
 		if (!c)
@@ -176,7 +176,7 @@ ssize_t do_atomic(tcp_ep *ep, const prov::atomic_xfer &a)
 	if ((a.inject_api || (a.flags & FI_INJECT)) && bytes > ep->b.info->tx_attr->inject_size)
 		return refuse(a.where, -FI_EINVAL, "FI_INJECT operands above inject_size");
 	{
-		std::lock_guard<std::mutex> g(ep->b.mtx);
+		std::lock_guard g(ep->b.mtx);
 		ssize_t err = 0;
 		conn *c = tx_conn(ep, m->addr, &err);
 		if (!c)

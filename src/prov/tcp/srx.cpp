@@ -394,7 +394,7 @@ int srx_bind_av(tcp_ep *ep, tcp_srx *srx, fid *av, uint64_t flags)
 int srx_attach(tcp_ep *ep, tcp_srx *srx)
 {
 	std::lock_guard<std::mutex> b(srx->bind_mtx);
-	std::lock_guard<std::mutex> g(ep->b.mtx);
+	std::lock_guard g(ep->b.mtx);
 	const char *bad = nullptr;
 	if (ep->srx)
 		bad = "the endpoint already has a shared receive context";
@@ -421,7 +421,7 @@ void srx_detach(tcp_ep *ep)
 	if (!srx)
 		return;
 	std::lock_guard<std::mutex> b(srx->bind_mtx);
-	std::lock_guard<std::mutex> g(ep->b.mtx);
+	std::lock_guard g(ep->b.mtx);
 	srx->eps.erase(std::remove(srx->eps.begin(), srx->eps.end(), ep), srx->eps.end());
 	ep->srx = nullptr;
 	ep->rx = &ep->own_rx;

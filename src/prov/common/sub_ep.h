@@ -1,0 +1,34 @@
+/* What the wireup provider (src/prov/wireup) needs of a provider whose
+ * endpoints it drives as sub-endpoints: shm for peers on the node, tcp for
+ * the rest.  A sub-endpoint is opened on the wireup domain (a plain
+ * prov::domain, as shm's and tcp's own are) and, before it is enabled,
+ * shares the wireup endpoint's lock (ep_base::mtx.share), sees its part of
+ * the wireup AV's addresses (ep_base::addr_part) and takes every receive
+ * from the receive context the wireup endpoint lends it (lend_rx), so that
+ * one matching engine serves both transports. */
+#ifndef WU_PROV_COMMON_SUB_EP_H
+#define WU_PROV_COMMON_SUB_EP_H
+
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+
+namespace wu::prov {
+
+struct ep_base;
+struct rx_ctx;
+
+struct sub_ops {
+	const char *name;
+	/* fi_ops_domain::endpoint of the provider, on any prov::domain. */
+	int (*ep_open)(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
+	/* The endpoint base of one of its endpoints; nullptr if ep is not one. */
+	ep_base *(*base_of)(fid_ep *ep) noexcept;
+	/* Before fi_enable: every receive of ep goes to rx from now on (rx
+	 * outlives ep; its lock is ep's, shared).  0 or -FI_EINVAL /
+	 * -FI_EOPBADSTATE (enabled, or bound to an srx). */
+	int (*lend_rx)(fid_ep *ep, rx_ctx *rx) noexcept;
+};
+
+} // namespace wu::prov
+
+#endif
