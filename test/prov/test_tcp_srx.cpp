@@ -382,3 +382,22 @@ TEST(tcp_srx, msg_endpoints_share_one_srx)
 	EXPECT_EQ(fi_close(&pep->fid), 0);
 	EXPECT_EQ(fi_close(&peq->fid), 0);
 }
+
+/* fi_getopt on an srx answers like an endpoint's: a short buffer is
+ * -FI_ETOOSMALL with the size it needs in *len. */
+TEST(tcp_srx, getopt_reports_needed_size)
+{
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	ASSERT_NE(env.domain, nullptr);
+	fid_ep *srx = open_srx(env, FI_MSG | FI_TAGGED | FI_RECV);
+	ASSERT_NE(srx, nullptr);
+	size_t v = 0, len = 1;
+	EXPECT_EQ(fi_getopt(&srx->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, &len), -FI_ETOOSMALL);
+	EXPECT_EQ(len, sizeof(size_t));
+	size_t want = 4096;
+	EXPECT_EQ(fi_setopt(&srx->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &want, sizeof want), 0);
+	EXPECT_EQ(fi_getopt(&srx->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &v, &len), 0);
+	EXPECT_EQ(v, want);
+	EXPECT_EQ(len, sizeof(size_t));
+	EXPECT_EQ(fi_close(&srx->fid), 0);
+}

@@ -235,12 +235,8 @@ int srx_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 			return -FI_EINVAL;
 		if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
 			return -FI_ENOPROTOOPT;
-		if (*len < sizeof(size_t))
-			return -FI_ETOOSMALL;
 		std::lock_guard<std::mutex> g(s->bind_mtx);
-		memcpy(val, &s->rx.min_multi_recv, sizeof(size_t));
-		*len = sizeof(size_t);
-		return 0;
+		return prov::ep_base::put_size_opt(s->rx.min_multi_recv, val, len);
 	});
 }
 
