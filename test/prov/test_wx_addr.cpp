@@ -72,7 +72,7 @@ TEST(WxAddr, RoundTripIpv4WithShm)
 {
 	sockaddr_in s = v4("10.1.2.3", 4567);
 	auto b = enc(&s, sizeof s, "wu0.123.4");
-	ASSERT_EQ(b.size(), wx::hdr_len + sizeof s + 9);
+	ASSERT_EQ(b.size(), wx::addr_max); /* every address is padded to 64 bytes */
 	EXPECT_EQ(b[0], 0x57);
 	EXPECT_EQ(b[1], 1);
 	EXPECT_EQ(b[2], 16);
@@ -92,21 +92,24 @@ TEST(WxAddr, RoundTripIpv6AndSinglePart)
 	sockaddr_in6 s = v6("fe80::1", 80);
 	auto b = enc(&s, sizeof s, nullptr, 1);
 	wx::parts p;
-	ASSERT_EQ(dec(b, &p), long(wx::hdr_len + sizeof s));
+	ASSERT_EQ(dec(b, &p), long(wx::addr_max));
 	EXPECT_EQ(p.shm, nullptr);
 	EXPECT_EQ(p.shm_len, 0u);
 	EXPECT_EQ(memcmp(p.tcp, &s, sizeof s), 0);
 	EXPECT_EQ(print(b), "fi_wx://[fe80::1]:80/0000000000000001/");
 
 	auto c = enc(nullptr, 0, "only-shm_1");
-	ASSERT_EQ(dec(c, &p), long(wx::hdr_len + 10));
+	ASSERT_EQ(dec(c, &p), long(wx::addr_max));
 	EXPECT_EQ(p.tcp, nullptr);
 	EXPECT_EQ(p.tcp_len, 0u);
 	EXPECT_EQ(print(c), "fi_wx://" "/1122334455667788/only-shm_1");
 
 	sockaddr_in s4 = v4("127.0.0.1", 1);
 	auto d = enc(&s4, sizeof s4, nullptr);
-	ASSERT_EQ(dec(d, &p), long(wx::hdr_len + sizeof s4));
+	ASSERT_EQ(dec(d, &p), long(wx::addr_max));
+	/* Padding must be zero: a byte after the parts is a corrupt address. */
+	d[wx::hdr_len + sizeof s4 + 3] = 1;
+	EXPECT_EQ(dec(d, &p), -FI_EINVAL);
 }
 
 TEST(WxAddr, EncodeRefusesMalformedParts)
@@ -137,7 +140,8 @@ TEST(WxAddr, EncodeRefusesMalformedParts)
 	p.shm_len = 2;
 	EXPECT_EQ(wx::encode(p, buf, 10), -FI_ETOOSMALL);
 	EXPECT_EQ(wx::encode(p, nullptr, 0), -FI_EINVAL);
-	EXPECT_EQ(wx::encode(p, buf, sizeof buf), long(wx::hdr_len + 16 + 2));
+	EXPECT_EQ(wx::encode(p, buf, wx::addr_max - 1), -FI_ETOOSMALL); /* the padding is written too */
+	EXPECT_EQ(wx::encode(p, buf, sizeof buf), long(wx::addr_max));
 }
 
 TEST(WxAddr, LongestAddressIs64Bytes)

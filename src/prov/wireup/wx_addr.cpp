@@ -180,9 +180,10 @@ long encode(const parts &p, void *buf, size_t buflen) noexcept
 	size_t total = hdr_len + p.tcp_len + p.shm_len;
 	if (!buf)
 		return -FI_EINVAL;
-	if (total > addr_max || total > buflen)
+	if (total > addr_max || buflen < addr_max)
 		return -FI_ETOOSMALL;
 	unsigned char *b = static_cast<unsigned char *>(buf);
+	memset(b + total, 0, addr_max - total);
 	b[0] = addr_magic;
 	b[1] = addr_version;
 	b[2] = uint8_t(p.tcp_len);
@@ -193,12 +194,12 @@ long encode(const parts &p, void *buf, size_t buflen) noexcept
 		memcpy(b + hdr_len, p.tcp, p.tcp_len);
 	if (p.shm_len)
 		memcpy(b + hdr_len + p.tcp_len, p.shm, p.shm_len);
-	return long(total);
+	return long(addr_max);
 }
 
 long decode(const void *addr, size_t avail, parts *out) noexcept
 {
-	if (!addr || !out || avail < hdr_len)
+	if (!addr || !out || avail < addr_max)
 		return -FI_EINVAL;
 	const unsigned char *b = static_cast<const unsigned char *>(addr);
 	if (b[0] != addr_magic || b[1] != addr_version || b[4] || b[5] || b[6] || b[7])
@@ -209,8 +210,11 @@ long decode(const void *addr, size_t avail, parts *out) noexcept
 	if (tcp_len == 0 && shm_len == 0)
 		return -FI_EINVAL;
 	size_t total = hdr_len + tcp_len + shm_len;
-	if (total > addr_max || total > avail)
+	if (total > addr_max)
 		return -FI_EINVAL;
+	for (size_t k = total; k < addr_max; k++)
+		if (b[k])
+			return -FI_EINVAL;
 	const unsigned char *tcp = b + hdr_len;
 	const char *shm = reinterpret_cast<const char *>(tcp + tcp_len);
 	if (tcp_len && !valid_sockaddr(tcp, tcp_len))
@@ -224,7 +228,7 @@ long decode(const void *addr, size_t avail, parts *out) noexcept
 	p.shm = shm_len ? shm : nullptr;
 	p.shm_len = shm_len;
 	*out = p;
-	return long(total);
+	return long(addr_max);
 }
 
 uint64_t host_id() noexcept

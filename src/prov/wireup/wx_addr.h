@@ -13,6 +13,10 @@
  *  16      tcp_len bytes: the tcp endpoint's sockaddr, as tcp's fi_getname gives it
  *          then shm_len bytes: the shm endpoint's region name
  *
+ *          then zero bytes up to addr_max: every address is exactly 64
+ *          bytes, because Open MPI and MPICH insert their peers' names back
+ *          to back at the stride of their own name's length.
+ *
  * An address with neither part is invalid.  The AV format (format())
  * hands each sub-endpoint its part (av_format::part): part 0 the sockaddr,
  * part 1 the shm provider's "fi_shm://<name>" text with its NUL. */
@@ -44,14 +48,15 @@ struct parts {
 	size_t shm_len = 0;
 };
 
-/* Writes the address of p into buf; returns its length, -FI_EINVAL when a
+/* Writes the address of p into buf (addr_max bytes); returns addr_max, -FI_EINVAL when a
  * part is malformed (a sockaddr of another family or length, an invalid
  * shm name, neither part), -FI_ETOOSMALL when it does not fit buflen or
  * addr_max. */
 long encode(const parts &p, void *buf, size_t buflen) noexcept;
 
-/* Checks the address at addr (at most avail bytes read) and points out's
- * members into it; returns its length or -FI_EINVAL. */
+/* Checks the address at addr (addr_max bytes, at most avail read; padding
+ * must be zero) and points out's members into it; returns addr_max or
+ * -FI_EINVAL. */
 long decode(const void *addr, size_t avail, parts *out) noexcept;
 
 /* This host as peers see it: equal for two processes exactly when they
