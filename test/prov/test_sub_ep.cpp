@@ -13,6 +13,9 @@
  * address. */
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -162,18 +165,22 @@ struct sub_fixture : ::testing::Test {
 	void TearDown() override
 	{
 		close_subs();
-		if (av)
+		if (av) {
 			EXPECT_EQ(fi_close(&av->fid), 0);
-		if (cq)
+		}
+		if (cq) {
 			EXPECT_EQ(fi_close(&cq->fid), 0);
+		}
 		ctx.drain(); /* the lender's */
 	}
 	void close_subs()
 	{
-		if (sshm)
+		if (sshm) {
 			EXPECT_EQ(fi_close(&sshm->fid), 0);
-		if (stcp)
+		}
+		if (stcp) {
 			EXPECT_EQ(fi_close(&stcp->fid), 0);
+		}
 		sshm = stcp = nullptr;
 	}
 	/* The composite AV: a dummy, then S (shm only), then T (tcp only). */
@@ -334,10 +341,11 @@ TEST_F(sub_ep, directed_receives_take_only_their_source)
 	fi_cq_tagged_entry e;
 	for (int i = 0; i < 2; i++) {
 		ASSERT_EQ(wait(p.s, p.t, e), 1);
-		if (e.op_context == from_t)
+		if (e.op_context == from_t) {
 			EXPECT_EQ(from_t[0], 't');
-		else
+		} else {
 			EXPECT_EQ(from_s[0], 's');
+		}
 	}
 	EXPECT_EQ(from_t[0], 't');
 	EXPECT_EQ(from_s[0], 's');
