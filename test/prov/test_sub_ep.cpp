@@ -117,9 +117,12 @@ std::vector<char> name_of(fid_ep *ep)
 	return n;
 }
 
+/* The data progress of the sub-endpoints' domain (sub_auto: automatic). */
+fi_progress g_progress = FI_PROGRESS_UNSPEC;
+
 /* The wireup endpoint's side of it, by hand. */
 struct sub_fixture : ::testing::Test {
-	prov_env tcpenv{"tcp", FI_EP_RDM, caps};  /* the sub-endpoints' domain */
+	prov_env tcpenv{"tcp", FI_EP_RDM, caps, g_progress}; /* the sub-endpoints' domain */
 	prov_env shmenv{"shm", FI_EP_RDM, caps};  /* shm's info, and the outside shm peer */
 	prov_env tcpenv2{"tcp", FI_EP_RDM, caps}; /* the outside tcp peer */
 	std::mutex m;
@@ -208,8 +211,11 @@ struct sub_fixture : ::testing::Test {
 	{
 		return wait_one(cq, e, err, {s.tx, s.rx, t.tx, t.rx}, src);
 	}
-	/* Outside peer p sends len bytes of fill to its only peer (fi_addr 0). */
-	void send(const rdm_ep &p, uint64_t tag, char fill, size_t len = 16, bool tagged = true)
+	/* Outside peer p sends len bytes of fill to its only peer (fi_addr 0),
+	 * driving the sub-endpoints through the composite CQ unless
+	 * auto_only (their auto progress must do it). */
+	void send(const rdm_ep &p, uint64_t tag, char fill, size_t len = 16, bool tagged = true,
+		  bool auto_only = false)
 	{
 		std::vector<char> msg(len, fill);
 		ssize_t r;
@@ -218,7 +224,11 @@ struct sub_fixture : ::testing::Test {
 			spin({p.tx, p.rx}, 1);
 		ASSERT_EQ(r, 0);
 		fi_cq_tagged_entry e;
+		if (auto_only) {
+		ASSERT_EQ(wait_one(p.tx, e, nullptr, {p.rx}), 1) << "the send never completed";
+	} else {
 		ASSERT_EQ(wait_one(p.tx, e, nullptr, {cq, p.rx}), 1) << "the send never completed";
+	}
 	}
 };
 
@@ -538,6 +548,60 @@ TEST_F(sub_ep, threads_share_the_lock)
 	tt.join();
 	poller.join();
 	EXPECT_EQ(got, 2 * n);
+}
+
+/* The same domain with automatic data progress: the cm engine's thread
+ * (tcp's sockets, shm's region wake-up descriptor) takes both transports'
+ * messages into the one context under the one shared mutex, with no CQ
+ * read of ours. */
+struct sub_auto : sub_fixture {
+	static void SetUpTestSuite() { g_progress = FI_PROGRESS_AUTO; }
+	static void TearDownTestSuite() { g_progress = FI_PROGRESS_UNSPEC; }
+};
+
+TEST_F(sub_auto, auto_progress_matches_both_transports_without_cq_reads)
+{
+	ASSERT_EQ(tcpenv.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+	peers p(*this);
+	fill_av(p.s, p.t);
+	constexpr int n = 10;
+	std::vector<std::vector<char>> bufs(2 * n, std::vector<char>(16));
+	for (int i = 0; i < 2 * n; i++)
+		ASSERT_EQ(fi_trecv(i % 2 ? sshm : stcp, bufs[size_t(i)].data(), 16, nullptr, FI_ADDR_UNSPEC, 0, ~0ull,
+				   nullptr),
+			  0);
+	std::thread ts([&] {
+		for (int i = 0; i < n; i++)
+			send(p.s, uint64_t(i), 's', 16, true, true);
+	});
+	std::thread tt([&] {
+		for (int i = 0; i < n; i++)
+			send(p.t, uint64_t(i), 't', 16, true, true);
+	});
+	ts.join();
+	tt.join();
+	/* Every receive is taken by the progress thread alone. */
+	auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+	size_t left = 1;
+	while (std::chrono::steady_clock::now() < until) {
+		{
+			std::lock_guard g(m);
+			left = ctx.posted.load();
+		}
+		if (!left)
+			break;
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	}
+	EXPECT_EQ(left, 0u) << "auto progress never matched every message";
+	int got = 0, from_s = 0;
+	fi_cq_tagged_entry e;
+	fi_addr_t src;
+	while (got < 2 * n && wait_one(cq, e, nullptr, {}, &src) == 1) {
+		got++;
+		from_s += src == fa_s;
+	}
+	EXPECT_EQ(got, 2 * n);
+	EXPECT_EQ(from_s, n);
 }
 
 } // namespace
