@@ -119,6 +119,8 @@ std::vector<char> name_of(fid_ep *ep)
 
 /* The data progress of the sub-endpoints' domain (sub_auto: automatic). */
 fi_progress g_progress = FI_PROGRESS_UNSPEC;
+/* Caps the sub-endpoints' infos go without (sub_bare). */
+uint64_t g_strip = 0;
 
 /* The wireup endpoint's side of it, by hand. */
 struct sub_fixture : ::testing::Test {
@@ -140,8 +142,15 @@ struct sub_fixture : ::testing::Test {
 		ASSERT_TRUE(tcpenv.domain && shmenv.domain && tcpenv2.domain);
 		ctx.size = 64;
 		ctx.directed = true;
-		ASSERT_EQ(so_shm->ep_open(tcpenv.domain, shmenv.info, &sshm, nullptr), 0);
-		ASSERT_EQ(so_tcp->ep_open(tcpenv.domain, tcpenv.info, &stcp, nullptr), 0);
+		fi_info *is = fi_dupinfo(shmenv.info), *it = fi_dupinfo(tcpenv.info);
+		is->caps &= ~g_strip;
+		it->caps &= ~g_strip;
+		int rs = so_shm->ep_open(tcpenv.domain, is, &sshm, nullptr);
+		int rt = so_tcp->ep_open(tcpenv.domain, it, &stcp, nullptr);
+		fi_freeinfo(is);
+		fi_freeinfo(it);
+		ASSERT_EQ(rs, 0);
+		ASSERT_EQ(rt, 0);
 		wu::prov::ep_base *bs = so_shm->base_of(sshm), *bt = so_tcp->base_of(stcp);
 		ASSERT_TRUE(bs && bt);
 		bs->mtx.share(m);
@@ -602,6 +611,30 @@ TEST_F(sub_auto, auto_progress_matches_both_transports_without_cq_reads)
 	}
 	EXPECT_EQ(got, 2 * n);
 	EXPECT_EQ(from_s, n);
+}
+
+/* Sub-endpoints opened without FI_DIRECTED_RECV and FI_SOURCE: the lent
+ * context's lender asks for directed receives, and they still see the
+ * sources they need to match. */
+struct sub_bare : sub_fixture {
+	static void SetUpTestSuite() { g_strip = FI_DIRECTED_RECV | FI_SOURCE; }
+	static void TearDownTestSuite() { g_strip = 0; }
+};
+
+TEST_F(sub_bare, the_lenders_directed_receives_match_on_arrival)
+{
+	peers p(*this);
+	fill_av(p.s, p.t);
+	char from_t[16] = {}, from_s[16] = {};
+	ASSERT_EQ(fi_trecv(sshm, from_t, sizeof from_t, nullptr, fa_t, 0, ~0ull, from_t), 0);
+	ASSERT_EQ(fi_trecv(stcp, from_s, sizeof from_s, nullptr, fa_s, 0, ~0ull, from_s), 0);
+	send(p.s, 1, 's');
+	send(p.t, 2, 't');
+	fi_cq_tagged_entry e;
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(wait(p.s, p.t, e), 1) << "a directed receive never matched";
+	EXPECT_EQ(from_t[0], 't');
+	EXPECT_EQ(from_s[0], 's');
 }
 
 } // namespace
