@@ -79,30 +79,6 @@ std::vector<char> composite(const std::vector<char> &tcp, const std::vector<char
 
 } // namespace
 
-/* Stand-ins for the AV engine's part lookups (src/av, the wxaddr branch):
- * weak, so that the engine's own replace them once it defines them. */
-namespace wu::av {
-
-__attribute__((weak)) size_t addr_of_part(fid_av *av, fi_addr_t fa, int which, void *buf, size_t buflen) noexcept
-{
-	unsigned char tmp[max_blob];
-	size_t n = addr_of(av, fa, tmp, sizeof tmp);
-	return n && n <= sizeof tmp ? comp_part(tmp, n, which, buf, buflen) : 0;
-}
-
-__attribute__((weak)) fi_addr_t reverse_part(fid_av *av, int which, const void *addr, size_t len) noexcept
-{
-	for (fi_addr_t fa = 0; fa < 16; fa++) {
-		unsigned char part[max_blob];
-		size_t n = addr_of_part(av, fa, which, part, sizeof part);
-		if (n && n == len && memcmp(part, addr, len) == 0)
-			return fa;
-	}
-	return FI_ADDR_NOTAVAIL;
-}
-
-} // namespace wu::av
-
 namespace {
 
 constexpr uint64_t caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV;
