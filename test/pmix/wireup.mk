@@ -40,3 +40,15 @@ test_pmix_test_wireup_nodes_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS
 TESTS += test/pmix/netns.sh
 endif
 EXTRA_DIST += test/pmix/netns.sh
+# Issue 15: nothing fetched for node-local peers of a format that computes
+# them (pmix_glue/local_addr.h), on the in-memory PMIx with a test format.
+if WU_HAVE_PMIX
+if WU_HAVE_GTEST
+check_PROGRAMS += test/pmix/test_wireup_local
+TESTS += test/pmix/test_wireup_local
+UNIT_TESTS += test/pmix/test_wireup_local
+test_pmix_test_wireup_local_SOURCES = test/pmix/test_wireup_local.cpp test/pmix/fake_client.cpp test/pmix/fake_client.h
+test_pmix_test_wireup_local_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_pmix_test_wireup_local_LDADD = $(GTEST_LDADD_ALL)
+endif
+endif
