@@ -92,18 +92,23 @@ int check_av(fid_av *av)
 
 /* One insert of every name, in rank order; fi_addr of rank 0 in *base.
  * Names of a local_format differ in length (a local peer's has no network
- * part): they go at the format's stride. */
+ * part): they go at the format's stride, or back to back. */
 int bulk_insert(fid_av *av, uint32_t addr_format, const std::vector<std::vector<uint8_t>> &names,
 		fi_addr_t *base)
 {
 	size_t n = names.size();
 	size_t len = names.empty() ? 0 : names[0].size();
 	const local_format *lf = local_format_for(addr_format);
+	const bool packed = lf && !lf->stride;
 	if (lf)
-		len = lf->stride;
+		len = packed ? FI_NAME_MAX : lf->stride;
 	std::vector<uint8_t> buf;
 	buf.reserve(n * len);
 	for (const auto &nm : names) {
+		if (packed) {
+			buf.insert(buf.end(), nm.begin(), nm.end());
+			continue;
+		}
 		if (nm.size() > len) {
 			WU_WARN(&pmix_prov, FI_LOG_AV,
 				"wire-up: a %zu-byte name is longer than the format's %zu; nothing was inserted\n",

@@ -38,9 +38,9 @@ std::atomic<const local_format *> g_formats[4];
 
 int register_local_format(const local_format *f) noexcept
 {
-	if (!f || !f->local_addr || !f->computable || !f->stride) {
+	if (!f || !f->local_addr || !f->computable) {
 		WU_WARN(&pmix_prov, FI_LOG_CORE, "register_local_format: %s\n",
-			!f ? "format is NULL" : "local_addr, computable and stride are required");
+			!f ? "format is NULL" : "local_addr and computable are required");
 		return -FI_EINVAL;
 	}
 	for (auto &slot : g_formats) {

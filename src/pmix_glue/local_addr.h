@@ -26,8 +26,9 @@ namespace wu::pmix {
 
 struct local_format {
 	uint32_t addr_format;
-	/* fi_av_insert reads several addresses of this format at this
-	 * stride (the AV format's max_addrlen); each is padded to it. */
+	/* How fi_av_insert reads several addresses of this format: at this
+	 * stride (the AV format's max_addrlen; each is padded to it), or, 0,
+	 * back to back, each as long as it says (composite formats). */
 	size_t stride;
 	/* The address rank `rank` of nspace has for a peer on its node when
 	 * its endpoint took the computed name: written to buf (buflen bytes);

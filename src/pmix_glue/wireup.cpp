@@ -317,10 +317,11 @@ int op_publish(fid_domain *domain, const void *name, size_t len, uint32_t addr_f
 int op_av_fill(fid_domain *domain, fid_av *av, const char *nspace, uint64_t flags,
 	       fi_wireup_info *info)
 {
-	uint32_t f = format_of(domain);
-	if (!f)
+	/* 0 is a format too: FI_FORMAT_UNSPEC, the wireup provider's. */
+	prov::domain *d = prov::domain_of(domain);
+	if (!d || !d->info)
 		return -FI_EINVAL;
-	return av_fill(av, f, nspace, flags, info);
+	return av_fill(av, format_of(domain), nspace, flags, info);
 }
 
 int op_job_info(fid_domain *domain, const char *nspace, fi_wireup_info *info)

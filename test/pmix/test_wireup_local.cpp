@@ -22,12 +22,15 @@
 #include <rdma/fi_ext_wireup.h>
 
 #include "../av/av_fixture.h"
+#include "api/init.h"
 #include "av/av.h"
 #include "core/domain.h"
 #include "fake_client.h"
 #include "pmix_glue/local_addr.h"
 #include "pmix_glue/wire.h"
 #include "pmix_glue/wireup.h"
+#include "prov/shm/shm_addr.h"
+#include "prov/wireup/wx_addr.h"
 
 namespace {
 
@@ -194,6 +197,9 @@ TEST_F(WireupLocal, RegisterChecksItsArguments)
 {
 	EXPECT_EQ(register_local_format(nullptr), -FI_EINVAL);
 	local_format bad = tx_local;
+	bad.computable = nullptr;
+	EXPECT_EQ(register_local_format(&bad), -FI_EINVAL);
+	bad = tx_local;
 	bad.local_addr = nullptr;
 	EXPECT_EQ(register_local_format(&bad), -FI_EINVAL);
 	EXPECT_EQ(local_format_for(tx_format), &tx_local);
@@ -491,6 +497,67 @@ TEST_F(WireupNote, SecondLiveWriterOfOneRankIsRefused)
 	EXPECT_EQ(publish(tx_format, child_name.data(), child_name.size(),
 			  FI_WIREUP_FLAGS(FI_WIREUP_MODEX)),
 		  -FI_EADDRINUSE);
+}
+
+/* The wireup provider's format as src/api registers it: a local peer is
+ * {this host, no tcp part, its shm rank name}; remote ones are fetched. */
+TEST_F(WireupLocal, WireupFormatComputesRankNames)
+{
+	ASSERT_EQ(wu::api::register_pmix_local(), 0);
+	const uint32_t wx = wu::wireup::format()->addr_format;
+	fake_client &f = job(2, 2, 2);
+	f.job.addr_format = wx;
+	auto wx_name = [&f](uint32_t r, bool shm_rank_name) {
+		sockaddr_in sa = wu::test::v4(f.pos_of(r) ? "10.1.0.2" : "10.1.0.1", uint16_t(5000 + r));
+		char shm[wu::shm::addr_max];
+		if (shm_rank_name)
+			wu::shm::rank_addr(f.job.nspace.c_str(), r, shm, sizeof shm);
+		else
+			snprintf(shm, sizeof shm, "fi_shm://wu0.%u.3", 100 + r);
+		wu::wireup::parts p;
+		p.host = f.pos_of(r) == f.pos_of(f.job.me) ? wu::wireup::host_id() : 0x1234 + r;
+		p.tcp = &sa;
+		p.tcp_len = sizeof sa;
+		p.shm = shm + wu::shm::scheme_len;
+		p.shm_len = strlen(p.shm);
+		uint8_t b[wu::wireup::addr_max];
+		long n = wu::wireup::encode(p, b, sizeof b);
+		EXPECT_GT(n, 0);
+		return std::vector<uint8_t>(b, b + (n > 0 ? n : 0));
+	};
+	f.name_of = [&](uint32_t r) { return wx_name(r, true); };
+	auto mine = wx_name(2, true);
+	ASSERT_EQ(publish(wx, mine.data(), mine.size(), FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
+	struct stat st;
+	EXPECT_NE(stat(note_path(ns, 2).c_str(), &st), 0) << "a rank name needs no note";
+	fi_av_attr a{};
+	a.type = FI_AV_TABLE;
+	fid_av *av = nullptr;
+	ASSERT_EQ(wu::av::open(wu::prov::domain_of(dom.domain), wu::wireup::format(), &a, &av, nullptr), 0);
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(av_fill(av, wx, nullptr, 0, &i), 0);
+	EXPECT_EQ(i.local_gets, 0u);
+	EXPECT_EQ(i.local_bytes, 0u);
+	EXPECT_EQ(i.gets, 2u);
+	/* Rank 3: computed; ranks 0 and 1: as published; 2: its own name. */
+	wu::wireup::parts p;
+	auto e3 = entry(av, 3);
+	ASSERT_GT(wu::wireup::decode(e3.data(), e3.size(), &p), 0);
+	EXPECT_EQ(p.host, wu::wireup::host_id());
+	EXPECT_EQ(p.tcp, nullptr);
+	char want[wu::shm::addr_max];
+	ASSERT_GT(wu::shm::rank_addr(ns.c_str(), 3, want, sizeof want), 0);
+	EXPECT_EQ(std::string(p.shm, p.shm_len), std::string(want + wu::shm::scheme_len));
+	EXPECT_EQ(entry(av, 0), wx_name(0, true));
+	EXPECT_EQ(entry(av, 1), wx_name(1, true));
+	EXPECT_EQ(entry(av, 2), mine);
+	wu::test::close_av(av);
+	/* A pid name is not computable: the rank leaves a note. */
+	ASSERT_EQ(close(), 0);
+	job(2, 2, 2).job.addr_format = wx;
+	auto pid_named = wx_name(2, false);
+	ASSERT_EQ(publish(wx, pid_named.data(), pid_named.size(), FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
+	EXPECT_EQ(stat(note_path(ns, 2).c_str(), &st), 0) << "no note for a pid name";
 }
 
 } // namespace
