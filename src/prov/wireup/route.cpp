@@ -77,6 +77,10 @@ ssize_t route_slow(wx_ep *ep, fi_addr_t a, fid_ep **out) noexcept
 			WU_WARN(P(), FI_LOG_EP_DATA, "a transfer needs a destination fi_addr (FI_ADDR_UNSPEC given)\n");
 			return -FI_EINVAL;
 		}
+		/* Unreachable stays so (logged once) until fi_av_remove. */
+		route_table *t = ep->routes.load(std::memory_order_acquire);
+		if (t && a < t->n && t->v[a].load(std::memory_order_relaxed) == R_BAD)
+			return -FI_EHOSTUNREACH;
 		int err = 0;
 		route r = decide(ep, a, &err);
 		if (r == R_NONE)
