@@ -36,6 +36,13 @@ inline ssize_t fwd(fid_ep *e, fi_addr_t a, F &&f) noexcept
 
 ssize_t do_recv(wx_ep *ep, const prov::msg_xfer &x)
 {
+	if (x.tagged ? !(ep->info->caps & FI_TAGGED) : !(ep->info->caps & FI_MSG)) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without %s\n", x.where,
+			x.tagged ? "FI_TAGGED" : "FI_MSG");
+		return -FI_EOPNOTSUPP;
+	}
+	if (x.count > ep->info->rx_attr->iov_limit)
+		return -FI_EINVAL;
 	ssize_t kind = prov::classify_recv(x, P());
 	if (kind < 0)
 		return kind;
