@@ -34,7 +34,7 @@ EXTRA_DIST += test/pmix/wireup_server.sh
 # PMIx server of ours per node, fences and direct modex relayed between them.
 if WU_HAVE_PMIX
 check_PROGRAMS += test/pmix/test_wireup_nodes
-test_pmix_test_wireup_nodes_SOURCES = test/pmix/test_wireup_nodes.cpp
+test_pmix_test_wireup_nodes_SOURCES = test/pmix/test_wireup_nodes.cpp test/pmix/nodes_wx.cpp test/pmix/nodes_wx.h
 test_pmix_test_wireup_nodes_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
 test_pmix_test_wireup_nodes_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
 TESTS += test/pmix/netns.sh
