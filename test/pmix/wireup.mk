@@ -52,3 +52,13 @@ test_pmix_test_wireup_local_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_pmix_test_wireup_local_LDADD = $(GTEST_LDADD_ALL)
 endif
 endif
+# Issue 15: zero bytes for node-local peers with the wireup provider under
+# mpirun (all ranks on this node).
+if WU_HAVE_PMIX
+check_PROGRAMS += test/pmix/test_wireup_local_launch
+test_pmix_test_wireup_local_launch_SOURCES = test/pmix/test_wireup_local_launch.cpp
+test_pmix_test_wireup_local_launch_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
+test_pmix_test_wireup_local_launch_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
+TESTS += test/pmix/wireup_local_launch.sh
+endif
+EXTRA_DIST += test/pmix/wireup_local_launch.sh
