@@ -11,7 +11,12 @@
  * must be shm.  Last, fi_wireup_info must show zero gets and zero bytes
  * fetched for local peers.  Prints one line per rank ending in OK.
  *
- * usage: test_wireup_local_launch EXPECTED_SIZE */
+ * With DEVIANT_RANK, that rank first opens a plain shm endpoint, which
+ * takes the rank's shm name: its wireup endpoint's shm side gets another
+ * one, so it leaves a note, and its peers must find it there (noted=1),
+ * still fetching nothing from PMIx, and reach it through shm.
+ *
+ * usage: test_wireup_local_launch EXPECTED_SIZE [DEVIANT_RANK] */
 #include <pmix.h>
 
 #include <chrono>
@@ -74,6 +79,23 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	my_rank = me.rank;
+	const long deviant = argc > 2 ? atol(argv[2]) : -1;
+
+	/* The deviant: another shm endpoint of this process came first. */
+	fi_info *shm_info = nullptr;
+	fid_fabric *shm_fabric = nullptr;
+	fid_domain *shm_domain = nullptr;
+	fid_ep *shm_ep = nullptr;
+	if (long(my_rank) == deviant) {
+		fi_info *h = fi_allocinfo();
+		h->ep_attr->type = FI_EP_RDM;
+		h->fabric_attr->prov_name = strdup("shm");
+		CHECK(fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, h, &shm_info));
+		fi_freeinfo(h);
+		CHECK(fi_fabric(shm_info->fabric_attr, &shm_fabric, nullptr));
+		CHECK(fi_domain(shm_fabric, shm_info, &shm_domain, nullptr));
+		CHECK(fi_endpoint(shm_domain, shm_info, &shm_ep, nullptr));
+	}
 
 	fi_info *hints = fi_allocinfo(), *info = nullptr;
 	hints->ep_attr->type = FI_EP_RDM;
@@ -123,15 +145,19 @@ int main(int argc, char **argv)
 			fail("rank " + std::to_string(p) + ": the pmix: AV and the modex AV differ");
 			continue;
 		}
-		if (p == my_rank)
-			continue;
 		wu::wireup::parts pp;
 		char want[wu::shm::addr_max];
 		long wl = wu::shm::rank_addr(job, p, want, sizeof want);
-		if (wu::wireup::decode(a.data(), a.size(), &pp) <= 0 || pp.tcp ||
-		    pp.host != wu::wireup::host_id() || wl <= 0 || !pp.shm ||
-		    std::string(pp.shm, pp.shm_len) != std::string(want + wu::shm::scheme_len))
+		bool ok = wu::wireup::decode(a.data(), a.size(), &pp) > 0 &&
+			  pp.host == wu::wireup::host_id() && wl > 0 && pp.shm;
+		bool named = ok && std::string(pp.shm, pp.shm_len) == std::string(want + wu::shm::scheme_len);
+		if (long(p) == deviant) {
+			/* Its full name, from its note (or, itself, what it published). */
+			if (!ok || named || !pp.tcp)
+				fail("deviant rank " + std::to_string(p) + ": not its own full address");
+		} else if (p != my_rank && (!ok || !named || pp.tcp)) {
 			fail("rank " + std::to_string(p) + ": not the computed local address");
+		}
 	}
 
 	/* Traffic: shm only, wildcard receives. */
@@ -188,6 +214,11 @@ int main(int argc, char **argv)
 	if (fin.local_gets || fin.local_bytes)
 		fail("fetched " + std::to_string(fin.local_gets) + " gets, " +
 		     std::to_string(fin.local_bytes) + " bytes of local peers");
+	/* Each AV read the deviant's note once. */
+	const uint32_t want_noted = deviant >= 0 && long(my_rank) != deviant ? 2 : 0;
+	if (fin.local_noted != want_noted)
+		fail(std::to_string(fin.local_noted) + " addresses from notes, expected " +
+		     std::to_string(want_noted));
 	if (PMIx_Fence(nullptr, 0, nullptr, 0) != PMIX_SUCCESS)
 		fail("closing barrier");
 	printf("test_wireup_local_launch rank %u/%u put=%llu fences=%llu gets=%llu bytes_got=%llu "
@@ -207,6 +238,12 @@ int main(int argc, char **argv)
 	fi_close(&fabric->fid);
 	fi_freeinfo(info);
 	fi_freeinfo(hints);
+	if (shm_ep) {
+		fi_close(&shm_ep->fid);
+		fi_close(&shm_domain->fid);
+		fi_close(&shm_fabric->fid);
+		fi_freeinfo(shm_info);
+	}
 	PMIx_Finalize(nullptr, 0);
 	return failures ? 1 : 0;
 }
