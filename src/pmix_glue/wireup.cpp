@@ -228,15 +228,22 @@ bool launcher_has_nodes(session &s, const std::string &ns, std::vector<uint8_t> 
 	return get_peer(s, ns, wildcard_rank, wire::key_lpn, get_kind::optional, table) == 0;
 }
 
+/* Rank 0's entry, so that every rank decides alike.  A probe of launcher
+ * data, not a fetch of a peer's address: counted in gets and bytes_got,
+ * never as a local peer's. */
+bool launcher_probe(session &s, const std::string &ns, const char *key)
+{
+	std::vector<uint8_t> v;
+	s.gets++;
+	int r = s.cl->get(ns, 0, key, get_kind::optional, v);
+	if (r == 0)
+		s.bytes_got += v.size();
+	return r == 0;
+}
+
 bool launcher_has_ranks(session &s, const std::string &ns)
 {
-	/* The own rank's entry where there is one: a probe of a peer's would
-	 * count as a fetch of its data. */
-	uint32_t r = ns == s.nspace ? s.rank : 0;
-	std::vector<uint8_t> v;
-	if (get_peer(s, ns, r, wire::key_lp, get_kind::optional, v) == 0)
-		return true;
-	return get_peer(s, ns, r, PMIX_FABRIC_ENDPT, get_kind::optional, v) == 0;
+	return launcher_probe(s, ns, wire::key_lp) || launcher_probe(s, ns, PMIX_FABRIC_ENDPT);
 }
 
 /* ---- layout (symmetric) ---- */
