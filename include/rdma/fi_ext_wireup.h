@@ -83,6 +83,15 @@ struct fi_wireup_info {
 	uint32_t deviants;         /* ranks off the symmetric layout */
 	uint32_t reserved;
 	char nspace[256];          /* namespace filled */
+	/* Since issue 15 (callers with a smaller size get the fields above). */
+	uint64_t bytes_got;        /* bytes those gets returned */
+	uint64_t local_gets;       /* of the gets, those of ranks on this node */
+	uint64_t local_bytes;      /* bytes they returned: 0 with the wireup
+	                            * provider, whose local peers' addresses are
+	                            * computed (local_computed) or read from a
+	                            * node-local note (local_noted) */
+	uint32_t local_computed;
+	uint32_t local_noted;
 };
 
 struct fi_ops_wireup_pmix {

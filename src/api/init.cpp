@@ -18,6 +18,7 @@ void init_once() noexcept
 		std::call_once(once, [] {
 #ifdef WU_HAVE_PMIX
 			pmix::register_av_names();
+			register_pmix_local();
 #endif
 		});
 	} catch (...) {

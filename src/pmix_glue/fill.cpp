@@ -90,16 +90,34 @@ int check_av(fid_av *av)
 	return 0;
 }
 
-/* One insert of every name, in rank order; fi_addr of rank 0 in *base. */
+/* One insert of every name, in rank order; fi_addr of rank 0 in *base.
+ * Names of a local_format differ in length (a local peer's has no network
+ * part): they go at the format's stride, or back to back. */
 int bulk_insert(fid_av *av, uint32_t addr_format, const std::vector<std::vector<uint8_t>> &names,
 		fi_addr_t *base)
 {
 	size_t n = names.size();
 	size_t len = names.empty() ? 0 : names[0].size();
+	const local_format *lf = local_format_for(addr_format);
+	const bool packed = lf && !lf->stride;
+	if (lf)
+		len = packed ? FI_NAME_MAX : lf->stride;
 	std::vector<uint8_t> buf;
 	buf.reserve(n * len);
-	for (const auto &nm : names)
+	for (const auto &nm : names) {
+		if (packed) {
+			buf.insert(buf.end(), nm.begin(), nm.end());
+			continue;
+		}
+		if (nm.size() > len) {
+			WU_WARN(&pmix_prov, FI_LOG_AV,
+				"wire-up: a %zu-byte name is longer than the format's %zu; nothing was inserted\n",
+				nm.size(), len);
+			return -FI_EINVAL;
+		}
 		buf.insert(buf.end(), nm.begin(), nm.end());
+		buf.resize(buf.size() + (len - nm.size()), 0);
+	}
 	std::vector<fi_addr_t> out(n, FI_ADDR_NOTAVAIL);
 	int r = fi_av_insert(av, buf.data(), n, out.data(), 0, nullptr);
 	if (r != int(n)) {
@@ -125,7 +143,18 @@ int gather_names(session &s, const std::string &ns, uint64_t job, uint32_t size,
 {
 	names.assign(size, {});
 	std::vector<uint8_t> rec;
+	const bool fixed = !local_format_for(addr_format);
 	for (uint32_t r = 0; r < size; r++) {
+		if (const local_format *f = computed_here(s, ns, r, addr_format)) {
+			/* On this node: built here, nothing fetched. */
+			if (int e = local_name(s, *f, ns, r, names[r])) {
+				WU_WARN(&pmix_prov, FI_LOG_AV,
+					"wire-up: local rank %u of %s: no address; nothing was inserted\n",
+					r, ns.c_str());
+				return e;
+			}
+			continue;
+		}
 		const char *k = key;
 		int ret = get_peer(s, ns, r, k, kind, rec);
 		if (ret == -FI_ENODATA && kind == get_kind::optional && strcmp(key, wire::key_lp) == 0) {
@@ -148,7 +177,7 @@ int gather_names(session &s, const std::string &ns, uint64_t job, uint32_t size,
 			return e;
 		}
 		names[r].assign(nm, nm + len);
-		if (r && names[r].size() != names[0].size()) {
+		if (fixed && r && names[r].size() != names[0].size()) {
 			WU_WARN(&pmix_prov, FI_LOG_AV,
 				"wire-up: rank %u of %s, key %s: %zu-byte name, rank 0's is %zu; nothing was inserted\n",
 				r, ns.c_str(), k, names[r].size(), names[0].size());
@@ -336,6 +365,9 @@ int publish_body(session &s, uint32_t addr_format, const void *name, size_t len,
 	s.own_name.assign(static_cast<const uint8_t *>(name), static_cast<const uint8_t *>(name) + len);
 	s.own_format = addr_format;
 	s.published = true;
+	/* Local peers compute this name, or read the note left here. */
+	if (int r = note_own(s, addr_format, name, len))
+		return r;
 	auto rec = wire::encode_ep(addr_format, s.job, s.rank, name, len);
 	switch (m) {
 	case FI_WIREUP_LAUNCHER:
@@ -407,6 +439,15 @@ int resolve(void *ctx, fi_addr_t fi_addr, uint64_t token, void *addr, size_t *le
 		session &s = *g_sess;
 		uint32_t rank = uint32_t(token);
 		std::vector<uint8_t> rec;
+		if (const local_format *f = computed_here(s, c->nspace, rank, c->addr_format)) {
+			if (int e = local_name(s, *f, c->nspace, rank, rec))
+				return e;
+			if (rec.size() > *len)
+				return -FI_ETOOSMALL;
+			memcpy(addr, rec.data(), rec.size());
+			*len = rec.size();
+			return 0;
+		}
 		int r = get_peer(s, c->nspace, rank, wire::key_ep, get_kind::direct, rec);
 		if (r) {
 			WU_WARN(&pmix_prov, FI_LOG_AV,
@@ -548,7 +589,8 @@ int fill_launcher(session &s, fid_av *av, const std::string &ns, uint32_t size,
 {
 	uint64_t job = wire::job_id(ns);
 	std::vector<uint8_t> table;
-	if (launcher_has_nodes(s, ns, table)) {
+	const bool sym = !local_format_for(addr_format);
+	if (sym && launcher_has_nodes(s, ns, table)) {
 		if (ns != s.nspace || ensure_layout(s) != 0) {
 			WU_WARN(&pmix_prov, FI_LOG_AV,
 				"launcher-published node records of %s need the job's layout: %s\n",
@@ -606,6 +648,11 @@ void fill_info(const session &s, fi_wireup_info *info, int mode, fi_addr_t base,
 	v.gets = s.gets;
 	v.fences = s.fences;
 	v.deviants = s.deviants;
+	v.bytes_got = s.bytes_got;
+	v.local_gets = s.local_gets;
+	v.local_bytes = s.local_bytes;
+	v.local_computed = s.local_computed;
+	v.local_noted = s.local_noted;
 	snprintf(v.nspace, sizeof v.nspace, "%s", ns.c_str());
 	memcpy(info, &v, sz);
 }

@@ -87,8 +87,8 @@ bool validate_name(uint32_t addr_format, const void *name, size_t len, std::stri
 		      std::to_string(want);
 		return false;
 	}
-	if (len == 0 || len > 56) {
-		why = "name of " + std::to_string(len) + " bytes (1 to 56 accepted)";
+	if (len == 0 || len > FI_NAME_MAX) {
+		why = "name of " + std::to_string(len) + " bytes (1 to 64 accepted)";
 		return false;
 	}
 	if (addr_format == FI_SOCKADDR_IN || addr_format == FI_SOCKADDR_IN6) {

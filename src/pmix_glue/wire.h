@@ -74,7 +74,8 @@ std::vector<uint8_t> encode_node(uint32_t addr_format, uint64_t job, uint32_t no
 int check_ep(const std::vector<uint8_t> &rec, uint32_t addr_format, uint64_t job, uint32_t rank,
 	     const uint8_t **name, size_t *len, std::string &why);
 
-/* Length an address of this format must have, or 0: any up to 56 bytes. */
+/* Length an address of this format must have, or 0: any up to 64 bytes
+ * (FI_NAME_MAX: the wireup provider's addresses). */
 size_t name_len(uint32_t addr_format) noexcept;
 /* True when name is a well-formed address of addr_format. */
 bool validate_name(uint32_t addr_format, const void *name, size_t len, std::string &why);

@@ -87,6 +87,8 @@ std::string knob_string(const char *name)
 void finalize_at_exit()
 {
 	std::lock_guard<std::recursive_mutex> g(g_mu);
+	if (g_sess)
+		drop_note(*g_sess);
 	if (g_sess && g_sess->up && !g_sess->fake) {
 		g_sess->cl->finalize();
 		g_sess->up = false;
@@ -163,6 +165,8 @@ int get_session(session *&out)
 	s.have_layout = false;
 	s.deviants = 0;
 	s.bytes_put = s.gets = s.fences = 0;
+	s.local_gets = s.local_bytes = s.bytes_got = 0;
+	s.local_computed = s.local_noted = 0;
 	if (!s.fake) {
 		static std::once_flag once;
 		std::call_once(once, [] { atexit(finalize_at_exit); });
@@ -176,19 +180,29 @@ int get_session(session *&out)
 int get_peer(session &s, const std::string &ns, uint32_t rank, const char *key, get_kind kind,
 	     std::vector<uint8_t> &out)
 {
-	s.gets++;
+	/* Counted by whose data it is: fetches of node-local peers are what
+	 * a local_format (local_addr.h) saves. */
+	bool local = rank != wildcard_rank && is_local_peer(s, ns, rank);
+	auto count = [&](int r) {
+		s.gets++;
+		s.local_gets += local;
+		if (r == 0) {
+			s.bytes_got += out.size();
+			if (local)
+				s.local_bytes += out.size();
+		}
+		return r;
+	};
 	if (kind != get_kind::direct && kind != get_kind::local)
-		return s.cl->get(ns, rank, key, kind, out);
+		return count(s.cl->get(ns, rank, key, kind, out));
 	int tries = std::max(1, param::get_int(&pmix_prov, "direct_retries").value);
 	int r = 0;
 	for (int i = 0; i < tries; i++) {
-		r = s.cl->get(ns, rank, key, kind, out);
+		r = count(s.cl->get(ns, rank, key, kind, out));
 		if (r != -FI_ENODATA && r != -FI_ETIMEDOUT)
 			return r;
-		if (i + 1 < tries) {
+		if (i + 1 < tries)
 			std::this_thread::sleep_for(std::chrono::milliseconds(20));
-			s.gets++;
-		}
 	}
 	return r;
 }
@@ -214,12 +228,22 @@ bool launcher_has_nodes(session &s, const std::string &ns, std::vector<uint8_t> 
 	return get_peer(s, ns, wildcard_rank, wire::key_lpn, get_kind::optional, table) == 0;
 }
 
-bool launcher_has_ranks(session &s, const std::string &ns)
+/* Rank 0's entry, so that every rank decides alike.  A probe of launcher
+ * data, not a fetch of a peer's address: counted in gets and bytes_got,
+ * never as a local peer's. */
+bool launcher_probe(session &s, const std::string &ns, const char *key)
 {
 	std::vector<uint8_t> v;
-	if (get_peer(s, ns, 0, wire::key_lp, get_kind::optional, v) == 0)
-		return true;
-	return get_peer(s, ns, 0, PMIX_FABRIC_ENDPT, get_kind::optional, v) == 0;
+	s.gets++;
+	int r = s.cl->get(ns, 0, key, get_kind::optional, v);
+	if (r == 0)
+		s.bytes_got += v.size();
+	return r == 0;
+}
+
+bool launcher_has_ranks(session &s, const std::string &ns)
+{
+	return launcher_probe(s, ns, wire::key_lp) || launcher_probe(s, ns, PMIX_FABRIC_ENDPT);
 }
 
 /* ---- layout (symmetric) ---- */
@@ -300,10 +324,11 @@ int op_publish(fid_domain *domain, const void *name, size_t len, uint32_t addr_f
 int op_av_fill(fid_domain *domain, fid_av *av, const char *nspace, uint64_t flags,
 	       fi_wireup_info *info)
 {
-	uint32_t f = format_of(domain);
-	if (!f)
+	/* 0 is a format too: FI_FORMAT_UNSPEC, the wireup provider's. */
+	prov::domain *d = prov::domain_of(domain);
+	if (!d || !d->info)
 		return -FI_EINVAL;
-	return av_fill(av, f, nspace, flags, info);
+	return av_fill(av, format_of(domain), nspace, flags, info);
 }
 
 int op_job_info(fid_domain *domain, const char *nspace, fi_wireup_info *info)
@@ -392,6 +417,7 @@ int close() noexcept
 		if (!g_sess || !g_sess->up)
 			return 0;
 		g_sess->up = false;
+		drop_note(*g_sess);
 		return g_sess->cl->finalize();
 	});
 }
@@ -531,8 +557,10 @@ int named_av_open(prov::domain *dom, const av::av_format *fmt, fi_av_attr *attr,
 void use_client_for_tests(std::unique_ptr<client> c)
 {
 	std::lock_guard<std::recursive_mutex> g(g_mu);
-	if (g_sess)
+	if (g_sess) {
 		g_sess->up = false;
+		drop_note(*g_sess);
+	}
 	g_next_client = std::move(c);
 	g_next_is_test = g_next_client != nullptr;
 	if (g_sess && !g_next_is_test) {

@@ -17,6 +17,7 @@
 
 #include "pmix_glue/client.h"
 #include "pmix_glue/layout.h"
+#include "pmix_glue/local_addr.h"
 #include "pmix_glue/wireup.h"
 
 namespace wu::pmix::detail {
@@ -46,6 +47,12 @@ struct session {
 	layout lay;
 	uint32_t deviants = 0;
 	uint64_t bytes_put = 0, gets = 0, fences = 0;
+	/* Fetches of node-local peers' data (zero when their format has a
+	 * local_format), bytes every get returned, local peers computed or
+	 * found in a note (local.cpp). */
+	uint64_t local_gets = 0, local_bytes = 0, bytes_got = 0;
+	uint32_t local_computed = 0, local_noted = 0;
+	std::string note_path; /* this rank's note, "" when none */
 	std::list<resolver_ctx> resolvers; /* kept while the process lives */
 };
 extern std::recursive_mutex g_mu;
@@ -62,6 +69,22 @@ int fence(session &s, bool collect);
 bool launcher_has_nodes(session &s, const std::string &ns, std::vector<uint8_t> &table);
 int ensure_layout(session &s);
 int decide_mode(session &s, uint64_t flags);
+
+/* ---- local.cpp ---- */
+
+bool is_local_peer(const session &s, const std::string &ns, uint32_t rank);
+/* The local_format of addr_format when rank of ns runs on this node, else
+ * nullptr: its address is then built, not fetched. */
+const local_format *computed_here(const session &s, const std::string &ns, uint32_t rank,
+				  uint32_t addr_format);
+/* The address of local peer rank (computed, or from its note); 0 or a
+ * negative FI_E*, logged. */
+int local_name(session &s, const local_format &f, const std::string &ns, uint32_t rank,
+	       std::vector<uint8_t> &out);
+/* After publish: leaves this rank's note when its name is not the
+ * computed one (and removes an old one of this process when it is). */
+int note_own(session &s, uint32_t addr_format, const void *name, size_t len);
+void drop_note(session &s);
 
 /* ---- fill.cpp ---- */
 

@@ -116,6 +116,7 @@ int fake_client::get(const std::string &ns, uint32_t rank, const char *key, get_
 		     std::vector<uint8_t> &out)
 {
 	get_calls++;
+	gets_of[rank]++;
 	if (ns != job.nspace)
 		return -FI_ENODATA;
 	auto it = store.find({rank, key});
@@ -137,7 +138,7 @@ int fake_client::get(const std::string &ns, uint32_t rank, const char *key, get_
 	}
 	if (rank >= size())
 		return -FI_ENODATA;
-	auto a = addr_of(rank);
+	auto a = name_of ? name_of(rank) : addr_of(rank);
 	if (!strcmp(key, wire::key_lp)) {
 		if (!launcher_ranks)
 			return -FI_ENODATA;

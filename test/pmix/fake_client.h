@@ -8,6 +8,7 @@
 #define WU_TEST_PMIX_FAKE_CLIENT_H
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -43,6 +44,11 @@ public:
 	bool launcher_nodes = false; /* the launcher published wireup.lpn */
 	bool launcher_ranks = false; /* the launcher published wireup.lp */
 	uint64_t fence_calls = 0, put_calls = 0, get_calls = 0, commit_calls = 0;
+	/* Names of job.addr_format other than sockaddr_in (issue 15's local
+	 * formats): when set, what every rank publishes instead of addr_of. */
+	std::function<std::vector<uint8_t>(uint32_t rank)> name_of;
+	/* Ranks whose data was asked for (get_calls by rank). */
+	std::map<uint32_t, uint64_t> gets_of;
 
 	uint32_t size() const { return job.nodes * job.ppn; }
 	uint32_t pos_of(uint32_t r) const { return job.cyclic ? r % job.nodes : r / job.ppn; }

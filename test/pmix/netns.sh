@@ -12,7 +12,11 @@
 #   modex block 3x2, modex cyclic 3x2, direct block 3x2,
 #   symmetric (node leaders' records) block 3x2 and cyclic 3x2,
 #   symmetric by host names block 2x3 and cyclic 3x2,
-#   launcher-published per node (lpn) cyclic 3x2, per rank (lp) block 3x2.
+#   launcher-published per node (lpn) cyclic 3x2, per rank (lp) block 3x2;
+#   the wireup provider (issue 15's mixed test) in modex block 2x2 and direct
+#   cyclic 2x2: every rank sends to the three others, local ones through shm
+#   and remote ones through tcp, takes them with wildcard receives, and the
+#   wire-up fetched nothing for its local peer (test/pmix/nodes_wx.cpp).
 # Bounded: a case stops itself after 15 s (timeout kills it at 20 s), no case
 # starts after 40 s; the namespaces go on any exit (trap).  A case takes ~1 s.
 # SKIP (77) when network namespaces cannot be made (no root, no ip, a
@@ -106,5 +110,7 @@ run hostname block 3 2
 run hostname cyclic 2 3
 run lpn cyclic 2 3
 run lp block 2 3
+run wx block 2 2
+run wxdirect cyclic 2 2
 echo "netns nodes: $pass passed, $fail failed"
 [ $fail -eq 0 ]

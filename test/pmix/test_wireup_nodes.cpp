@@ -25,6 +25,8 @@
  *              addresses from the host names, nothing exchanged
  *   lpn        every server publishes one record per node (wireup.lpn)
  *   lp         every server publishes one record per rank (wireup.lp)
+ *   wx, wxdirect  the wireup provider (shm on the node, tcp across), modex
+ *              or direct: nothing fetched for local peers (nodes_wx.cpp)
  * Clients are this program again ("client" as first argument): see
  * client_main.  Exit status: the worst of the clients', 3 on a timeout. */
 #include <pmix.h>
@@ -66,6 +68,7 @@
 #include <rdma/fi_ext_wireup.h>
 #include <rdma/fi_tagged.h>
 
+#include "nodes_wx.h"
 #include "pmix_glue/wire.h"
 
 namespace {
@@ -464,6 +467,8 @@ int run_node(const node_args &a)
 	const std::string pb = "FI_PMIX_PORT_BASE=" + std::to_string(port_base);
 	if (a.variant == "modex" || a.variant == "direct")
 		extra.push_back("FI_PMIX_MODE=" + a.variant);
+	else if (a.variant == "wx" || a.variant == "wxdirect") /* nodes_wx.cpp */
+		extra.push_back(a.variant == "wx" ? "FI_PMIX_MODE=modex" : "FI_PMIX_MODE=direct");
 	else if (a.variant == "symmetric")
 		extra.insert(extra.end(), {"FI_PMIX_MODE=symmetric", pb});
 	else if (a.variant == "hostname")
@@ -784,6 +789,8 @@ int client_main(int argc, char **argv)
 	const std::vector<std::string> addrs = split(al ? al : "", ',');
 	sh.nn = uint32_t(addrs.size());
 	const uint32_t n = sh.size();
+	if (variant == "wx" || variant == "wxdirect")
+		return wu::test::wx_client(variant, sh.ppn, sh.cyclic, addrs);
 
 	pmix_proc_t me;
 	if (PMIx_Init(&me, nullptr, 0) != PMIX_SUCCESS) {

@@ -34,9 +34,31 @@ EXTRA_DIST += test/pmix/wireup_server.sh
 # PMIx server of ours per node, fences and direct modex relayed between them.
 if WU_HAVE_PMIX
 check_PROGRAMS += test/pmix/test_wireup_nodes
-test_pmix_test_wireup_nodes_SOURCES = test/pmix/test_wireup_nodes.cpp
+test_pmix_test_wireup_nodes_SOURCES = test/pmix/test_wireup_nodes.cpp test/pmix/nodes_wx.cpp test/pmix/nodes_wx.h
 test_pmix_test_wireup_nodes_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
 test_pmix_test_wireup_nodes_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
 TESTS += test/pmix/netns.sh
 endif
 EXTRA_DIST += test/pmix/netns.sh
+# Issue 15: nothing fetched for node-local peers of a format that computes
+# them (pmix_glue/local_addr.h), on the in-memory PMIx with a test format.
+if WU_HAVE_PMIX
+if WU_HAVE_GTEST
+check_PROGRAMS += test/pmix/test_wireup_local
+TESTS += test/pmix/test_wireup_local
+UNIT_TESTS += test/pmix/test_wireup_local
+test_pmix_test_wireup_local_SOURCES = test/pmix/test_wireup_local.cpp test/pmix/fake_client.cpp test/pmix/fake_client.h
+test_pmix_test_wireup_local_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_pmix_test_wireup_local_LDADD = $(GTEST_LDADD_ALL)
+endif
+endif
+# Issue 15: zero bytes for node-local peers with the wireup provider under
+# mpirun (all ranks on this node).
+if WU_HAVE_PMIX
+check_PROGRAMS += test/pmix/test_wireup_local_launch
+test_pmix_test_wireup_local_launch_SOURCES = test/pmix/test_wireup_local_launch.cpp
+test_pmix_test_wireup_local_launch_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
+test_pmix_test_wireup_local_launch_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
+TESTS += test/pmix/wireup_local_launch.sh
+endif
+EXTRA_DIST += test/pmix/wireup_local_launch.sh

@@ -258,8 +258,10 @@ int ep_control(fid *f, int command, void *arg) noexcept
 			start_auto(ep);
 #ifdef WU_HAVE_PMIX
 			/* Lets "pmix:" named AVs of other ranks resolve this endpoint
-			 * with no application code (FI_PMIX_AUTO_PUBLISH). */
-			if (ep->b.type == FI_EP_RDM)
+			 * with no application code (FI_PMIX_AUTO_PUBLISH).  A
+			 * sub-endpoint's name is not the process's: the wireup
+			 * endpoint publishes its own. */
+			if (ep->b.type == FI_EP_RDM && ep->b.addr_part < 0)
 				pmix::endpoint_named(ep->self.data(), ep->self.size(),
 						     ep->self.size() == sizeof(sockaddr_in) ? FI_SOCKADDR_IN
 											    : FI_SOCKADDR_IN6);

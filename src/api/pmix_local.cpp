@@ -1,0 +1,84 @@
+/* The wireup provider's addresses and the PMIx wire-up (issue 15): a
+ * node-local peer's address is computed, not exchanged.  Here, at the top
+ * of the layering, because it joins three parts that may not include each
+ * other: the wire-up's hook, the wireup address and the shm rank name.  Under PMIx the shm
+ * sub-endpoint of a rank's first wireup endpoint takes the rank's name
+ * (shm::rank_addr), so a peer on the same host reaches it through
+ * {this host's id, no tcp part, that name}; only remote peers need the tcp
+ * part, and the wire-up fetches it for them alone (pmix_glue/local_addr.h). */
+#include "api/init.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include <rdma/fi_errno.h>
+
+#include "av/av.h"
+#include "pmix_glue/local_addr.h"
+#include "prov/shm/shm_addr.h"
+#include "prov/wireup/wx_addr.h"
+
+namespace wu::api {
+
+using namespace wu::wireup;
+
+namespace {
+
+/* The job the shm provider names ranks by (shm_addr.h): FI_SHM_JOB
+ * replaces the own namespace, never another one. */
+const char *shm_job(const char *nspace)
+{
+	const char *j = getenv("FI_SHM_JOB");
+	const char *own = getenv("PMIX_NAMESPACE");
+	if (j && *j && own && strcmp(own, nspace) == 0)
+		return j;
+	return nspace;
+}
+
+/* The rank's shm name without the scheme; its length, or a negative FI_E*. */
+long rank_name(const char *nspace, uint32_t rank, char *buf, size_t buflen)
+{
+	char a[shm::addr_max];
+	long n = shm::rank_addr(shm_job(nspace), rank, a, sizeof a);
+	if (n < 0)
+		return n;
+	size_t len = size_t(n) - 1 - shm::scheme_len;
+	if (len > buflen)
+		return -FI_ETOOSMALL;
+	memcpy(buf, a + shm::scheme_len, len);
+	return long(len);
+}
+
+long local_addr(const char *nspace, uint32_t rank, void *buf, size_t buflen) noexcept
+{
+	char name[shm::addr_max];
+	long n = rank_name(nspace, rank, name, sizeof name);
+	if (n < 0)
+		return n;
+	parts p;
+	p.host = host_id();
+	p.shm = name;
+	p.shm_len = size_t(n);
+	return encode(p, buf, buflen);
+}
+
+bool computable(const char *nspace, uint32_t rank, const void *addr, size_t len) noexcept
+{
+	parts p;
+	char name[shm::addr_max];
+	long n = rank_name(nspace, rank, name, sizeof name);
+	return n > 0 && decode(addr, len, &p) > 0 && p.host == host_id() && p.shm &&
+	       p.shm_len == size_t(n) && memcmp(p.shm, name, p.shm_len) == 0;
+}
+
+} // namespace
+
+int register_pmix_local() noexcept
+{
+	/* Stride 0: the AV takes composite addresses back to back. */
+	static pmix::local_format f = {0, 0, local_addr, computable};
+	f.addr_format = format()->addr_format;
+	return pmix::register_local_format(&f);
+}
+
+} // namespace wu::api
