@@ -32,6 +32,8 @@ cleanup()
 		ip netns del $ns 2>/dev/null
 		rm -rf "/etc/netns/$ns"
 	done
+	# A veth pair made before it moved into the namespaces.
+	ip link del wuoa$$ 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
