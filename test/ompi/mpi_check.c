@@ -5,7 +5,8 @@
  * with "rma", one-sided MPI_Put / MPI_Get / MPI_Accumulate /
  * MPI_Fetch_and_op in fence and lock epochs.  Run by the scripts in test/ompi.
  *   mpi_check [rma]
- * Every rank prints "mpi_check: rank R of N on HOST" and the path of the
+ * Every rank prints "mpi_check: rank R of N on HOST", "mpi_check: rank R
+ * pid PID" (to match it with its FI_LOG lines) and the path of the
  * libfabric.so it loaded ("mpi_check: rank R libfabric PATH"); rank 0 prints
  * "mpi_check: CHECK ok" per check and "mpi_check: PASS N ranks" at the end.
  * A mismatch is named on stderr by the rank that saw it, and the exit code
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int me, np;
 static long failures;
@@ -528,6 +530,7 @@ int main(int argc, char **argv)
 	int len = 0;
 	MPI_Get_processor_name(host, &len);
 	printf("mpi_check: rank %d of %d on %s\n", me, np, host);
+	printf("mpi_check: rank %d pid %ld\n", me, (long)getpid());
 	int libs = 0;
 	dl_iterate_phdr(print_libfabric, &libs);
 	if (!libs)

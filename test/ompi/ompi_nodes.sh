@@ -6,9 +6,11 @@
 # inside the second.  Names resolve through /etc/netns/<ns>/hosts, which
 # `ip netns exec` mounts over /etc/hosts.  Debian's mpirun with
 # `--mca pml cm --mca mtl ofi` and no provider selection or FI_* variable;
-# the OFI MTL selects wireup, and mpi_check passes; ranks on one node reach
-# each other through shm, the others through tcp (the wireup provider's
-# routing lines at FI_LOG_LEVEL=info, in a second run).
+# the OFI MTL selects wireup, and mpi_check passes (its wildcard receives
+# on rank 0 take messages from rank 1 through shm and from ranks 2 and 3
+# through tcp); ranks on one node reach each other through shm, the others
+# through tcp (the wireup provider's routing lines at FI_LOG_LEVEL=info, in
+# a second run with the OFI BTL for one-sided).
 # Needs root for the namespaces: exit 77 when they cannot be made (CI runs
 # as root), or when mpicc/mpirun/ip/unshare are missing.  The namespaces,
 # their /etc/netns entries and every process in them go on every exit.
@@ -106,10 +108,48 @@ placement
 expect_n "the OFI MTL took the wireup provider on every rank" 4 "mtl:ofi:prov: wireup$" "$log"
 end_run nodes
 
-# One-sided through the OFI BTL, and the routing shown at FI_LOG_LEVEL=info.
+# One-sided through the OFI BTL, and the routing at FI_LOG_LEVEL=info: the
+# wireup provider logs once per endpoint and peer "fi_addr N (fi_wx://IP:
+# PORT/HOSTID/SHMNAME) goes through shm|tcp".  The peer's node is the IP
+# of its tcp part; the logging process's node comes from mpi_check's pid
+# and host lines.  Every route must be shm within a node and tcp between
+# them, and each rank's MTL endpoint routes at least its node neighbour
+# (4 shm lines in all) and the two ranks of the other node (8 tcp lines).
 run_nodes nodes_btl rma --mca btl ofi,self --mca osc rdma --mca btl_ofi_verbose 100 -x FI_LOG_LEVEL=info
 check_run nodes_btl 4
 placement
 expect_n "the OFI MTL took the wireup provider on every rank" 4 "mtl:ofi:prov: wireup$" "$log"
+set -- $(awk '
+	$1 == "mpi_check:" && $2 == "rank" && $4 == "of" { host[$3] = $7 }
+	$1 == "mpi_check:" && $2 == "rank" && $4 == "pid" { pid[$3] = $5 }
+	/<info> fi_addr [0-9]+ \(fi_wx:\/\/.* goes through (shm|tcp)$/ { line[++n] = $0 }
+	END {
+		for (r in pid)
+			node[pid[r]] = host[r]
+		shm = tcp = bad = 0
+		for (i = 1; i <= n; i++) {
+			split(line[i], f, ":")
+			ip = line[i]
+			sub(/.*\(fi_wx:\/\//, "", ip)
+			sub(/:.*/, "", ip)
+			peer = ip == "10.77.0.1" ? "wu-node-a" : ip == "10.77.0.2" ? "wu-node-b" : "unknown"
+			via = line[i]
+			sub(/.* goes through /, "", via)
+			want = (f[2] in node) && node[f[2]] == peer ? "shm" : "tcp"
+			if (!(f[2] in node) || peer == "unknown" || via != want) {
+				bad++
+				print "  FAIL: " line[i] " (from " node[f[2]] " to " peer ")" >"/dev/stderr"
+			} else if (via == "shm")
+				shm++
+			else
+				tcp++
+		}
+		print shm, tcp, bad
+	}' "$log")
+echo "  routes: $1 through shm within a node, $2 through tcp between nodes, $3 wrong"
+if [ "$1" -lt 4 ] || [ "$2" -lt 8 ] || [ "$3" -ne 0 ]; then
+	echo "  FAIL: expected at least 4 shm and 8 tcp routes, none wrong"
+	failed=1
+fi
 end_run nodes_btl
 exit $status
