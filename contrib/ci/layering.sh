@@ -9,7 +9,8 @@
 # system headers and the generated config.h.  A header belongs to the part
 # named by its path under src/ ("prov/common/cq.h" is prov/common's,
 # "prov/registry.h" is prov's).  "prov/*" stands for one provider folder
-# (src/prov/tcp, ...): a provider may not include another provider.
+# (src/prov/tcp, ...): a provider may not include another provider, except
+# prov/wireup, which multiplexes the others (shm and tcp sub-endpoints).
 top=${1:-${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}}
 [ -d "$top/src" ] || { echo "layering.sh: no src/ under $top" >&2; exit 99; }
 
@@ -22,8 +23,9 @@ av: core eq
 pmix_glue: core av
 prov/common: core eq av
 prov/*: core eq av getinfo pmix_glue prov/common
-prov: core prov/*
-api: core eq av getinfo pmix_glue prov/common prov prov/*
+prov/wireup: core eq av getinfo pmix_glue prov/common prov/*
+prov: core prov/* prov/wireup
+api: core eq av getinfo pmix_glue prov/common prov prov/* prov/wireup
 util: (nothing)
 EOF
 }
@@ -58,7 +60,7 @@ part_of() {
 
 # The table's name for a part: one provider folder is "prov/*".
 key_of() {
-	case $1 in prov/common | prov) echo "$1" ;; prov/*) echo 'prov/*' ;; *) echo "$1" ;; esac
+	case $1 in prov/common | prov | prov/wireup) echo "$1" ;; prov/*) echo 'prov/*' ;; *) echo "$1" ;; esac
 }
 
 # The rule line of part $1, empty if the table lacks it.

@@ -234,6 +234,7 @@ void destroy(av_obj *a)
 		munmap(a->auth_of, a->slots * sizeof(uint32_t));
 	delete a->local;
 	delete a->rev;
+	delete a->parts;
 	delete a->keys;
 	a->magic = 0;
 	delete a;
@@ -371,6 +372,7 @@ int open_body(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av 
 	a->uids_on = a->user_id_av;
 	a->local = new std::mutex;
 	a->rev = new rev_index;
+	a->parts = fmt->part ? new part_index : nullptr;
 	a->keys = new std::vector<auth_key_slot>;
 	const uint32_t blob_size = uint32_t((fmt->max_addrlen + 4 + 7) & ~size_t(7));
 	if (attr->name) {

@@ -58,10 +58,19 @@ struct av_format {
 	 * own AV would store it; returns its length (may exceed outlen:
 	 * truncated), 0 when the address has no such part. */
 	size_t (*part)(const void *addr, size_t len, int which, void *out, size_t outlen) = nullptr;
+	/* Optional: fi_av_straddr's text of a stored address (len bytes),
+	 * NUL-terminated and truncated to buflen (buf may be NULL when buflen
+	 * is 0); returns the size needed with the NUL, or a negative FI_E*.
+	 * Unset: addr::format with print_format. */
+	ssize_t (*print)(const void *addr, size_t len, char *buf, size_t buflen) = nullptr;
 };
 
-/* Largest stored address; blobs are this plus a length word. */
-inline constexpr size_t max_blob = 56;
+/* Part indices av_format::part may be asked for (0 .. max_parts - 1). */
+inline constexpr int max_parts = 2;
+
+/* Largest stored address; blobs are this plus a length word.  64: the
+ * wireup provider's composite addresses (FI_NAME_MAX). */
+inline constexpr size_t max_blob = 64;
 
 /* Built-in descriptors for sockaddr-based providers. */
 const av_format *ip_format(uint32_t addr_format) noexcept;

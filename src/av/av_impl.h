@@ -75,6 +75,12 @@ struct rev_index {
 	uint32_t tag(uint64_t h) const { return uint32_t(h) & ~idx_mask; }
 };
 
+/* One reverse index per part of a composite address (av_format::part),
+ * kept like rev: stale slots are checked against the entry on use. */
+struct part_index {
+	rev_index ix[max_parts];
+};
+
 struct auth_key_slot {
 	std::string key;
 	int in_use = 0;
@@ -111,6 +117,7 @@ struct av_obj {
 	size_t max_auth_keys;
 	std::mutex *local;    /* reverse index, auth keys, resolver */
 	rev_index *rev;
+	part_index *parts;    /* formats with parts only (parts.cpp) */
 	std::vector<auth_key_slot> *keys;
 	resolver_fn resolver;
 	void *resolver_ctx;
@@ -170,6 +177,15 @@ int decode(const av_obj *a, const void *addr, size_t avail, key &k, size_t *cons
 int from_parsed(const av_obj *a, const addr::parsed_addr &p, key &k);
 int decode_str(const av_obj *a, const char *s, key &k);
 int resolve_pending(av_obj *a, uint64_t f, uint64_t token);
+
+/* ---- parts.cpp ---- */
+
+/* Adds entry f (address k) to the part indexes that are live[i]; clears
+ * live[i] of an index that is full (rebuilt on next use). */
+void parts_add(av_obj *a, uint64_t f, const key &k, bool *live);
+/* The format takes no text addresses (text_format 0): logs why for what
+ * and returns true. */
+bool text_refused(const av_obj *a, const char *what);
 
 /* ---- insert.cpp ---- */
 
@@ -289,12 +305,16 @@ struct writer {
 	uint64_t gen0;	  /* ins_gen before this batch */
 	bool rev_live;	  /* keep the reverse index in step */
 	uint64_t scan = 0; /* free slots below this were taken by this batch */
+	bool part_live[max_parts] = {}; /* the same for the part indexes */
 	std::unique_lock<std::mutex> rev_lk;
 
 	explicit writer(av_obj *av)
 		: a(av), r(*av->reg), end(r.hdr->end), gen0(r.hdr->ins_gen), rev_lk(*av->local)
 	{
 		rev_live = a->rev->gen == gen0;
+		if (a->parts)
+			for (int i = 0; i < max_parts; i++)
+				part_live[i] = a->parts->ix[i].gen == gen0;
 	}
 
 	/* Lowest free slot: the lowest marked block, scanned record by record;
@@ -347,6 +367,10 @@ struct writer {
 		__atomic_add_fetch(&r.hdr->gen, 1, __ATOMIC_RELEASE);
 		if (rev_live)
 			a->rev->gen = r.hdr->ins_gen;
+		if (a->parts)
+			for (int i = 0; i < max_parts; i++)
+				if (part_live[i])
+					a->parts->ix[i].gen = r.hdr->ins_gen;
 	}
 
 	/* Writes address k at f and publishes it. */
@@ -367,6 +391,8 @@ struct writer {
 			test_crash_hook(2);
 		if (rev_live && !rev_add(a, f, k))
 			rev_live = false;
+		if (a->parts)
+			parts_add(a, f, k, part_live);
 	}
 
 	void finish()

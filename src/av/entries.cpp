@@ -351,7 +351,7 @@ int from_parsed(const av_obj *a, const addr::parsed_addr &p, key &k)
 /* An FI_ADDR_STR string to a key. */
 int decode_str(const av_obj *a, const char *s, key &k)
 {
-	if (!s)
+	if (!s || text_refused(a, "fi_av_insert (FI_ADDR_STR)"))
 		return -FI_EINVAL;
 	addr::parsed_addr p;
 	size_t n = strnlen(s, addr::max_str_len + 1);

@@ -281,12 +281,15 @@ int av_insert_body(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr
 		for (size_t i = 0; i < count; i++)
 			if (int r = decode_str(a, strs[i], b.keys[i]))
 				b.err[i] = -r;
-	} else if (a->fmt->addr_format == FI_SOCKADDR) {
-		/* Variable-length sockaddrs, back to back. */
+	} else if (a->fmt->addr_format == FI_SOCKADDR || a->fmt->part) {
+		/* Variable-length sockaddrs, back to back; so are composite
+		 * addresses (each as long as it says: MPI stacks pass the names
+		 * of fi_getname concatenated). */
 		auto *p = static_cast<const unsigned char *>(addr);
+		const size_t avail = a->fmt->part ? a->fmt->max_addrlen : sizeof(sockaddr_in6);
 		for (size_t i = 0; i < count; i++) {
 			size_t used = 0;
-			if (int r = decode(a, p, sizeof(sockaddr_in6), b.keys[i], &used)) {
+			if (int r = decode(a, p, avail, b.keys[i], &used)) {
 				for (size_t j = i; j < count; j++)
 					b.err[j] = -r; /* the next one cannot be found */
 				break;
@@ -312,6 +315,8 @@ int av_insert_body(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr
 int resolve_node(const av_obj *a, const char *node, const char *service, key &k)
 {
 	addr::parsed_addr p;
+	if (text_refused(a, "fi_av_insertsvc"))
+		return -FI_EINVAL;
 	n_resolves++;
 	if (int r = addr::parse_node_service(node, service, 0, a->fmt->text_format, p))
 		return r;
@@ -478,6 +483,8 @@ int av_insertsym_body(av_obj *a, const char *node, size_t nodecnt, const char *s
 		WU_WARN(a->prov, FI_LOG_AV, "fi_av_insertsym: node and service are both required\n");
 		return -FI_EINVAL;
 	}
+	if (text_refused(a, "fi_av_insertsym"))
+		return -FI_EINVAL;
 	if (nodecnt > UINT32_MAX || svccnt > 65536 || nodecnt * svccnt > a->reg->hdr->max_slots) {
 		WU_WARN(a->prov, FI_LOG_AV, "fi_av_insertsym: %zu x %zu addresses is too many\n", nodecnt,
 			svccnt);

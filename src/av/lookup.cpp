@@ -183,7 +183,8 @@ const char *av_straddr_body(av_obj *a, const void *addr, char *buf, size_t *len)
 	ssize_t alen = a->fmt->validate(addr, a->fmt->max_addrlen);
 	if (alen < 0)
 		return nullptr;
-	ssize_t n = addr::format(a->fmt->print_format, addr, size_t(alen), buf, buf ? *len : 0);
+	ssize_t n = a->fmt->print ? a->fmt->print(addr, size_t(alen), buf, buf ? *len : 0)
+				  : addr::format(a->fmt->print_format, addr, size_t(alen), buf, buf ? *len : 0);
 	if (n < 0)
 		return nullptr;
 	*len = size_t(n);

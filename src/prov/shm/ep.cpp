@@ -273,7 +273,7 @@ ssize_t ep_cancel(fid *f, void *context) noexcept
 			return -FI_EINVAL;
 		{
 			std::lock_guard g(ep->b.mtx);
-			prov::op *o = ep->rx.cancel(context);
+			prov::op *o = ep->rx->cancel(context);
 			if (!o)
 				return -FI_ENOENT;
 			prov::complete_canceled(ep->b, o);
@@ -291,7 +291,7 @@ int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 			return -FI_EINVAL;
 		if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
 			return -FI_ENOPROTOOPT;
-		return prov::ep_base::put_size_opt(ep->rx.min_multi_recv, val, len);
+		return prov::ep_base::put_size_opt(ep->rx->min_multi_recv, val, len);
 	});
 }
 
@@ -303,7 +303,7 @@ int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
 			return -FI_EINVAL;
 		if (level != FI_OPT_ENDPOINT)
 			return -FI_ENOPROTOOPT;
-		return ep->b.setopt(&ep->rx.min_multi_recv, name, val, len);
+		return ep->b.setopt(&ep->rx->min_multi_recv, name, val, len);
 	});
 }
 
@@ -320,7 +320,7 @@ ssize_t ep_rx_left(fid_ep *e) noexcept
 {
 	return ep_call(e, "fi_rx_size_left", [&](shm_ep *ep) -> ssize_t {
 		std::lock_guard g(ep->b.mtx);
-		return ssize_t(ep->b.info->rx_attr->size - std::min(ep->rx.posted.load(), ep->b.info->rx_attr->size));
+		return ssize_t(ep->b.info->rx_attr->size - std::min(ep->rx->posted.load(), ep->b.info->rx_attr->size));
 	});
 }
 
@@ -454,9 +454,9 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			ep->b.info->rx_attr->iov_limit = max_iov;
 		if (ep->b.info->tx_attr->inject_size == 0 || ep->b.info->tx_attr->inject_size > 4096)
 			ep->b.info->tx_attr->inject_size = 4096;
-		ep->rx.size = ep->b.info->rx_attr->size;
-		ep->rx.directed = ep->b.info->caps & FI_DIRECTED_RECV;
-		ep->rx.prov = P();
+		ep->own_rx.size = ep->b.info->rx_attr->size;
+		ep->own_rx.directed = ep->b.info->caps & FI_DIRECTED_RECV;
+		ep->own_rx.prov = P();
 		ep->tp->base = &ep->b;
 		ep->b.av_removed = av_removed;
 		ep->b.av_arg = ep.get();

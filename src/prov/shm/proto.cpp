@@ -422,7 +422,7 @@ remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err)
 		return r;
 	}
 	char buf[addr_max + 1];
-	size_t n = av::addr_of(ep->b.av, addr, buf, sizeof buf);
+	size_t n = ep->b.peer_addr(addr, buf, sizeof buf);
 	if (n == 0 || n > addr_max || addr_len(buf, n) < 0) {
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "fi_addr %llu is no shm address in the endpoint's AV\n",
 			       (unsigned long long)addr);
@@ -522,7 +522,7 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 		}
 		rx_pull &pl = it->second;
 		prov::complete_rx(ep->b, pl.o, nullptr, 0, pl.src, pl.tagged, pl.tag, pl.has_data, pl.data, 0,
-				  FI_EHOSTDOWN, ep->rx.done(pl.o));
+				  FI_EHOSTDOWN, ep->rx->done(pl.o));
 		it = ep->pulls_in.erase(it);
 	}
 	/* A later first cell from a process that took its name again revives it. */

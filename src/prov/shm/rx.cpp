@@ -37,7 +37,7 @@ fi_addr_t src_of(shm_ep *ep, remote *r)
 {
 	if (r->addr == FI_ADDR_NOTAVAIL && ep->b.av) {
 		std::string a = std::string(scheme) + r->name;
-		r->addr = av::reverse(ep->b.av, a.c_str(), a.size() + 1);
+		r->addr = ep->b.peer_lookup(a.c_str(), a.size() + 1);
 	}
 	return r->addr;
 }
@@ -46,7 +46,7 @@ fi_addr_t src_of(shm_ep *ep, remote *r)
  * only once nothing more lands in it). */
 bool landed(shm_ep *ep, rxop *o)
 {
-	return ep->rx.done(o);
+	return ep->rx->done(o);
 }
 
 void answer(shm_ep *ep, remote *r, cell_kind k, uint64_t arg, uint64_t tag, uint64_t status)
@@ -206,7 +206,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 	m.flags = (c.flags & F_DATA) ? FI_REMOTE_CQ_DATA : 0;
 	m.len = size_t(c.len);
 	match::match_result res;
-	if (ep->rx.eng->arrive(prov::queue_of(tagged), m, &res)) {
+	if (ep->rx->eng->arrive(prov::queue_of(tagged), m, &res)) {
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "out of memory for an unexpected message from %s; dropped\n",
 			       r->name.c_str());
 		if (c.kind == K_BOUNCE && !bytes)
@@ -348,7 +348,7 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 			std::lock_guard g(ep->b.mtx);
 			if (!ep->b.enabled)
 				return -FI_EOPBADSTATE;
-			if (ssize_t r = prov::peek_claim(ep->rx, &ep->b, &m, x.flags))
+			if (ssize_t r = prov::peek_claim(*ep->rx, &ep->b, &m, x.flags))
 				return r;
 			/* A claim or discard may have made room (FI_SHM_UNEXP_LIMIT). */
 			ux_gate(ep);
@@ -360,9 +360,9 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
-		if (ep->rx.full())
+		if (ep->rx->full())
 			return -FI_EAGAIN;
-		prov::post_recv(ep->rx, &ep->b, x);
+		prov::post_recv(*ep->rx, &ep->b, x);
 		/* It may have taken unexpected messages: set-aside cells go on
 		 * now, not only when progress next runs (FI_SHM_UNEXP_LIMIT). */
 		ux_gate(ep);
@@ -377,11 +377,14 @@ void free_rx(shm_ep *ep)
 	 * drained below). */
 	for (auto &p : ep->pulls_in)
 		if (!p.second.o->mr.queued())
-			ep->rx.release(p.second.o);
+			ep->rx->release(p.second.o);
 	ep->pulls_in.clear();
 	free_parked(ep);
-	ep->rx.drain();
-	ep->rx.eng->detach(ep->tp.get());
+	/* A lent context's posted receives are its lender's to drain; ours
+	 * leave it with our queued messages. */
+	if (ep->rx == &ep->own_rx)
+		ep->rx->drain();
+	ep->rx->eng->detach(ep->tp.get());
 }
 
 } // namespace wu::shm

@@ -212,7 +212,11 @@ struct shm_ep {
 	std::string name; /* ours, without the scheme */
 	bool generated = false; /* not given: a taken rank name falls back to a pid name */
 	owned<shm_tp::region> rg;
-	prov::rx_ctx rx; /* the matching engine and posted receives */
+	/* The matching engine and posted receives: the endpoint's own, or the
+	 * one a wireup endpoint lent it (lend_rx, sub.cpp), which its lender
+	 * drains at close. */
+	prov::rx_ctx own_rx;
+	prov::rx_ctx *rx = &own_rx;
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: shm_ep stays standard-layout */
 	std::vector<std::unique_ptr<remote>> remotes;
 	std::vector<uint32_t> backlogged; /* slots of peers that may have a backlog: progress visits only these */

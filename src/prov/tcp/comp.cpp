@@ -34,7 +34,7 @@ fi_addr_t src_of(tcp_ep *ep, conn *c)
 	if (ep->b.type != FI_EP_RDM || !ep->b.av)
 		return FI_ADDR_NOTAVAIL;
 	if (c && c->src == FI_ADDR_NOTAVAIL && !c->peer.empty()) {
-		c->src = av::reverse(ep->b.av, c->peer.data(), c->peer.size());
+		c->src = ep->b.peer_lookup(c->peer.data(), c->peer.size());
 		if (c->src != FI_ADDR_NOTAVAIL)
 			ep->fa_peer.emplace(c->src, tcp_ep::fa_entry{c->peer, ep->b.av_shared ? av::entry_stamp(ep->b.av, c->src) : 0});
 	}

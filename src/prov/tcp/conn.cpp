@@ -490,7 +490,7 @@ conn *conn_for(tcp_ep *ep, fi_addr_t addr, int *err)
 		/* Stamp first: a change while reading is caught on the next use. */
 		uint64_t stamp = ep->b.av_shared ? av::entry_stamp(ep->b.av, addr) : 0;
 		unsigned char buf[av::max_blob];
-		size_t n = av::addr_of(ep->b.av, addr, buf, sizeof buf);
+		size_t n = ep->b.peer_addr(addr, buf, sizeof buf);
 		if (!n || n > sizeof buf) {
 			WU_WARN(P(), FI_LOG_EP_DATA, "fi_addr %llu names no address in the bound AV\n",
 				(unsigned long long)addr);

@@ -334,7 +334,7 @@ ssize_t ep_rx_left(fid_ep *e) noexcept
 {
 	return ep_call(e, "fi_rx_size_left", [&](tcp_ep *ep) -> ssize_t {
 		std::lock_guard g(ep->b.mtx);
-		size_t n = ep->own_rx.posted;
+		size_t n = ep->srx ? ep->own_rx.posted.load() : ep->rx->posted.load();
 		return ssize_t(ep->b.info->rx_attr->size - std::min(n, ep->b.info->rx_attr->size));
 	});
 }

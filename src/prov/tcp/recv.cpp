@@ -75,7 +75,7 @@ void drop_unexp(tcp_ep *ep, unexp *u)
 void resolve_src(tcp_ep *ep, unexp *u)
 {
 	if (u->src == FI_ADDR_NOTAVAIL && ep->b.av && !u->peer.empty())
-		u->src = av::reverse(ep->b.av, u->peer.data(), u->peer.size());
+		u->src = ep->b.peer_lookup(u->peer.data(), u->peer.size());
 }
 
 } // namespace
@@ -179,12 +179,13 @@ void av_forget_unexp(tcp_ep *ep, fi_addr_t fa)
 }
 
 /* Endpoint close: its unexpected messages go, and the receives posted to
- * its own engine (a shared context keeps its receives). */
+ * its own engine (a shared context keeps its receives, and a lent one's
+ * lender drains them). */
 void free_rx_state(tcp_ep *ep)
 {
 	eng_lock g(ep);
 	each_live(ep, [&](unexp *u) { drop_unexp(ep, u); });
-	if (!ep->srx)
+	if (ep->rx == &ep->own_rx)
 		ep->own_rx.drain();
 }
 
@@ -319,9 +320,9 @@ ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x)
 		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
-		if (ep->own_rx.full())
+		if (ep->rx->full()) /* its own, or the one lent to it (sub.cpp) */
 			return -FI_EAGAIN;
-		prov::post_recv(ep->own_rx, &ep->b, x);
+		prov::post_recv(*ep->rx, &ep->b, x);
 		post = !ep->b.comps.empty();
 	}
 	if (post)
@@ -348,7 +349,7 @@ ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
 		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
 			return -FI_EOPBADSTATE;
-		if (ssize_t r = prov::peek_claim(ep->own_rx, &ep->b, m, flags))
+		if (ssize_t r = prov::peek_claim(*ep->rx, &ep->b, m, flags))
 			return r;
 	}
 	flush(ep);

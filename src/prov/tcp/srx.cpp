@@ -402,6 +402,8 @@ int srx_attach(tcp_ep *ep, tcp_srx *srx)
 		bad = "bind the shared receive context before fi_enable";
 	else if (srx->dom != ep->b.dom)
 		bad = "the shared receive context belongs to another domain";
+	else if (ep->rx != &ep->own_rx)
+		bad = "the endpoint is a sub-endpoint with a lent receive context";
 	else if (other_av(srx, ep, ep->b.av))
 		bad = "endpoints sharing a receive context must use one address vector (fi_endpoint(3))";
 	if (bad) {

@@ -1,0 +1,15 @@
+# wireup provider: addresses (encode/decode, host id, the AV format).
+# test_wx_addr_netns needs root (unshare(CLONE_NEWNET)): SKIP otherwise.
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_wx_addr
+TESTS += test/prov/test_wx_addr
+UNIT_TESTS += test/prov/test_wx_addr
+test_prov_test_wx_addr_SOURCES = test/prov/test_wx_addr.cpp
+test_prov_test_wx_addr_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_wx_addr_LDADD = $(GTEST_LDADD_ALL)
+endif
+check_PROGRAMS += test/prov/test_wx_addr_netns
+TESTS += test/prov/test_wx_addr_netns
+test_prov_test_wx_addr_netns_SOURCES = test/prov/test_wx_addr_netns.cpp
+test_prov_test_wx_addr_netns_CPPFLAGS = $(AM_CPPFLAGS)
+test_prov_test_wx_addr_netns_LDADD = src/libwireup.la
