@@ -7,6 +7,7 @@
 #include "av_fixture.h"
 
 #include "core/domain.h"
+#include "prov/wireup/wx_addr.h"
 
 using namespace wu::test;
 
@@ -261,4 +262,59 @@ TEST(AvParts, NamedAvWrittenThroughAnotherHandle)
 	close_av(r);
 	close_av(w);
 	shm_unlink(("/wireup-av-" + name).c_str());
+}
+
+TEST(AvParts, BatchInsertTakesAddressesBackToBack)
+{
+	tcp_domain d;
+	fid_av *av = open_fmt(d, &fake_fmt);
+	ASSERT_NE(av, nullptr);
+	std::vector<unsigned char> all;
+	for (auto &v : {mk("t0", "s0"), mk("tcp-one", ""), mk("", "shm-two-longer")})
+		all.insert(all.end(), v.begin(), v.end());
+	fi_addr_t fa[3];
+	ASSERT_EQ(fi_av_insert(av, all.data(), 3, fa, 0, nullptr), 3);
+	EXPECT_EQ(part_of(av, fa[0], 1), "s0");
+	EXPECT_EQ(part_of(av, fa[1], 0), "tcp-one");
+	EXPECT_EQ(part_of(av, fa[2], 1), "shm-two-longer");
+	close_av(av);
+}
+
+TEST(AvParts, WireupFormatInAnAv)
+{
+	tcp_domain d;
+	fid_av *av = open_fmt(d, wu::wireup::format());
+	ASSERT_NE(av, nullptr);
+	sockaddr_in s = v4("127.0.0.1", 5000);
+	wu::wireup::parts p;
+	p.host = 0xabcdef0123456789ULL;
+	p.tcp = &s;
+	p.tcp_len = sizeof s;
+	p.shm = "wu0.77.1";
+	p.shm_len = 8;
+	unsigned char buf[wu::wireup::addr_max];
+	long n = wu::wireup::encode(p, buf, sizeof buf);
+	ASSERT_GT(n, 0);
+	fi_addr_t f = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(av, buf, 1, &f, 0, nullptr), 1);
+	unsigned char back[wu::wireup::addr_max];
+	size_t len = sizeof back;
+	ASSERT_EQ(fi_av_lookup(av, f, back, &len), 0);
+	ASSERT_EQ(len, size_t(n));
+	EXPECT_EQ(memcmp(back, buf, len), 0);
+	char text[128];
+	size_t tl = sizeof text;
+	ASSERT_NE(fi_av_straddr(av, buf, text, &tl), nullptr);
+	EXPECT_STREQ(text, "fi_wx://127.0.0.1:5000/abcdef0123456789/wu0.77.1");
+	EXPECT_EQ(part_of(av, f, wu::wireup::part_shm), std::string("fi_shm://wu0.77.1", 18));
+	EXPECT_EQ(wu::av::reverse_part(av, wu::wireup::part_shm, "fi_shm://wu0.77.1", 18), f);
+	EXPECT_EQ(wu::av::reverse_part(av, wu::wireup::part_tcp, &s, sizeof s), f);
+	/* A corrupt address is refused. */
+	buf[0] = 0;
+	fi_addr_t g = 0;
+	EXPECT_EQ(fi_av_insert(av, buf, 1, &g, 0, nullptr), 0);
+	EXPECT_EQ(g, FI_ADDR_NOTAVAIL);
+	fi_addr_t h = 0;
+	EXPECT_LT(fi_av_insertsvc(av, "127.0.0.1", "5000", &h, 0, nullptr), 1);
+	close_av(av);
 }

@@ -79,30 +79,6 @@ std::vector<char> composite(const std::vector<char> &tcp, const std::vector<char
 
 } // namespace
 
-/* Stand-ins for the AV engine's part lookups (src/av, the wxaddr branch):
- * weak, so that the engine's own replace them once it defines them. */
-namespace wu::av {
-
-__attribute__((weak)) size_t addr_of_part(fid_av *av, fi_addr_t fa, int which, void *buf, size_t buflen) noexcept
-{
-	unsigned char tmp[max_blob];
-	size_t n = addr_of(av, fa, tmp, sizeof tmp);
-	return n && n <= sizeof tmp ? comp_part(tmp, n, which, buf, buflen) : 0;
-}
-
-__attribute__((weak)) fi_addr_t reverse_part(fid_av *av, int which, const void *addr, size_t len) noexcept
-{
-	for (fi_addr_t fa = 0; fa < 16; fa++) {
-		unsigned char part[max_blob];
-		size_t n = addr_of_part(av, fa, which, part, sizeof part);
-		if (n && n == len && memcmp(part, addr, len) == 0)
-			return fa;
-	}
-	return FI_ADDR_NOTAVAIL;
-}
-
-} // namespace wu::av
-
 namespace {
 
 constexpr uint64_t caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_DIRECTED_RECV | FI_MULTI_RECV;
@@ -117,9 +93,14 @@ std::vector<char> name_of(fid_ep *ep)
 	return n;
 }
 
+/* The data progress of the sub-endpoints' domain (sub_auto: automatic). */
+fi_progress g_progress = FI_PROGRESS_UNSPEC;
+/* Caps the sub-endpoints' infos go without (sub_bare). */
+uint64_t g_strip = 0;
+
 /* The wireup endpoint's side of it, by hand. */
 struct sub_fixture : ::testing::Test {
-	prov_env tcpenv{"tcp", FI_EP_RDM, caps};  /* the sub-endpoints' domain */
+	prov_env tcpenv{"tcp", FI_EP_RDM, caps, g_progress}; /* the sub-endpoints' domain */
 	prov_env shmenv{"shm", FI_EP_RDM, caps};  /* shm's info, and the outside shm peer */
 	prov_env tcpenv2{"tcp", FI_EP_RDM, caps}; /* the outside tcp peer */
 	std::mutex m;
@@ -137,8 +118,15 @@ struct sub_fixture : ::testing::Test {
 		ASSERT_TRUE(tcpenv.domain && shmenv.domain && tcpenv2.domain);
 		ctx.size = 64;
 		ctx.directed = true;
-		ASSERT_EQ(so_shm->ep_open(tcpenv.domain, shmenv.info, &sshm, nullptr), 0);
-		ASSERT_EQ(so_tcp->ep_open(tcpenv.domain, tcpenv.info, &stcp, nullptr), 0);
+		fi_info *is = fi_dupinfo(shmenv.info), *it = fi_dupinfo(tcpenv.info);
+		is->caps &= ~g_strip;
+		it->caps &= ~g_strip;
+		int rs = so_shm->ep_open(tcpenv.domain, is, &sshm, nullptr);
+		int rt = so_tcp->ep_open(tcpenv.domain, it, &stcp, nullptr);
+		fi_freeinfo(is);
+		fi_freeinfo(it);
+		ASSERT_EQ(rs, 0);
+		ASSERT_EQ(rt, 0);
 		wu::prov::ep_base *bs = so_shm->base_of(sshm), *bt = so_tcp->base_of(stcp);
 		ASSERT_TRUE(bs && bt);
 		bs->mtx.share(m);
@@ -208,8 +196,11 @@ struct sub_fixture : ::testing::Test {
 	{
 		return wait_one(cq, e, err, {s.tx, s.rx, t.tx, t.rx}, src);
 	}
-	/* Outside peer p sends len bytes of fill to its only peer (fi_addr 0). */
-	void send(const rdm_ep &p, uint64_t tag, char fill, size_t len = 16, bool tagged = true)
+	/* Outside peer p sends len bytes of fill to its only peer (fi_addr 0),
+	 * driving the sub-endpoints through the composite CQ unless
+	 * auto_only (their auto progress must do it). */
+	void send(const rdm_ep &p, uint64_t tag, char fill, size_t len = 16, bool tagged = true,
+		  bool auto_only = false)
 	{
 		std::vector<char> msg(len, fill);
 		ssize_t r;
@@ -218,7 +209,11 @@ struct sub_fixture : ::testing::Test {
 			spin({p.tx, p.rx}, 1);
 		ASSERT_EQ(r, 0);
 		fi_cq_tagged_entry e;
+		if (auto_only) {
+		ASSERT_EQ(wait_one(p.tx, e, nullptr, {p.rx}), 1) << "the send never completed";
+	} else {
 		ASSERT_EQ(wait_one(p.tx, e, nullptr, {cq, p.rx}), 1) << "the send never completed";
+	}
 	}
 };
 
@@ -538,6 +533,84 @@ TEST_F(sub_ep, threads_share_the_lock)
 	tt.join();
 	poller.join();
 	EXPECT_EQ(got, 2 * n);
+}
+
+/* The same domain with automatic data progress: the cm engine's thread
+ * (tcp's sockets, shm's region wake-up descriptor) takes both transports'
+ * messages into the one context under the one shared mutex, with no CQ
+ * read of ours. */
+struct sub_auto : sub_fixture {
+	static void SetUpTestSuite() { g_progress = FI_PROGRESS_AUTO; }
+	static void TearDownTestSuite() { g_progress = FI_PROGRESS_UNSPEC; }
+};
+
+TEST_F(sub_auto, auto_progress_matches_both_transports_without_cq_reads)
+{
+	ASSERT_EQ(tcpenv.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+	peers p(*this);
+	fill_av(p.s, p.t);
+	constexpr int n = 10;
+	std::vector<std::vector<char>> bufs(2 * n, std::vector<char>(16));
+	for (int i = 0; i < 2 * n; i++)
+		ASSERT_EQ(fi_trecv(i % 2 ? sshm : stcp, bufs[size_t(i)].data(), 16, nullptr, FI_ADDR_UNSPEC, 0, ~0ull,
+				   nullptr),
+			  0);
+	std::thread ts([&] {
+		for (int i = 0; i < n; i++)
+			send(p.s, uint64_t(i), 's', 16, true, true);
+	});
+	std::thread tt([&] {
+		for (int i = 0; i < n; i++)
+			send(p.t, uint64_t(i), 't', 16, true, true);
+	});
+	ts.join();
+	tt.join();
+	/* Every receive is taken by the progress thread alone. */
+	auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+	size_t left = 1;
+	while (std::chrono::steady_clock::now() < until) {
+		{
+			std::lock_guard g(m);
+			left = ctx.posted.load();
+		}
+		if (!left)
+			break;
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+	}
+	EXPECT_EQ(left, 0u) << "auto progress never matched every message";
+	int got = 0, from_s = 0;
+	fi_cq_tagged_entry e;
+	fi_addr_t src;
+	while (got < 2 * n && wait_one(cq, e, nullptr, {}, &src) == 1) {
+		got++;
+		from_s += src == fa_s;
+	}
+	EXPECT_EQ(got, 2 * n);
+	EXPECT_EQ(from_s, n);
+}
+
+/* Sub-endpoints opened without FI_DIRECTED_RECV and FI_SOURCE: the lent
+ * context's lender asks for directed receives, and they still see the
+ * sources they need to match. */
+struct sub_bare : sub_fixture {
+	static void SetUpTestSuite() { g_strip = FI_DIRECTED_RECV | FI_SOURCE; }
+	static void TearDownTestSuite() { g_strip = 0; }
+};
+
+TEST_F(sub_bare, the_lenders_directed_receives_match_on_arrival)
+{
+	peers p(*this);
+	fill_av(p.s, p.t);
+	char from_t[16] = {}, from_s[16] = {};
+	ASSERT_EQ(fi_trecv(sshm, from_t, sizeof from_t, nullptr, fa_t, 0, ~0ull, from_t), 0);
+	ASSERT_EQ(fi_trecv(stcp, from_s, sizeof from_s, nullptr, fa_s, 0, ~0ull, from_s), 0);
+	send(p.s, 1, 's');
+	send(p.t, 2, 't');
+	fi_cq_tagged_entry e;
+	for (int i = 0; i < 2; i++)
+		ASSERT_EQ(wait(p.s, p.t, e), 1) << "a directed receive never matched";
+	EXPECT_EQ(from_t[0], 't');
+	EXPECT_EQ(from_s[0], 's');
 }
 
 } // namespace

@@ -15,8 +15,11 @@ namespace wu::tcp::detail {
 
 bool directed(tcp_ep *ep)
 {
+	/* A lent context (sub.cpp) is directed by its lender, whatever the
+	 * sub-endpoint's own caps say. */
 	return ep->b.type == FI_EP_RDM &&
-	       ((ep->b.info->caps & FI_DIRECTED_RECV) || (ep->srx && (ep->srx->attr.caps & FI_DIRECTED_RECV)));
+	       ((ep->b.info->caps & FI_DIRECTED_RECV) || (ep->srx && (ep->srx->attr.caps & FI_DIRECTED_RECV)) ||
+		ep->rx->directed);
 }
 
 /* ---- the endpoint's unexpected messages ---- */

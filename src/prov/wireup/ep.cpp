@@ -199,10 +199,12 @@ void close_sub(wx_ep *ep, int part)
 		return;
 	ep->sub[part] = nullptr;
 	ep->sb[part] = nullptr;
+	/* Our progress skips it from now on; a call in flight holds the CQ's
+	 * progress list, which its unbinding (in fi_close) waits for. */
+	ep->spf[part] = progress_fn{};
 	if (int r = fi_close(&s->fid))
 		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_close: the %s sub-endpoint: %s\n", ops_of(part)->name,
 			fi_strerror(-r));
-	ep->spf[part] = progress_fn{};
 	ep->rb = ep->sb[part_shm] ? ep->sb[part_shm] : ep->sb[part_tcp];
 }
 

@@ -62,7 +62,7 @@ struct wx_ep {
 	/* Progress: tcp every (poll_mask + 1)-th call, and on every call
 	 * while tcp_hot (set by a transfer through tcp) counts down. */
 	std::atomic<uint32_t> tick{0}, tcp_hot{0};
-	uint32_t poll_mask = 15;
+	uint32_t poll_mask = 31;
 	uint32_t hot_calls = 4096;
 	std::atomic<uint64_t> n_shm{0}, n_tcp{0}, n_bad{0};
 };
