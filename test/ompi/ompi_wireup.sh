@@ -27,6 +27,7 @@ for np in 2 4; do
 	run_mpi mtl$np $np --mca pml cm --mca mtl ofi --mca mtl_base_verbose 100 --mca mtl_ofi_verbose 100
 	check_run mtl$np $np
 	expect_n "the OFI MTL was selected on every rank" $np "select: component ofi selected" "$log"
+	expect_n "the OFI MTL had no include list" $np 'mtl:ofi:provider_include = "(|\(null\))"$' "$log"
 	expect_n "the OFI MTL took the wireup provider on every rank" $np "mtl:ofi:prov: wireup$" "$log"
 	end_run mtl$np
 
