@@ -64,6 +64,22 @@ route decide(wx_ep *ep, fi_addr_t a, int *err)
 	return R_BAD;
 }
 
+/* Once per peer and endpoint (the decision is cached), at FI_LOG_LEVEL=info:
+ * which transport serves it, so that a user (and test/ompi/ompi_nodes.sh)
+ * sees node-local peers on shm and the others on tcp. */
+void log_route(wx_ep *ep, fi_addr_t a, route r)
+{
+	if (!log_enabled(P(), FI_LOG_INFO, FI_LOG_EP_DATA))
+		return;
+	unsigned char buf[addr_max];
+	char text[256] = "?";
+	size_t n = av::addr_of(ep->av, a, buf, sizeof buf);
+	if (n && n <= sizeof buf && format()->print)
+		format()->print(buf, n, text, sizeof text);
+	WU_INFO(P(), FI_LOG_EP_DATA, "fi_addr %" PRIu64 " (%s) goes through %s\n", uint64_t(a), text,
+		r == R_SHM ? "shm" : "tcp");
+}
+
 } // namespace
 
 ssize_t route_slow(wx_ep *ep, fi_addr_t a, fid_ep **out) noexcept
@@ -86,6 +102,8 @@ ssize_t route_slow(wx_ep *ep, fi_addr_t a, fid_ep **out) noexcept
 		if (r == R_NONE)
 			return err;
 		(r == R_SHM ? ep->n_shm : r == R_TCP ? ep->n_tcp : ep->n_bad).fetch_add(1, std::memory_order_relaxed);
+		if (r != R_BAD)
+			log_route(ep, a, r);
 		/* Indices are small and dense (fi_av_insert hands them out in
 		 * order); a huge one is not worth a table. */
 		if (!ep->av_shared && a < (fi_addr_t(1) << 26)) {
