@@ -463,6 +463,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->cma = param::get_bool(P(), "cma").value;
 		ep->dead_ms = std::max(1, param::get_int(P(), "dead_peer_ms").value);
 		ep->ux_limit = param::get_size(P(), "unexp_limit").value;
+		ep->split_min = split_min_param();
 		dom->children.get();
 		*out = &ep.release()->ep;
 		return 0;

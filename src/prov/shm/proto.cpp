@@ -390,7 +390,7 @@ void check_liveness(shm_ep *ep)
 	if (now < ep->next_live_check)
 		return;
 	ep->next_live_check = now + ep->dead_ms;
-	bool pulls = !ep->pulls_in.empty();
+	bool pulls = !ep->pulls_in.empty() || !ep->splits_in.empty();
 	for (auto &rp : ep->remotes) {
 		remote *r = rp.get();
 		if (r->dead)
@@ -399,6 +399,9 @@ void check_liveness(shm_ep *ep)
 		if (!owes && pulls)
 			for (auto &p : ep->pulls_in)
 				owes |= p.second.peer == r->slot;
+		if (!owes && pulls)
+			for (auto &w : ep->splits_in)
+				owes |= w.peer == r->slot;
 		if (owes && !r->p->alive())
 			peer_dead(ep, r, "its process is gone");
 	}
@@ -486,6 +489,8 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 	bool owed = !r->backlog.empty() || r->waiting;
 	for (auto &p : ep->pulls_in)
 		owed |= p.second.peer == r->slot;
+	for (auto &w : ep->splits_in)
+		owed |= w.peer == r->slot;
 	/* A peer closing with nothing of ours in flight is the normal end. */
 	if (owed)
 		WU_WARN(P(), FI_LOG_EP_DATA, "endpoint %s: peer %s%s is unreachable (%s); its operations fail\n",
@@ -525,6 +530,7 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 				  FI_EHOSTDOWN, ep->rx.done(pl.o));
 		it = ep->pulls_in.erase(it);
 	}
+	split_peer_dead(ep, r->slot);
 	/* A later first cell from a process that took its name again revives it. */
 	r->id_there = no_slot;
 	r->hello_sent = false;
@@ -576,7 +582,9 @@ int progress_locked(shm_ep *ep)
 	}
 	if (!ep->pulls_out.empty())
 		stream(ep);
-	if (!ep->waiting.empty() || !ep->pulls_in.empty() || ep->tx_busy)
+	if (!ep->splits_out.empty() || !ep->splits_in.empty())
+		split_progress(ep);
+	if (!ep->waiting.empty() || !ep->pulls_in.empty() || !ep->splits_in.empty() || ep->tx_busy)
 		check_liveness(ep);
 	return n;
 }
@@ -720,6 +728,10 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 			o->len = len;
 			p.c.kind = K_LARGE;
 			p.c.arg = o->id;
+			if (split_offer(ep, o) >= 0) {
+				p.c.flags |= F_SPLIT;
+				p.c.inline_len = uint16_t(o->split_slot);
+			}
 			if (x.count == 1) {
 				uint64_t a = uint64_t(uintptr_t(x.iov[0].iov_base)), l = x.iov[0].iov_len;
 				memcpy(p.c.data, &a, 8);
@@ -763,6 +775,7 @@ void free_proto(shm_ep *ep)
 		delete o;
 	ep->waiting.clear();
 	ep->pulls_out.clear();
+	ep->splits_out.clear();
 	ep->backlogged.clear();
 	ep->remotes.clear();
 	ep->by_name.clear();
