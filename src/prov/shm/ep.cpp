@@ -152,6 +152,7 @@ int ep_close(fid *f) noexcept
 		ep->b.unbind_all();
 		{
 			std::lock_guard g(ep->b.mtx);
+			busy(ep);
 			free_rx(ep);
 			free_proto(ep);
 			ep->rg.reset(); /* unlinks the region */

@@ -144,6 +144,7 @@ remote *add_remote(shm_ep *ep, const std::string &name, int *err)
 /* r's backlog is about to get an entry: progress must visit r. */
 void list(shm_ep *ep, remote *r)
 {
+	busy(ep);
 	if (!r->listed) {
 		r->listed = true;
 		ep->backlogged.push_back(r->slot);
@@ -286,6 +287,7 @@ void on_pull(shm_ep *ep, remote *r, const wire &c)
 	o->pulling = true;
 	o->pull_token = c.tag;
 	o->pull_off = 0;
+	busy(ep);
 	ep->pulls_out.push_back(o);
 }
 
@@ -586,6 +588,10 @@ int progress_locked(shm_ep *ep)
 		split_progress(ep);
 	if (!ep->waiting.empty() || !ep->pulls_in.empty() || !ep->splits_in.empty() || ep->tx_busy)
 		check_liveness(ep);
+	bool quiet = ep->backlogged.empty() && ep->pulls_out.empty() && ep->splits_out.empty() &&
+		     ep->splits_in.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
+		     ep->parked_cells.empty();
+	ep->quiet.store(quiet, std::memory_order_release);
 	return n;
 }
 
@@ -598,6 +604,11 @@ void progress_cb(void *arg) noexcept
 {
 	auto *ep = static_cast<shm_ep *>(arg);
 	guard("shm progress", [&]() -> int {
+		/* The common poll with nothing arrived and nothing owed: no
+		 * lock, a load of two cache lines (what a peer pushes from
+		 * now on, the next poll sees). */
+		if (ep->quiet.load(std::memory_order_acquire) && ep->rg->idle())
+			return 0;
 		bool collected;
 		{
 			std::lock_guard g(ep->b.mtx);
@@ -742,6 +753,7 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 				memcpy(p.c.data, &a, 8);
 				memcpy(p.c.data + 8, &l, 8);
 			}
+			busy(ep);
 			ep->waiting.emplace(o->id, o);
 			r->waiting++;
 			send_cell(ep, r, std::move(p));

@@ -147,6 +147,7 @@ void land_large(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_
 		}
 	}
 	uint64_t token = ep->next_id++;
+	busy(ep);
 	rx_pull &pl = ep->pulls_in[token];
 	pl.o = o;
 	pl.peer = r->slot;

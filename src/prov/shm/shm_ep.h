@@ -247,6 +247,10 @@ struct shm_ep {
 	std::vector<txop *> splits_out;  /* LARGE sends that lent a split block */
 	std::vector<split_wait> splits_in; /* split receives waiting on the sender's chunks */
 	size_t split_min = 0;            /* FI_SHM_SPLIT_MIN (0: never) */
+	/* Set by progress when nothing above waits on it; cleared (under the
+	 * lock) by whatever queues work for progress.  With an idle queue it
+	 * lets a poll return without taking the lock. */
+	std::atomic<bool> quiet{false};
 	/* FI_SHM_UNEXP_LIMIT (unexp.cpp): bytes the unexpected messages cost
 	 * (0: none), and message cells set aside, in order, once at it. */
 	size_t ux_bytes = 0, ux_limit = 0, park_bytes = 0;
@@ -277,6 +281,9 @@ void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t l
 
 /* FI_SHM_BOUNCE_SIZE as regions are created with it (1 KiB .. 16 MiB). */
 uint32_t bounce_size_param();
+
+/* Work for progress is queued (under ep->mtx): polls must take the lock. */
+inline void busy(shm_ep *ep) noexcept { ep->quiet.store(false, std::memory_order_relaxed); }
 
 /* ---- proto.cpp (under ep->mtx unless said) ---- */
 /* The peer named by fi_addr, attached if new; nullptr with *err set. */

@@ -123,6 +123,7 @@ int split_offer(shm_ep *ep, txop *o)
 	o->split_chunk = ctl->chunk;
 	o->split_ready = false;
 	o->split_cnt = 0;
+	busy(ep);
 	ep->splits_out.push_back(o);
 	return slot;
 }
@@ -178,6 +179,7 @@ bool split_land(shm_ep *ep, remote *r, const wire &c, prov::op *o, size_t off, s
 	if (!try_finish(ep, w)) {
 		/* The sender is still writing its chunks: progress finishes it. */
 		w.since = now_ms();
+		busy(ep);
 		ep->splits_in.push_back(w);
 	}
 	return true;
