@@ -15,7 +15,8 @@
  *    the receiver copies out and releases the slot;
  *  - larger (LARGE): the cell names the sender's buffer; once a receive
  *    takes it, the receiver reads it with one cross-memory copy straight
- *    into the posted buffer and answers DONE; when the kernel refuses
+ *    into the posted buffer and answers DONE (from FI_SHM_SPLIT_MIN on,
+ *    F_SPLIT: both sides copy chunks, split.h); when the kernel refuses
  *    cross-memory attach it answers PULL and the sender streams the
  *    payload through its bounce slots (CHUNK).
  *  - RMA and atomics (RMA): a request header (plus operands) in a bounce
