@@ -212,7 +212,6 @@ struct split_wait {
 	size_t off = 0, into = 0;
 	fi_addr_t src = FI_ADDR_NOTAVAIL;
 	wire c; /* the LARGE cell */
-	int64_t since = 0; /* ms */
 };
 
 /* The endpoint as the receive core's transport (rx.cpp). */

@@ -74,12 +74,16 @@ bool take_chunks(split_ctl *ctl, uint64_t into, uint64_t chunk, bool write, pid_
 	}
 }
 
-/* The receive is complete once every claimed chunk is: true when w is
- * finished (answered and completed). */
-bool try_finish(shm_ep *ep, split_wait &w)
+/* The receive is complete once every claimed chunk is. */
+bool copied(const split_wait &w)
 {
-	if (w.ctl->done.load(std::memory_order_acquire) < w.into)
-		return false;
+	return w.ctl->done.load(std::memory_order_acquire) >= w.into;
+}
+
+/* Answers and completes w, copied: held in no list (an answer that finds
+ * the sender dead fails what waits on it, splits_in included). */
+void finish_split(shm_ep *ep, split_wait w)
+{
 	remote *r = ep->remotes[w.peer].get();
 	bool failed = w.ctl->failed.load(std::memory_order_relaxed);
 	/* From here on the block is the sender's again. */
@@ -88,7 +92,6 @@ bool try_finish(shm_ep *ep, split_wait &w)
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s: a split cross-memory copy failed\n", r->name.c_str());
 	answer(ep, r, K_DONE, w.id, 0, failed ? FI_EIO : 0);
 	finish(ep, w.o, w.c, w.off, failed ? 0 : w.into, w.src, failed ? FI_EIO : 0);
-	return true;
 }
 
 } // namespace
@@ -176,9 +179,10 @@ bool split_land(shm_ep *ep, remote *r, const wire &c, prov::op *o, size_t off, s
 	w.into = into;
 	w.src = src;
 	w.c = c;
-	if (!try_finish(ep, w)) {
+	if (copied(w)) {
+		finish_split(ep, w);
+	} else {
 		/* The sender is still writing its chunks: progress finishes it. */
-		w.since = now_ms();
 		busy(ep);
 		ep->splits_in.push_back(w);
 	}
@@ -189,8 +193,10 @@ void split_progress(shm_ep *ep)
 {
 	/* Receives: the sender's chunks done? */
 	for (size_t k = 0; k < ep->splits_in.size();) {
-		if (try_finish(ep, ep->splits_in[k])) {
+		if (copied(ep->splits_in[k])) {
+			split_wait w = ep->splits_in[k];
 			ep->splits_in.erase(ep->splits_in.begin() + ptrdiff_t(k));
+			finish_split(ep, w);
 			continue;
 		}
 		k++;
