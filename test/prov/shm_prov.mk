@@ -29,3 +29,13 @@ TESTS += test/prov/shm_fi_info.sh test/prov/shm_fi_pingpong.sh
 if WU_HAVE_GTEST
 TESTS += test/prov/shm_faults_pipelined.sh
 endif
+# The split copy of LARGE messages (src/prov/shm/split.h): both sides
+# copying, iovecs, truncation, a sender not progressing, a receiver
+# without single copy, either side killed mid-split.
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_shm_split
+TESTS += test/prov/test_shm_split
+test_prov_test_shm_split_SOURCES = test/prov/test_shm_split.cpp test/prov/shm_proc.h
+test_prov_test_shm_split_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_shm_split_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif

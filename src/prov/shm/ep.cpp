@@ -152,6 +152,7 @@ int ep_close(fid *f) noexcept
 		ep->b.unbind_all();
 		{
 			std::lock_guard g(ep->b.mtx);
+			busy(ep);
 			free_rx(ep);
 			free_proto(ep);
 			ep->rg.reset(); /* unlinks the region */
@@ -463,6 +464,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->cma = param::get_bool(P(), "cma").value;
 		ep->dead_ms = std::max(1, param::get_int(P(), "dead_peer_ms").value);
 		ep->ux_limit = param::get_size(P(), "unexp_limit").value;
+		ep->split_min = split_min_param();
 		dom->children.get();
 		*out = &ep.release()->ep;
 		return 0;

@@ -144,6 +144,7 @@ remote *add_remote(shm_ep *ep, const std::string &name, int *err)
 /* r's backlog is about to get an entry: progress must visit r. */
 void list(shm_ep *ep, remote *r)
 {
+	busy(ep);
 	if (!r->listed) {
 		r->listed = true;
 		ep->backlogged.push_back(r->slot);
@@ -286,6 +287,7 @@ void on_pull(shm_ep *ep, remote *r, const wire &c)
 	o->pulling = true;
 	o->pull_token = c.tag;
 	o->pull_off = 0;
+	busy(ep);
 	ep->pulls_out.push_back(o);
 }
 
@@ -390,7 +392,7 @@ void check_liveness(shm_ep *ep)
 	if (now < ep->next_live_check)
 		return;
 	ep->next_live_check = now + ep->dead_ms;
-	bool pulls = !ep->pulls_in.empty();
+	bool pulls = !ep->pulls_in.empty() || !ep->splits_in.empty();
 	for (auto &rp : ep->remotes) {
 		remote *r = rp.get();
 		if (r->dead)
@@ -399,6 +401,9 @@ void check_liveness(shm_ep *ep)
 		if (!owes && pulls)
 			for (auto &p : ep->pulls_in)
 				owes |= p.second.peer == r->slot;
+		if (!owes && pulls)
+			for (auto &w : ep->splits_in)
+				owes |= w.peer == r->slot;
 		if (owes && !r->p->alive())
 			peer_dead(ep, r, "its process is gone");
 	}
@@ -486,6 +491,8 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 	bool owed = !r->backlog.empty() || r->waiting;
 	for (auto &p : ep->pulls_in)
 		owed |= p.second.peer == r->slot;
+	for (auto &w : ep->splits_in)
+		owed |= w.peer == r->slot;
 	/* A peer closing with nothing of ours in flight is the normal end. */
 	if (owed)
 		WU_WARN(P(), FI_LOG_EP_DATA, "endpoint %s: peer %s%s is unreachable (%s); its operations fail\n",
@@ -525,6 +532,7 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 				  FI_EHOSTDOWN, ep->rx->done(pl.o));
 		it = ep->pulls_in.erase(it);
 	}
+	split_peer_dead(ep, r->slot);
 	/* A later first cell from a process that took its name again revives it. */
 	r->id_there = no_slot;
 	r->hello_sent = false;
@@ -576,8 +584,14 @@ int progress_locked(shm_ep *ep)
 	}
 	if (!ep->pulls_out.empty())
 		stream(ep);
-	if (!ep->waiting.empty() || !ep->pulls_in.empty() || ep->tx_busy)
+	if (!ep->splits_out.empty() || !ep->splits_in.empty())
+		split_progress(ep);
+	if (!ep->waiting.empty() || !ep->pulls_in.empty() || !ep->splits_in.empty() || ep->tx_busy)
 		check_liveness(ep);
+	bool quiet = ep->backlogged.empty() && ep->pulls_out.empty() && ep->splits_out.empty() &&
+		     ep->splits_in.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
+		     ep->parked_cells.empty();
+	ep->quiet.store(quiet, std::memory_order_release);
 	return n;
 }
 
@@ -590,6 +604,11 @@ void progress_cb(void *arg) noexcept
 {
 	auto *ep = static_cast<shm_ep *>(arg);
 	guard("shm progress", [&]() -> int {
+		/* The common poll with nothing arrived and nothing owed: no
+		 * lock, a load of two cache lines (what a peer pushes from
+		 * now on, the next poll sees). */
+		if (ep->quiet.load(std::memory_order_acquire) && ep->rg->idle())
+			return 0;
 		bool collected;
 		{
 			std::lock_guard g(ep->b.mtx);
@@ -720,6 +739,10 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 			o->len = len;
 			p.c.kind = K_LARGE;
 			p.c.arg = o->id;
+			if (split_offer(ep, o) >= 0) {
+				p.c.flags |= F_SPLIT;
+				p.c.inline_len = uint16_t(o->split_slot);
+			}
 			if (x.count == 1) {
 				uint64_t a = uint64_t(uintptr_t(x.iov[0].iov_base)), l = x.iov[0].iov_len;
 				memcpy(p.c.data, &a, 8);
@@ -730,6 +753,7 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 				memcpy(p.c.data, &a, 8);
 				memcpy(p.c.data + 8, &l, 8);
 			}
+			busy(ep);
 			ep->waiting.emplace(o->id, o);
 			r->waiting++;
 			send_cell(ep, r, std::move(p));
@@ -763,6 +787,7 @@ void free_proto(shm_ep *ep)
 		delete o;
 	ep->waiting.clear();
 	ep->pulls_out.clear();
+	ep->splits_out.clear();
 	ep->backlogged.clear();
 	ep->remotes.clear();
 	ep->by_name.clear();

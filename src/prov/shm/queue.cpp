@@ -210,9 +210,22 @@ bool region::check_stall(uint64_t s) noexcept
 	WU_WARN(log_prov(), FI_LOG_EP_DATA,
 		"shm: region %s: process %d died while posting to it; its message is lost, cell skipped\n", name_,
 		int(p));
-	head_++;
+	advance();
 	skipped_++;
 	return true;
+}
+
+bool region::idle() const noexcept
+{
+	using namespace cellseq;
+	/* Another thread may pop meanwhile (under the endpoint's lock): a
+	 * stale head gives a wrong answer either way, never a torn one. */
+	if (std::atomic_ref<bool>(const_cast<bool &>(armed_)).load(std::memory_order_relaxed))
+		return false;
+	uint64_t h = std::atomic_ref<uint64_t>(const_cast<uint64_t &>(head_)).load(std::memory_order_relaxed);
+	const cell *x = &cells_[h & mask_];
+	uint64_t L = (h >> shift_) & lap_mask;
+	return x->seq.load(std::memory_order_acquire) == make(L, st_free, 0);
 }
 
 bool region::pop(cell *out) noexcept
@@ -222,7 +235,7 @@ bool region::pop(cell *out) noexcept
 		return false;
 	if (__builtin_expect(armed_, 0)) {
 		ctl_->sleeping.store(0, std::memory_order_relaxed);
-		armed_ = false;
+		set_armed(false);
 	}
 	for (;;) {
 		cell *x = &cells_[head_ & mask_];
@@ -232,7 +245,7 @@ bool region::pop(cell *out) noexcept
 			copy_body(out, x);
 			out->seq.store(head_, std::memory_order_relaxed);
 			x->seq.store(make(L + 1, st_free, 0), std::memory_order_release);
-			head_++;
+			advance();
 			return true;
 		}
 		if (lap(s) == L && state(s) == st_resv && check_stall(s))
@@ -289,14 +302,14 @@ bool region::wait_arm() noexcept
 	char buf[64];
 	while (recv(wake_fd_, buf, sizeof buf, MSG_DONTWAIT) > 0) {
 	}
-	armed_ = true;
+	set_armed(true);
 	ctl_->sleeping.store(sleep_fd, std::memory_order_relaxed);
 	std::atomic_thread_fence(std::memory_order_seq_cst);
 	cell *x = &cells_[head_ & mask_];
 	uint64_t L = (head_ >> shift_) & lap_mask;
 	if (x->seq.load(std::memory_order_acquire) != make(L, st_free, 0)) {
 		ctl_->sleeping.store(0, std::memory_order_relaxed);
-		armed_ = false;
+		set_armed(false);
 		return false;
 	}
 	return true;

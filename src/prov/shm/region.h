@@ -101,6 +101,10 @@ public:
 	const char *name() const noexcept;
 	/* Pops the next cell into *out; false when the queue is empty. */
 	bool pop(cell *out) noexcept;
+	/* Nothing to pop and not armed (wait_arm), as far as a look without
+	 * the popper's lock tells: a thread that finds it so may skip taking
+	 * the lock to pop. */
+	bool idle() const noexcept;
 	/* Sleeps until a cell is pushed or timeout_ms passes (-1: forever);
 	 * returns at once when the queue is not empty (no lost wake-ups). */
 	void wait(int timeout_ms) noexcept;
@@ -152,6 +156,10 @@ private:
 	bool armed_ = false; /* we set ctl->sleeping; clear it on the next pop */
 	int wake_fd_ = -1;
 	bool check_stall(uint64_t s) noexcept;
+	/* head_ and armed_ change under the popper's lock and are read by
+	 * idle() without it. */
+	void advance() noexcept { std::atomic_ref<uint64_t>(head_).store(head_ + 1, std::memory_order_relaxed); }
+	void set_armed(bool a) noexcept { std::atomic_ref<bool>(armed_).store(a, std::memory_order_relaxed); }
 };
 
 /* A peer's region, attached for posting into it and for reading its

@@ -87,6 +87,7 @@ txop *new_op(shm_ep *ep, op_kind k, void *ctx, uint64_t flags, bool inject_api, 
 	o->flags = flags;
 	o->want_comp = !inject_api && (!ep->b.tx_sel || (flags & FI_COMPLETION));
 	o->peer = r->slot;
+	busy(ep);
 	ep->waiting.emplace(o->id, o);
 	r->waiting++;
 	return o;

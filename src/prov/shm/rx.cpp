@@ -49,6 +49,8 @@ bool landed(shm_ep *ep, rxop *o)
 	return ep->rx->done(o);
 }
 
+} // namespace
+
 void answer(shm_ep *ep, remote *r, cell_kind k, uint64_t arg, uint64_t tag, uint64_t status)
 {
 	pending p;
@@ -69,6 +71,8 @@ void finish(shm_ep *ep, rxop *o, const wire &c, size_t off, size_t into, fi_addr
 	prov::complete_rx(ep->b, o, buf, err && err != FI_ETRUNC ? 0 : into, src, c.flags & F_TAGGED, c.tag,
 		    c.flags & F_DATA, c.cq_data, err == FI_ETRUNC ? olen : 0, err, landed(ep, o));
 }
+
+namespace {
 
 /* A LARGE message's body into o: one cross-memory copy, or a pull
  * through the sender's bounce slots. */
@@ -110,6 +114,9 @@ void land_large(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_
 				       r->name.c_str());
 			err = EINVAL;
 		}
+		/* Offered a split: the sender copies part while we copy the rest. */
+		if (!err && (c.flags & F_SPLIT) && split_land(ep, r, c, o, off, into, src, rem, rcnt))
+			return;
 		if (!err) {
 			iovec lv[max_iov], rv[max_iov];
 			size_t lcnt = prov::slice(o, off, into, lv);
@@ -140,6 +147,7 @@ void land_large(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_
 		}
 	}
 	uint64_t token = ep->next_id++;
+	busy(ep);
 	rx_pull &pl = ep->pulls_in[token];
 	pl.o = o;
 	pl.peer = r->slot;
@@ -185,6 +193,7 @@ void complete_tx(shm_ep *ep, txop *o, int err)
 {
 	/* A read reports its length (as tcp's do); the others 0. */
 	ep->b.complete_tx(o->kind, o->tagged, o->context, o->kind == OP_READ ? o->len : 0, o->want_comp, err);
+	split_release(ep, o);
 	delete o;
 }
 
@@ -379,6 +388,7 @@ void free_rx(shm_ep *ep)
 		if (!p.second.o->mr.queued())
 			ep->rx->release(p.second.o);
 	ep->pulls_in.clear();
+	split_free(ep);
 	free_parked(ep);
 	/* A lent context's posted receives are its lender's to drain; ours
 	 * leave it with our queued messages. */

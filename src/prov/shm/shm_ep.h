@@ -15,7 +15,8 @@
  *    the receiver copies out and releases the slot;
  *  - larger (LARGE): the cell names the sender's buffer; once a receive
  *    takes it, the receiver reads it with one cross-memory copy straight
- *    into the posted buffer and answers DONE; when the kernel refuses
+ *    into the posted buffer and answers DONE (from FI_SHM_SPLIT_MIN on,
+ *    F_SPLIT: both sides copy chunks, split.h); when the kernel refuses
  *    cross-memory attach it answers PULL and the sender streams the
  *    payload through its bounce slots (CHUNK).
  *  - RMA and atomics (RMA): a request header (plus operands) in a bounce
@@ -51,6 +52,7 @@
 #include "prov/shm/region.h"
 #include "prov/shm/shm.h"
 #include "prov/shm/shm_addr.h"
+#include "prov/shm/split.h"
 
 namespace wu::shm {
 
@@ -77,6 +79,7 @@ enum cell_kind : uint8_t {
 constexpr uint8_t F_TAGGED = 1;
 constexpr uint8_t F_DATA = 2;    /* cq_data is remote CQ data */
 constexpr uint8_t F_IOVLIST = 4; /* LARGE: data[] holds (iovec *, count) in the sender's memory */
+constexpr uint8_t F_SPLIT = 8;   /* LARGE: inline_len names the sender's slot holding a split_ctl (split.h) */
 
 struct shm_ep;
 struct txop;
@@ -146,6 +149,13 @@ struct txop {
 	bool pulling = false;
 	uint64_t pull_token = 0;
 	size_t pull_off = 0;
+	/* LARGE sends offered for a split copy (split.h): the lent slot, and
+	 * the receiver's buffers once it published them */
+	int split_slot = -1;
+	bool split_ready = false;
+	uint64_t split_chunk = 0, split_into = 0;
+	size_t split_cnt = 0; /* 0: nothing (more) for us to copy */
+	iovec split_to[max_iov]{};
 	/* RMA / atomics: parts still unanswered, first error */
 	size_t parts = 0;
 	int err = 0;
@@ -193,6 +203,17 @@ struct rx_pull {
 	bool has_data = false;
 };
 
+/* A split LARGE receive waiting on the chunks its sender claimed. */
+struct split_wait {
+	rxop *o = nullptr;
+	uint32_t peer = 0;
+	split_ctl *ctl = nullptr; /* in the sender's slot */
+	uint64_t id = 0;          /* the sender's operation (DONE's arg) */
+	size_t off = 0, into = 0;
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	wire c; /* the LARGE cell */
+};
+
 /* The endpoint as the receive core's transport (rx.cpp). */
 struct ep_transport final : prov::rx_transport {
 	shm_ep *ep = nullptr;
@@ -227,6 +248,13 @@ struct shm_ep {
 	std::unordered_map<uint64_t, txop *> waiting;   /* by id: LARGE sends and RMA awaiting answers */
 	std::vector<txop *> pulls_out;                   /* LARGE sends streaming CHUNKs */
 	std::unordered_map<uint64_t, rx_pull> pulls_in; /* by token */
+	std::vector<txop *> splits_out;  /* LARGE sends that lent a split block */
+	std::vector<split_wait> splits_in; /* split receives waiting on the sender's chunks */
+	size_t split_min = 0;            /* FI_SHM_SPLIT_MIN (0: never) */
+	/* Set by progress when nothing above waits on it; cleared (under the
+	 * lock) by whatever queues work for progress.  With an idle queue it
+	 * lets a poll return without taking the lock. */
+	std::atomic<bool> quiet{false};
 	/* FI_SHM_UNEXP_LIMIT (unexp.cpp): bytes the unexpected messages cost
 	 * (0: none), and message cells set aside, in order, once at it. */
 	size_t ux_bytes = 0, ux_limit = 0, park_bytes = 0;
@@ -258,6 +286,9 @@ void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t l
 /* FI_SHM_BOUNCE_SIZE as regions are created with it (1 KiB .. 16 MiB). */
 uint32_t bounce_size_param();
 
+/* Work for progress is queued (under ep->mtx): polls must take the lock. */
+inline void busy(shm_ep *ep) noexcept { ep->quiet.store(false, std::memory_order_relaxed); }
+
 /* ---- proto.cpp (under ep->mtx unless said) ---- */
 /* The peer named by fi_addr, attached if new; nullptr with *err set. */
 remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err);
@@ -284,6 +315,11 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x);
 void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *bytes = nullptr);
 void on_chunk(shm_ep *ep, remote *r, const wire &c);
 void complete_tx(shm_ep *ep, txop *o, int err);
+/* Answers r with a cell of kind k (DONE, PULL). */
+void answer(shm_ep *ep, remote *r, cell_kind k, uint64_t arg, uint64_t tag, uint64_t status);
+/* Completes receive o of message c: into bytes landed at off (err: 0 or a
+ * positive fabric errno; a short landing reports FI_ETRUNC). */
+void finish(shm_ep *ep, rxop *o, const wire &c, size_t off, size_t into, fi_addr_t src, int err);
 void push_comp(shm_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0, size_t olen = 0);
 void free_rx(shm_ep *ep);
 

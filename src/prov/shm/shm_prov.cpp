@@ -247,6 +247,8 @@ constexpr param::def shm_knobs[] = {
 	{FI_PARAM_SIZE_T, "bounce_size", "16384", "Bytes of one bounce buffer; messages up to this size go through one"},
 	{FI_PARAM_BOOL, "cma", "true",
 	 "Single copy with cross-memory attach (process_vm_readv) for messages and RMA larger than bounce_size; false (or a kernel that refuses it, logged once) pipelines them through bounce buffers"},
+	{FI_PARAM_SIZE_T, "split_min", "65536",
+	 "Messages of at least this many bytes (and above bounce_size) are copied by both sides at once when single copy is allowed: the receiver reads chunks while the sender, whenever its progress runs, writes others; 0 = the receiver alone"},
 	{FI_PARAM_SIZE_T, "unexp_limit", "67108864",
 	 "Bytes of unexpected messages an endpoint holds (64 plus the payload each; a message above bounce_size only its 64): past it further messages stay in the queue or their sender until receives take some; 0 = no limit"},
 	{FI_PARAM_INT, "dead_peer_ms", "1000",

@@ -61,6 +61,7 @@ void ux_arrive(shm_ep *ep, remote *r, const wire &c)
 		pk.cost += size_t(c.len);
 	}
 	ep->park_bytes += pk.cost;
+	busy(ep);
 	ep->parked_cells.push_back(std::move(pk));
 }
 
