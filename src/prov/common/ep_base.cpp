@@ -315,4 +315,36 @@ int ep_base::put_size_opt(size_t v, void *val, size_t *len) noexcept
 	return 0;
 }
 
+void set_ep_fid(fid_ep &e, size_t fclass, void *context, const ep_tables &t) noexcept
+{
+	e.fid.fclass = fclass;
+	e.fid.context = context;
+	e.fid.ops = t.fi;
+	e.ops = t.ep;
+	e.cm = t.cm;
+	e.msg = t.msg;
+	e.rma = t.rma;
+	e.tagged = t.tagged;
+	e.atomic = t.atomic;
+	e.collective = nullptr; /* no collectives: fi_query_collective is ENOSYS */
+}
+
+domain *check_ep_open(fi_provider *p, const char *name, fid_domain *d, const fi_info *info, fid_ep **out,
+		      unsigned types) noexcept
+{
+	domain *dom = domain_of(d);
+	if (!dom || !info || !out || !info->ep_attr || !info->tx_attr || !info->rx_attr) {
+		WU_WARN(p, FI_LOG_EP_CTRL, "fi_endpoint: %s is invalid\n",
+			!dom ? "domain" : !info ? "info" : !out ? "ep" : "info (attributes missing)");
+		return nullptr;
+	}
+	fi_ep_type t = info->ep_attr->type;
+	if (unsigned(t) >= 32 || !(types & ep_type_bit(t))) {
+		WU_WARN(p, FI_LOG_EP_CTRL, "fi_endpoint: endpoint type %d is not offered by %s (%s)\n", int(t), name,
+			types == ep_type_bit(FI_EP_RDM) ? "RDM only" : "RDM, MSG");
+		return nullptr;
+	}
+	return dom;
+}
+
 } // namespace wu::prov

@@ -71,6 +71,29 @@ private:
 	kind k_ = NONE;
 };
 
+/* The ops tables of an endpoint-like fid (an endpoint, an srx). */
+struct ep_tables {
+	fi_ops *fi;
+	fi_ops_ep *ep;
+	fi_ops_cm *cm;
+	fi_ops_msg *msg;
+	fi_ops_rma *rma;
+	fi_ops_tagged *tagged;
+	fi_ops_atomic *atomic;
+};
+/* Fills e as an fid of class fclass (no collectives). */
+void set_ep_fid(fid_ep &e, size_t fclass, void *context, const ep_tables &t) noexcept;
+
+/* fi_endpoint's common argument checks for provider `name`, which offers
+ * the endpoint types in types (a bit per fi_ep_type); logs why and
+ * returns nullptr (the caller returns -FI_EINVAL) or the domain. */
+domain *check_ep_open(fi_provider *p, const char *name, fid_domain *d, const fi_info *info, fid_ep **out,
+		      unsigned types) noexcept;
+constexpr unsigned ep_type_bit(fi_ep_type t) noexcept
+{
+	return 1u << unsigned(t);
+}
+
 /* An endpoint's lock: its own mutex, or, for the sub-endpoints of one
  * wireup endpoint (src/prov/wireup), a mutex they share, so that the one
  * receive context lent to them (lend_rx) needs no lock of its own.

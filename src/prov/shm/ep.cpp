@@ -400,17 +400,9 @@ fi_ops_cm ep_cm_ops = {
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noexcept
 {
 	return guard("fi_endpoint", [&]() -> int {
-		prov::domain *dom = prov::domain_of(domain);
-		if (!dom || !info || !out || !info->ep_attr || !info->tx_attr || !info->rx_attr) {
-			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: %s is invalid\n",
-				!dom ? "domain" : !info ? "info" : !out ? "ep" : "info (attributes missing)");
+		prov::domain *dom = prov::check_ep_open(P(), "shm", domain, info, out, prov::ep_type_bit(FI_EP_RDM));
+		if (!dom)
 			return -FI_EINVAL;
-		}
-		if (info->ep_attr->type != FI_EP_RDM) {
-			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: endpoint type %d is not offered by shm (RDM only)\n",
-				int(info->ep_attr->type));
-			return -FI_EINVAL;
-		}
 		std::string name;
 		if (info->src_addr) {
 			long n = addr_len(info->src_addr, info->src_addrlen);
@@ -427,16 +419,8 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			name = generate_name(!rank_taken.exchange(true));
 		}
 		auto ep = std::make_unique<shm_ep>();
-		ep->ep.fid.fclass = FI_CLASS_EP;
-		ep->ep.fid.context = context;
-		ep->ep.fid.ops = &ep_fi_ops;
-		ep->ep.ops = &ep_ops;
-		ep->ep.cm = &ep_cm_ops;
-		ep->ep.msg = shm_ops::msg_ops();
-		ep->ep.rma = shm_ops::rma_ops();
-		ep->ep.tagged = shm_ops::tagged_ops();
-		ep->ep.atomic = shm_ops::atomic_ops();
-		ep->ep.collective = nullptr;
+		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, &ep_ops, &ep_cm_ops, shm_ops::msg_ops(),
+							     shm_ops::rma_ops(), shm_ops::tagged_ops(), shm_ops::atomic_ops()});
 		ep->tp->ep = ep.get();
 		ep->name = std::move(name);
 		ep->generated = generated;

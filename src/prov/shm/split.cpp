@@ -262,7 +262,7 @@ void split_free(shm_ep *ep)
 {
 	for (auto &w : ep->splits_in)
 		if (!w.o->mr.queued())
-			ep->rx.release(w.o);
+			ep->rx->release(w.o);
 	ep->splits_in.clear();
 }
 

@@ -397,18 +397,11 @@ stats get_stats() noexcept
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noexcept
 {
 	return guard("fi_endpoint", [&]() -> int {
-		prov::domain *dom = prov::domain_of(domain);
-		if (!dom || !info || !out || !info->ep_attr || !info->tx_attr || !info->rx_attr) {
-			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: %s is invalid\n",
-				!dom ? "domain" : !info ? "info" : !out ? "ep" : "info (attributes missing)");
+		prov::domain *dom = prov::check_ep_open(P(), "tcp", domain, info, out,
+							   prov::ep_type_bit(FI_EP_RDM) | prov::ep_type_bit(FI_EP_MSG));
+		if (!dom)
 			return -FI_EINVAL;
-		}
 		fi_ep_type type = info->ep_attr->type;
-		if (type != FI_EP_RDM && type != FI_EP_MSG) {
-			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: endpoint type %d is not offered by tcp (RDM, MSG)\n",
-				int(type));
-			return -FI_EINVAL;
-		}
 		tcp_connreq *cr = nullptr;
 		if (info->handle) {
 			if (type != FI_EP_MSG || info->handle->fclass != FI_CLASS_CONNREQ)
@@ -418,16 +411,8 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 				return -FI_EINVAL;
 		}
 		auto ep = std::make_unique<tcp_ep>();
-		ep->ep.fid.fclass = FI_CLASS_EP;
-		ep->ep.fid.context = context;
-		ep->ep.fid.ops = &ep_fi_ops;
-		ep->ep.ops = &ep_ops;
-		ep->ep.cm = &ep_cm_ops;
-		ep->ep.msg = tcp_ops::msg_ops();
-		ep->ep.rma = tcp_ops::rma_ops();
-		ep->ep.tagged = tcp_ops::tagged_ops();
-		ep->ep.atomic = tcp_ops::atomic_ops();
-		ep->ep.collective = nullptr; /* no collectives: fi_query_collective is ENOSYS */
+		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, &ep_ops, &ep_cm_ops, tcp_ops::msg_ops(),
+							     tcp_ops::rma_ops(), tcp_ops::tagged_ops(), tcp_ops::atomic_ops()});
 		ep->magic = ep_magic;
 		ep->tp->ep = ep.get();
 		fi_info *dup = info_dup(info);

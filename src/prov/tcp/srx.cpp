@@ -453,16 +453,8 @@ int srx_open(fid_domain *domain, fi_rx_attr *attr, fid_ep **out, void *context) 
 			return -FI_EINVAL;
 		}
 		auto s = std::make_unique<tcp_srx>();
-		s->ep.fid.fclass = FI_CLASS_SRX_CTX;
-		s->ep.fid.context = context;
-		s->ep.fid.ops = &srx_fi_ops;
-		s->ep.ops = &srx_ep_ops;
-		s->ep.cm = &srx_cm_ops;
-		s->ep.msg = &srx_msg_ops;
-		s->ep.rma = &srx_rma_ops;
-		s->ep.tagged = &srx_tagged_ops;
-		s->ep.atomic = &srx_atomic_ops;
-		s->ep.collective = nullptr;
+		prov::set_ep_fid(s->ep, FI_CLASS_SRX_CTX, context, {&srx_fi_ops, &srx_ep_ops, &srx_cm_ops, &srx_msg_ops,
+								   &srx_rma_ops, &srx_tagged_ops, &srx_atomic_ops});
 		s->magic = srx_magic;
 		s->dom = dom;
 		if (attr)

@@ -502,33 +502,17 @@ fi_ops_cm ep_cm_ops = {
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noexcept
 {
 	return guard("fi_endpoint", [&]() -> int {
-		prov::domain *dom = prov::domain_of(domain);
-		if (!dom || !info || !out || !info->ep_attr || !info->tx_attr || !info->rx_attr) {
-			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: %s is invalid\n",
-				!dom ? "domain" : !info ? "info" : !out ? "ep" : "info (attributes missing)");
+		prov::domain *dom = prov::check_ep_open(P(), "wireup", domain, info, out, prov::ep_type_bit(FI_EP_RDM));
+		if (!dom)
 			return -FI_EINVAL;
-		}
-		if (info->ep_attr->type != FI_EP_RDM) {
-			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: endpoint type %d is not offered by wireup (RDM only)\n",
-				int(info->ep_attr->type));
-			return -FI_EINVAL;
-		}
 		parts src;
 		if (info->src_addr && decode(info->src_addr, info->src_addrlen, &src) < 0) {
 			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: info->src_addr is not a wireup address\n");
 			return -FI_EINVAL;
 		}
 		auto ep = std::make_unique<wx_ep>();
-		ep->ep.fid.fclass = FI_CLASS_EP;
-		ep->ep.fid.context = context;
-		ep->ep.fid.ops = &ep_fi_ops;
-		ep->ep.ops = &ep_ops;
-		ep->ep.cm = &ep_cm_ops;
-		ep->ep.msg = &wx_msg_ops;
-		ep->ep.rma = &wx_rma_ops;
-		ep->ep.tagged = &wx_tagged_ops;
-		ep->ep.atomic = &wx_atomic_ops;
-		ep->ep.collective = nullptr;
+		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, &ep_ops, &ep_cm_ops, &wx_msg_ops, &wx_rma_ops,
+							     &wx_tagged_ops, &wx_atomic_ops});
 		ep->dom = dom;
 		ep->info = info_dup(info);
 		if (!ep->info)
