@@ -1,8 +1,10 @@
 #!/bin/sh
 # The README's main command: installs what is missing, builds Wireup, and runs
 # the main job: a PMIx-launched wire-up + ping-pong across 4 local processes
-# (mpirun as the PMIx server): each rank opens a tcp RDM endpoint, Wireup
-# fills its AV with every rank through PMIx (fi_addr == rank), every pair of
+# (mpirun as the PMIx server): each rank opens an RDM endpoint of the wireup
+# provider (shm between these local ranks), Wireup fills its AV with every
+# rank through PMIx (fi_addr == rank; nothing fetched for ranks on this
+# node), every pair of
 # ranks exchanges a tagged message, ranks 0 and 1 ping-pong 8 bytes
 # (contrib/wireup_pingpong.c).  Then Debian's own unmodified libfabric tools
 # and Open MPI (its OFI MTL) run on our library through LD_LIBRARY_PATH.

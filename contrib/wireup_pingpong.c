@@ -1,8 +1,10 @@
 /* The main job: a PMIx-launched wire-up and ping-pong.  Every rank opens a
- * tcp RDM endpoint, publishes its name and fills its AV with every rank of
- * the job through Wireup's PMIx extension (fi_addr == base + rank), sends a
- * tagged message to every peer and checks what it receives, then ranks 0
- * and 1 ping-pong 8-byte messages and print the latency.
+ * RDM endpoint of the provider WU_PINGPONG_PROV names (default wireup: shm
+ * to ranks on this node, tcp beyond; or tcp), publishes its name and fills
+ * its AV with every rank of the job through Wireup's PMIx extension (fi_addr
+ * == base + rank), sends a tagged message to every peer and checks what it
+ * receives, then ranks 0 and 1 ping-pong 8-byte messages and print the
+ * latency and what the wire-up fetched for ranks on their node.
  *
  *   contrib/launch/run-pmix.sh mpirun 4 build/contrib/wireup_pingpong
  *
@@ -82,9 +84,15 @@ int main(void)
 	struct fi_info *hints = fi_allocinfo(), *info = NULL;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED;
-	hints->addr_format = FI_SOCKADDR_IN;
-	hints->fabric_attr->prov_name = strdup("tcp");
-	CHECK(fi_getinfo(FI_VERSION(2, 0), "127.0.0.1", NULL, FI_SOURCE, hints, &info));
+	const char *prov = getenv("WU_PINGPONG_PROV");
+	prov = prov && *prov ? prov : "wireup";
+	hints->fabric_attr->prov_name = strdup(prov);
+	if (strcmp(prov, "tcp") == 0) {
+		hints->addr_format = FI_SOCKADDR_IN;
+		CHECK(fi_getinfo(FI_VERSION(2, 0), "127.0.0.1", NULL, FI_SOURCE, hints, &info));
+	} else {
+		CHECK(fi_getinfo(FI_VERSION(2, 0), NULL, NULL, 0, hints, &info));
+	}
 
 	struct fid_fabric *fabric;
 	struct fid_domain *domain;
@@ -184,9 +192,10 @@ int main(void)
 		lat_us = (now_s() - s) / (iters - 100) / 2 * 1e6;
 	}
 	const char *modes[] = {"auto", "modex", "direct", "symmetric", "launcher"};
-	printf("wireup_pingpong rank %u/%u: mode %s, AV filled in %.2f ms, %u peers checked%s",
-	       rank, n, modes[wi.mode <= 4 ? wi.mode : 0], t_fill * 1e3, n - 1,
-	       bad ? " FAILED" : " OK");
+	printf("wireup_pingpong rank %u/%u: %s, mode %s, AV filled in %.2f ms (%llu bytes fetched for "
+	       "peers on this node), %u peers checked%s",
+	       rank, n, info->fabric_attr->prov_name, modes[wi.mode <= 4 ? wi.mode : 0], t_fill * 1e3,
+	       (unsigned long long)wi.local_bytes, n - 1, bad ? " FAILED" : " OK");
 	if (lat_us > 0)
 		printf(", 8 B latency %.2f us", lat_us);
 	printf("\n");

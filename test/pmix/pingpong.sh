@@ -1,7 +1,8 @@
 #!/bin/sh
-# The main job as a test: contrib/wireup_pingpong under mpirun (N = 2, 4, 8)
-# and under srun on a private Slurm (N = 4): wire-up through PMIx, a tagged
-# message between every pair of ranks, and an 8-byte ping-pong.
+# The main job as a test: contrib/wireup_pingpong under mpirun (N = 2, 4, 8
+# on the wireup provider, N = 4 on tcp) and under srun on a private Slurm
+# (N = 4): wire-up through PMIx, a tagged message between every pair of
+# ranks, and an 8-byte ping-pong.
 prog=$top_builddir/contrib/wireup_pingpong
 launch=$top_srcdir/contrib/launch
 [ -x "$prog" ] || { echo "FAIL: $prog is not built"; exit 1; }
@@ -19,6 +20,9 @@ run() { # launcher n
 	fi
 }
 for n in 2 4 8; do run mpirun $n; done
+WU_PINGPONG_PROV=tcp; export WU_PINGPONG_PROV
+run mpirun 4
+unset WU_PINGPONG_PROV
 if command -v slurmctld >/dev/null 2>&1 && command -v srun >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
 	dir=$(mktemp -d "${TMPDIR:-/tmp}/wu-pp-slurm.XXXXXX")
 	trap 'sh "$launch/slurm-down.sh" "$dir" >/dev/null 2>&1; rm -rf "$dir"' EXIT
