@@ -7,3 +7,9 @@ contrib_bench_wireup_cost_LDADD = src/libfabric.la
 
 bench-wireup: contrib/bench/wireup_cost
 	contrib/bench/wireup_cost
+
+# Open MPI on wireup vs Debian's tcp;ofi_rxm vs ob1+vader, and fi_pingpong
+# through shm and through wireup (contrib/bench/wireup_bench.sh).
+EXTRA_DIST += contrib/bench/wireup_bench.sh
+bench-wireup-mpi:
+	BUILD=$(abs_top_builddir) $(SHELL) $(top_srcdir)/contrib/bench/wireup_bench.sh
