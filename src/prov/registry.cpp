@@ -14,13 +14,15 @@
 
 #include "prov/shm/shm.h"
 #include "prov/tcp/tcp.h"
+#include "prov/wireup/wireup.h"
 
 namespace wu::prov {
 namespace {
 
-/* Built-in providers, best first.  The multiplexing RDM provider (shm on the
- * node, tcp beyond) will come first, then shm, tcp, verbs and ucx. */
+/* Built-in providers, best first: the multiplexing RDM provider (shm on the
+ * node, tcp beyond) is what an RDM request without a provider gets. */
 const fi_provider *(*const builtin[])() noexcept = {
+	wu::wireup::provider,
 	wu::tcp::provider,
 	wu::shm::provider,
 };

@@ -37,7 +37,7 @@
 #include "../util/fabric_open.h"
 
 /* The providers every parameterised suite runs over, one X(name) each. */
-#define WU_TEST_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__) X(shm, __VA_ARGS__)
+#define WU_TEST_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__) X(shm, __VA_ARGS__) X(wireup, __VA_ARGS__)
 /* Of those, the ones with FI_EP_MSG endpoints (the MSG suites run over these). */
 #define WU_TEST_MSG_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__)
 
@@ -78,18 +78,21 @@ struct provider_test_with : ::testing::TestWithParam<std::tuple<std::string, T>>
 	static T arg() { return std::get<1>(base::GetParam()); }
 };
 
-/* Whether prov's addresses are FI_ADDR_STR names (shm) rather than IP
- * sockaddrs: such a provider is opened without a node. */
-inline bool addr_is_str(const std::string &prov)
+/* Whether prov's addresses are IP sockaddrs (tcp) rather than names
+ * (shm's FI_ADDR_STR, wireup's composite addresses): the others are opened
+ * without a node. */
+inline bool addr_is_ip(const std::string &prov)
 {
 	fi_info *hints = fi_allocinfo();
 	hints->fabric_attr->prov_name = strdup(prov.c_str());
 	fi_info *got = nullptr;
 	int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &got);
 	fi_freeinfo(hints);
-	bool str = r == 0 && got && got->addr_format == FI_ADDR_STR;
+	bool ip = r == 0 && got &&
+		  (got->addr_format == FI_SOCKADDR_IN || got->addr_format == FI_SOCKADDR_IN6 ||
+		   got->addr_format == FI_SOCKADDR);
 	fi_freeinfo(got);
-	return str;
+	return ip;
 }
 
 /* Fabric, domain and EQ of one provider, opened through the public API. */
@@ -111,11 +114,11 @@ struct prov_env {
 		hints->caps = caps;
 		hints->domain_attr->data_progress = progress;
 		hints->domain_attr->control_progress = progress;
-		/* IP providers on 127.0.0.1; named ones (FI_ADDR_STR) pick their own names. */
-		bool str = addr_is_str(prov);
-		hints->addr_format = str ? FI_ADDR_STR : FI_SOCKADDR_IN;
+		/* IP providers on 127.0.0.1; the others pick their own names. */
+		bool ip = addr_is_ip(prov);
+		hints->addr_format = ip ? FI_SOCKADDR_IN : FI_FORMAT_UNSPEC;
 		fi_info *got = nullptr;
-		int r = fi_getinfo(FI_VERSION(1, 17), str ? nullptr : "127.0.0.1", nullptr, str ? 0 : FI_SOURCE,
+		int r = fi_getinfo(FI_VERSION(1, 17), ip ? "127.0.0.1" : nullptr, nullptr, ip ? FI_SOURCE : 0,
 				   hints, &got);
 		fi_freeinfo(hints);
 		if (r || !got) {

@@ -4,8 +4,10 @@
 # control socket on 127.0.0.1), sizes 8 B .. 1 MiB, msg and tagged, with
 # fi_pingpong's own data checks (-c), each run bounded by a timeout.
 # Exit 77 (skip) when fi_pingpong is not installed or our library has no
-# provider "shm" yet.
+# provider "shm" yet.  WU_PP_PROV=<name> runs the same over another RDM
+# provider (wireup_fi_pingpong.sh).
 set -u
+prov=${WU_PP_PROV:-shm}
 pp=$(command -v fi_pingpong 2>/dev/null || true)
 if [ -z "$pp" ]; then
 	echo "SKIP: fi_pingpong not found (Debian: apt-get install libfabric-bin)"
@@ -18,8 +20,8 @@ if [ ! -e "$libdir/libfabric.so.1" ]; then
 	exit 1
 fi
 fi_info=$(command -v fi_info 2>/dev/null || true)
-if [ -n "$fi_info" ] && ! LD_LIBRARY_PATH=$libdir timeout 30 "$fi_info" -l 2>/dev/null | grep -q '^shm:'; then
-	echo "SKIP: the shm provider is missing (fi_info -l on our library does not list shm)"
+if [ -n "$fi_info" ] && ! LD_LIBRARY_PATH=$libdir timeout 30 "$fi_info" -l 2>/dev/null | grep -q "^$prov:"; then
+	echo "SKIP: the $prov provider is missing (fi_info -l on our library does not list $prov)"
 	exit 77
 fi
 # Control ports of our own, apart from fi_pingpong.sh's (10000..29999).
@@ -34,10 +36,10 @@ for mode in msg tagged; do
 			n=$((n + 1))
 			port=$((base + n))
 			out=$(mktemp)
-			LD_LIBRARY_PATH=$libdir timeout 60 "$pp" -p shm -e rdm -m "$mode" -c -B "$port" -S "$size" -I $iters >"$out.srv" 2>&1 &
+			LD_LIBRARY_PATH=$libdir timeout 60 "$pp" -p "$prov" -e rdm -m "$mode" -c -B "$port" -S "$size" -I $iters >"$out.srv" 2>&1 &
 			srv=$!
 			sleep 0.3
-			LD_LIBRARY_PATH=$libdir timeout 60 "$pp" -p shm -e rdm -m "$mode" -c -P "$port" -S "$size" -I $iters 127.0.0.1 >"$out" 2>&1
+			LD_LIBRARY_PATH=$libdir timeout 60 "$pp" -p "$prov" -e rdm -m "$mode" -c -P "$port" -S "$size" -I $iters 127.0.0.1 >"$out" 2>&1
 			crc=$?
 			wait $srv
 			src=$?
@@ -47,9 +49,9 @@ for mode in msg tagged; do
 		done
 		line=$(tail -1 "$out")
 		if [ $crc -eq 0 ] && [ $src -eq 0 ] && grep -q "=$iters" "$out" && grep -q "=$iters" "$out.srv"; then
-			echo "PASS: fi_pingpong -p shm -e rdm -m $mode -c -S $size: $line"
+			echo "PASS: fi_pingpong -p $prov -e rdm -m $mode -c -S $size: $line"
 		else
-			echo "FAIL: fi_pingpong -p shm -e rdm -m $mode -c -S $size (client $crc, server $src)"
+			echo "FAIL: fi_pingpong -p $prov -e rdm -m $mode -c -S $size (client $crc, server $src)"
 			sed 's/^/  client: /' "$out" | head -40
 			sed 's/^/  server: /' "$out.srv" | head -40
 			status=1

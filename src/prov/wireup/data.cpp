@@ -1,0 +1,394 @@
+/* wireup endpoint: the data path.  A transmit call (send, inject, RMA,
+ * atomic, each variant) finds its peer's sub-endpoint (route_fast: one
+ * load) and makes the same call on it, through that endpoint's own ops
+ * table, arguments unchanged: the sub-endpoint checks, logs and completes
+ * it as for its own application.  That is why these are not ep_ops.h
+ * tables: those rebuild every call as an xfer for an engine, and the
+ * sub-endpoint would rebuild it again.  Receives are posted here, into the
+ * receive context both sub-endpoints take messages from. */
+#include "config.h"
+
+#include "core/log.h"
+#include "core/shim.h"
+#include "prov/wireup/wx_ep.h"
+
+namespace wu::wireup {
+
+namespace {
+
+/* Runs f on the sub-endpoint of peer a.  f only calls through a C ops
+ * table (nothing throws); the slow path catches its own. */
+template <class F>
+inline ssize_t fwd(fid_ep *e, fi_addr_t a, F &&f) noexcept
+{
+	wx_ep *ep = wx_of(e);
+	if (!ep) [[unlikely]]
+		return -FI_EINVAL;
+	fid_ep *s = route_fast(ep, a);
+	if (!s) [[unlikely]] {
+		if (ssize_t r = route_slow(ep, a, &s))
+			return r;
+	}
+	return f(s);
+}
+
+/* ---- receives ---- */
+
+ssize_t do_recv(wx_ep *ep, const prov::msg_xfer &x)
+{
+	if (x.tagged ? !(ep->info->caps & FI_TAGGED) : !(ep->info->caps & FI_MSG)) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without %s\n", x.where,
+			x.tagged ? "FI_TAGGED" : "FI_MSG");
+		return -FI_EOPNOTSUPP;
+	}
+	if (x.count > ep->info->rx_attr->iov_limit)
+		return -FI_EINVAL;
+	ssize_t kind = prov::classify_recv(x, P());
+	if (kind < 0)
+		return kind;
+	if (!ep->enabled) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint is not enabled\n", x.where);
+		return -FI_EOPBADSTATE;
+	}
+	unsigned fl;
+	if (kind == prov::RX_PEEK) {
+		fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
+		if (const char *bad = prov::check_peek(&m, x.flags)) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s (FI_PEEK/FI_CLAIM/FI_DISCARD): %s\n", x.where, bad);
+			return -FI_EINVAL;
+		}
+		std::unique_lock g(ep->mtx);
+		if (ssize_t r = prov::peek_claim(ep->rx, ep->rb, &m, x.flags))
+			return r;
+		fl = collected(ep);
+	} else {
+		std::unique_lock g(ep->mtx);
+		if (ep->rx.full())
+			return -FI_EAGAIN;
+		prov::post_recv(ep->rx, ep->rb, x);
+		fl = collected(ep);
+	}
+	flush(ep, fl);
+	return 0;
+}
+
+template <class F>
+ssize_t rcall(fid_ep *e, const char *where, F &&fn) noexcept
+{
+	return guard(where, [&]() -> ssize_t {
+		wx_ep *ep = wx_of(e);
+		return ep ? fn(ep) : -FI_EINVAL;
+	});
+}
+
+prov::msg_xfer rx_xfer(const char *where, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, void *ctx,
+		       uint64_t flags, bool tagged, uint64_t tag, uint64_t ignore)
+{
+	prov::msg_xfer x;
+	x.where = where;
+	x.iov = iov;
+	x.desc = desc;
+	x.count = cnt;
+	x.addr = src;
+	x.context = ctx;
+	x.flags = flags;
+	x.tagged = tagged;
+	x.tag = tag;
+	x.ignore = ignore;
+	return x;
+}
+
+template <bool Tagged>
+ssize_t recv1(fid_ep *e, const char *where, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
+	      uint64_t ignore, void *ctx) noexcept
+{
+	return rcall(e, where, [&](wx_ep *ep) {
+		iovec v{buf, len};
+		return do_recv(ep, rx_xfer(where, &v, desc ? &desc : nullptr, 1, src, ctx, ep->rb->rx_flags(),
+					   Tagged, tag, ignore));
+	});
+}
+
+template <bool Tagged>
+ssize_t recvv(fid_ep *e, const char *where, const iovec *iov, void **desc, size_t cnt, fi_addr_t src,
+	      uint64_t tag, uint64_t ignore, void *ctx) noexcept
+{
+	return rcall(e, where, [&](wx_ep *ep) {
+		return do_recv(ep, rx_xfer(where, iov, desc, cnt, src, ctx, ep->rb->rx_flags(), Tagged, tag,
+					   ignore));
+	});
+}
+
+ssize_t m_recv(fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, void *ctx) noexcept
+{
+	return recv1<false>(e, "fi_recv", buf, len, desc, src, 0, 0, ctx);
+}
+ssize_t m_recvv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, void *ctx) noexcept
+{
+	return recvv<false>(e, "fi_recvv", iov, desc, cnt, src, 0, 0, ctx);
+}
+ssize_t m_recvmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
+{
+	return rcall(e, "fi_recvmsg", [&](wx_ep *ep) -> ssize_t {
+		if (!m)
+			return -FI_EINVAL;
+		prov::msg_xfer x = rx_xfer("fi_recvmsg", m->msg_iov, m->desc, m->iov_count, m->addr, m->context, flags,
+					   false, 0, 0);
+		x.data = m->data;
+		x.msg_api = true;
+		return do_recv(ep, x);
+	});
+}
+ssize_t t_recv(fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag, uint64_t ignore,
+	       void *ctx) noexcept
+{
+	return recv1<true>(e, "fi_trecv", buf, len, desc, src, tag, ignore, ctx);
+}
+ssize_t t_recvv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, uint64_t tag,
+		uint64_t ignore, void *ctx) noexcept
+{
+	return recvv<true>(e, "fi_trecvv", iov, desc, cnt, src, tag, ignore, ctx);
+}
+ssize_t t_recvmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
+{
+	return rcall(e, "fi_trecvmsg", [&](wx_ep *ep) -> ssize_t {
+		if (!m)
+			return -FI_EINVAL;
+		prov::msg_xfer x = rx_xfer("fi_trecvmsg", m->msg_iov, m->desc, m->iov_count, m->addr, m->context, flags,
+					   true, m->tag, m->ignore);
+		x.data = m->data;
+		x.msg_api = true;
+		return do_recv(ep, x);
+	});
+}
+
+/* ---- fi_ops_msg ---- */
+
+ssize_t m_send(fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest, void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->msg->send(s, buf, len, desc, dest, ctx); });
+}
+ssize_t m_sendv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t dest, void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->msg->sendv(s, iov, desc, cnt, dest, ctx); });
+}
+ssize_t m_sendmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
+{
+	if (!m)
+		return -FI_EINVAL;
+	return fwd(e, m->addr, [&](fid_ep *s) { return s->msg->sendmsg(s, m, flags); });
+}
+ssize_t m_inject(fid_ep *e, const void *buf, size_t len, fi_addr_t dest) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->msg->inject(s, buf, len, dest); });
+}
+ssize_t m_senddata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest,
+		   void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->msg->senddata(s, buf, len, desc, data, dest, ctx); });
+}
+ssize_t m_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->msg->injectdata(s, buf, len, data, dest); });
+}
+
+/* ---- fi_ops_tagged ---- */
+
+ssize_t t_send(fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t tag,
+	       void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->tagged->send(s, buf, len, desc, dest, tag, ctx); });
+}
+ssize_t t_sendv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t dest, uint64_t tag,
+		void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->tagged->sendv(s, iov, desc, cnt, dest, tag, ctx); });
+}
+ssize_t t_sendmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
+{
+	if (!m)
+		return -FI_EINVAL;
+	return fwd(e, m->addr, [&](fid_ep *s) { return s->tagged->sendmsg(s, m, flags); });
+}
+ssize_t t_inject(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->tagged->inject(s, buf, len, dest, tag); });
+}
+ssize_t t_senddata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest,
+		   uint64_t tag, void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->tagged->senddata(s, buf, len, desc, data, dest, tag, ctx); });
+}
+ssize_t t_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest, uint64_t tag) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->tagged->injectdata(s, buf, len, data, dest, tag); });
+}
+
+/* ---- fi_ops_rma ---- */
+
+ssize_t r_read(fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t addr, uint64_t key,
+	       void *ctx) noexcept
+{
+	return fwd(e, src, [&](fid_ep *s) { return s->rma->read(s, buf, len, desc, src, addr, key, ctx); });
+}
+ssize_t r_readv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, uint64_t addr, uint64_t key,
+		void *ctx) noexcept
+{
+	return fwd(e, src, [&](fid_ep *s) { return s->rma->readv(s, iov, desc, cnt, src, addr, key, ctx); });
+}
+ssize_t r_readmsg(fid_ep *e, const fi_msg_rma *m, uint64_t flags) noexcept
+{
+	if (!m)
+		return -FI_EINVAL;
+	return fwd(e, m->addr, [&](fid_ep *s) { return s->rma->readmsg(s, m, flags); });
+}
+ssize_t r_write(fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t addr, uint64_t key,
+		void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->rma->write(s, buf, len, desc, dest, addr, key, ctx); });
+}
+ssize_t r_writev(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t dest, uint64_t addr,
+		 uint64_t key, void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->rma->writev(s, iov, desc, cnt, dest, addr, key, ctx); });
+}
+ssize_t r_writemsg(fid_ep *e, const fi_msg_rma *m, uint64_t flags) noexcept
+{
+	if (!m)
+		return -FI_EINVAL;
+	return fwd(e, m->addr, [&](fid_ep *s) { return s->rma->writemsg(s, m, flags); });
+}
+ssize_t r_inject(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t addr, uint64_t key) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->rma->inject(s, buf, len, dest, addr, key); });
+}
+ssize_t r_writedata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest,
+		    uint64_t addr, uint64_t key, void *ctx) noexcept
+{
+	return fwd(e, dest,
+		   [&](fid_ep *s) { return s->rma->writedata(s, buf, len, desc, data, dest, addr, key, ctx); });
+}
+ssize_t r_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest, uint64_t addr,
+		     uint64_t key) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->rma->injectdata(s, buf, len, data, dest, addr, key); });
+}
+
+/* ---- fi_ops_atomic ---- */
+
+ssize_t a_write(fid_ep *e, const void *buf, size_t count, void *desc, fi_addr_t dest, uint64_t addr,
+		uint64_t key, fi_datatype dt, fi_op op, void *ctx) noexcept
+{
+	return fwd(e, dest,
+		   [&](fid_ep *s) { return s->atomic->write(s, buf, count, desc, dest, addr, key, dt, op, ctx); });
+}
+ssize_t a_writev(fid_ep *e, const fi_ioc *iov, void **desc, size_t cnt, fi_addr_t dest, uint64_t addr,
+		 uint64_t key, fi_datatype dt, fi_op op, void *ctx) noexcept
+{
+	return fwd(e, dest,
+		   [&](fid_ep *s) { return s->atomic->writev(s, iov, desc, cnt, dest, addr, key, dt, op, ctx); });
+}
+ssize_t a_writemsg(fid_ep *e, const fi_msg_atomic *m, uint64_t flags) noexcept
+{
+	if (!m)
+		return -FI_EINVAL;
+	return fwd(e, m->addr, [&](fid_ep *s) { return s->atomic->writemsg(s, m, flags); });
+}
+ssize_t a_inject(fid_ep *e, const void *buf, size_t count, fi_addr_t dest, uint64_t addr, uint64_t key,
+		 fi_datatype dt, fi_op op) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) { return s->atomic->inject(s, buf, count, dest, addr, key, dt, op); });
+}
+ssize_t a_readwrite(fid_ep *e, const void *buf, size_t count, void *desc, void *result, void *result_desc,
+		    fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype dt, fi_op op, void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) {
+		return s->atomic->readwrite(s, buf, count, desc, result, result_desc, dest, addr, key, dt, op, ctx);
+	});
+}
+ssize_t a_readwritev(fid_ep *e, const fi_ioc *iov, void **desc, size_t cnt, fi_ioc *resultv, void **result_desc,
+		     size_t result_cnt, fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype dt, fi_op op,
+		     void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) {
+		return s->atomic->readwritev(s, iov, desc, cnt, resultv, result_desc, result_cnt, dest, addr, key, dt,
+					     op, ctx);
+	});
+}
+ssize_t a_readwritemsg(fid_ep *e, const fi_msg_atomic *m, fi_ioc *resultv, void **result_desc, size_t result_cnt,
+		       uint64_t flags) noexcept
+{
+	if (!m)
+		return -FI_EINVAL;
+	return fwd(e, m->addr, [&](fid_ep *s) {
+		return s->atomic->readwritemsg(s, m, resultv, result_desc, result_cnt, flags);
+	});
+}
+ssize_t a_compwrite(fid_ep *e, const void *buf, size_t count, void *desc, const void *compare, void *compare_desc,
+		    void *result, void *result_desc, fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype dt,
+		    fi_op op, void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) {
+		return s->atomic->compwrite(s, buf, count, desc, compare, compare_desc, result, result_desc, dest, addr,
+					    key, dt, op, ctx);
+	});
+}
+ssize_t a_compwritev(fid_ep *e, const fi_ioc *iov, void **desc, size_t cnt, const fi_ioc *comparev,
+		     void **compare_desc, size_t compare_cnt, fi_ioc *resultv, void **result_desc, size_t result_cnt,
+		     fi_addr_t dest, uint64_t addr, uint64_t key, fi_datatype dt, fi_op op, void *ctx) noexcept
+{
+	return fwd(e, dest, [&](fid_ep *s) {
+		return s->atomic->compwritev(s, iov, desc, cnt, comparev, compare_desc, compare_cnt, resultv,
+					     result_desc, result_cnt, dest, addr, key, dt, op, ctx);
+	});
+}
+ssize_t a_compwritemsg(fid_ep *e, const fi_msg_atomic *m, const fi_ioc *comparev, void **compare_desc,
+		       size_t compare_cnt, fi_ioc *resultv, void **result_desc, size_t result_cnt,
+		       uint64_t flags) noexcept
+{
+	if (!m)
+		return -FI_EINVAL;
+	return fwd(e, m->addr, [&](fid_ep *s) {
+		return s->atomic->compwritemsg(s, m, comparev, compare_desc, compare_cnt, resultv, result_desc,
+					       result_cnt, flags);
+	});
+}
+
+/* What both sub-endpoints take: the smaller count, refused when one refuses. */
+template <int Which>
+int valid(fid_ep *e, fi_datatype dt, fi_op op, size_t *count) noexcept
+{
+	wx_ep *ep = wx_of(e);
+	if (!ep || !count)
+		return -FI_EINVAL;
+	size_t best = SIZE_MAX;
+	for (fid_ep *s : ep->sub) {
+		if (!s)
+			continue;
+		size_t c = 0;
+		int r = Which == 0 ? s->atomic->writevalid(s, dt, op, &c)
+			: Which == 1 ? s->atomic->readwritevalid(s, dt, op, &c)
+				     : s->atomic->compwritevalid(s, dt, op, &c);
+		if (r)
+			return r;
+		best = std::min(best, c);
+	}
+	if (best == SIZE_MAX)
+		return -FI_EOPBADSTATE;
+	*count = best;
+	return 0;
+}
+
+} // namespace
+
+fi_ops_msg wx_msg_ops = {sizeof(fi_ops_msg), m_recv, m_recvv, m_recvmsg, m_send, m_sendv, m_sendmsg,
+			 m_inject, m_senddata, m_injectdata};
+fi_ops_tagged wx_tagged_ops = {sizeof(fi_ops_tagged), t_recv, t_recvv, t_recvmsg, t_send, t_sendv,
+			       t_sendmsg, t_inject, t_senddata, t_injectdata};
+fi_ops_rma wx_rma_ops = {sizeof(fi_ops_rma), r_read, r_readv, r_readmsg, r_write, r_writev,
+			 r_writemsg, r_inject, r_writedata, r_injectdata};
+fi_ops_atomic wx_atomic_ops = {sizeof(fi_ops_atomic), a_write, a_writev, a_writemsg, a_inject,
+			       a_readwrite, a_readwritev, a_readwritemsg, a_compwrite, a_compwritev,
+			       a_compwritemsg, valid<0>, valid<1>, valid<2>};
+
+} // namespace wu::wireup

@@ -1,0 +1,587 @@
+/* wireup endpoint: open (the two sub-endpoints, sharing our lock and our
+ * receive context), bindings, enable, progress, names, cancel, options and
+ * close.  The data path is in data.cpp, routes in route.cpp. */
+#include "config.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <netinet/in.h>
+
+#include <rdma/fi_cm.h>
+
+#include "av/av.h"
+#include "core/info.h"
+#include "core/log.h"
+#include "core/param.h"
+#include "core/shim.h"
+#include "prov/common/sub_ep.h"
+#include "prov/shm/shm.h"
+#include "prov/tcp/tcp.h"
+#include "prov/wireup/wx_ep.h"
+#ifdef WU_HAVE_PMIX
+#include "pmix_glue/wireup.h"
+#endif
+
+namespace wu::wireup {
+
+wx_ep *wx_of(fid *f) noexcept
+{
+	return f ? wx_of(reinterpret_cast<fid_ep *>(f)) : nullptr;
+}
+
+namespace {
+
+constexpr char shm_scheme[] = "fi_shm://";
+constexpr size_t shm_scheme_len = sizeof(shm_scheme) - 1;
+
+const prov::sub_ops *ops_of(int part) noexcept
+{
+	return part == part_shm ? shm::sub_ops() : tcp::sub_ops();
+}
+
+/* ---- progress ---- */
+
+/* Every CQ and counter read: shm always, tcp only every (poll_mask+1)-th
+ * call unless a transfer went through it lately (tcp_hot), so an idle tcp
+ * side (an epoll_wait per call) costs shm's latency nothing.  The counters
+ * are plain loads and stores: a lost increment only moves the next poll. */
+void wx_progress(void *arg) noexcept
+{
+	auto *ep = static_cast<wx_ep *>(arg);
+	if (ep->closing.load(std::memory_order_relaxed))
+		return;
+	const progress_fn &s = ep->spf[part_shm];
+	if (s.fn)
+		s.fn(s.arg);
+	const progress_fn &t = ep->spf[part_tcp];
+	if (!t.fn)
+		return;
+	if (!s.fn) {
+		t.fn(t.arg);
+		return;
+	}
+	uint32_t hot = ep->tcp_hot.load(std::memory_order_relaxed);
+	if (hot) {
+		ep->tcp_hot.store(hot - 1, std::memory_order_relaxed);
+		t.fn(t.arg);
+		return;
+	}
+	uint32_t k = ep->tick.load(std::memory_order_relaxed) + 1;
+	ep->tick.store(k, std::memory_order_relaxed);
+	if (!(k & ep->poll_mask))
+		t.fn(t.arg);
+}
+
+/* fi_trywait: both sub-endpoints must move data on their own from now on. */
+int wx_block(void *arg) noexcept
+{
+	auto *ep = static_cast<wx_ep *>(arg);
+	for (const progress_fn &p : ep->spf)
+		if (p.block)
+			if (int r = p.block(p.arg))
+				return r;
+	return 0;
+}
+
+/* ---- sub-endpoints ---- */
+
+/* The info a sub-endpoint opens with: ours, in its provider's address
+ * format and with its part of our source address.  Copied and adapted
+ * rather than asked of the provider's getinfo: the limits are already the
+ * stricter of the two (our getinfo) and the domain is ours. */
+fi_info *sub_info(const fi_info *mine, int part, const parts &src)
+{
+	fi_info *i = info_dup(mine);
+	if (!i)
+		throw std::bad_alloc();
+	std::unique_ptr<fi_info, void (*)(fi_info *)> g(i, info_free);
+	free(i->src_addr);
+	free(i->dest_addr);
+	i->src_addr = i->dest_addr = nullptr;
+	i->src_addrlen = i->dest_addrlen = 0;
+	i->ep_attr->type = FI_EP_RDM;
+	if (part == part_shm) {
+		i->addr_format = FI_ADDR_STR;
+		i->caps &= ~FI_REMOTE_COMM;
+		if (src.shm_len) {
+			std::string a = std::string(shm_scheme) + std::string(src.shm, src.shm_len);
+			i->src_addr = strdup(a.c_str());
+			if (!i->src_addr)
+				throw std::bad_alloc();
+			i->src_addrlen = a.size() + 1;
+		}
+	} else {
+		i->addr_format = FI_SOCKADDR_IN;
+		const void *sa = src.tcp;
+		size_t len = src.tcp_len;
+		fi_info *got = nullptr;
+		if (!sa) {
+			/* The interface of our domain (tcp's getinfo names it alike). */
+			fi_info *h = info_alloc();
+			if (!h)
+				throw std::bad_alloc();
+			h->ep_attr->type = FI_EP_RDM;
+			if (mine->domain_attr && mine->domain_attr->name)
+				h->domain_attr->name = strdup(mine->domain_attr->name);
+			if (mine->fabric_attr && mine->fabric_attr->name)
+				h->fabric_attr->name = strdup(mine->fabric_attr->name);
+			tcp::provider()->getinfo(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), nullptr, nullptr, 0, h,
+						 &got);
+			info_free(h);
+			if (got && got->src_addr) {
+				sa = got->src_addr;
+				len = got->src_addrlen;
+			}
+		}
+		if (sa) {
+			i->addr_format = len == 16 ? FI_SOCKADDR_IN : FI_SOCKADDR_IN6;
+			i->src_addr = malloc(len);
+			if (!i->src_addr) {
+				info_free(got);
+				throw std::bad_alloc();
+			}
+			memcpy(i->src_addr, sa, len);
+			i->src_addrlen = len;
+		}
+		if (got)
+			info_free(got);
+	}
+	return g.release();
+}
+
+/* Opens sub-endpoint `part` on our domain and ties it to ep: our lock,
+ * our receive context, its part of our AV's addresses, our progress. */
+int open_sub(wx_ep *ep, fid_domain *domain, int part, const parts &src)
+{
+	const prov::sub_ops *so = ops_of(part);
+	if (!so) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: no %s sub-endpoints in this build\n",
+			part == part_shm ? "shm" : "tcp");
+		return -FI_ENOSYS;
+	}
+	fi_info *si = sub_info(ep->info, part, src);
+	fid_ep *s = nullptr;
+	int r = so->ep_open(domain, si, &s, nullptr);
+	info_free(si);
+	if (r) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: the %s sub-endpoint cannot be opened: %s\n", so->name,
+			fi_strerror(-r));
+		return r;
+	}
+	prov::ep_base *b = so->base_of(s);
+	if (!b) {
+		fi_close(&s->fid);
+		return -FI_EINVAL;
+	}
+	b->mtx.share(ep->mtx);
+	b->addr_part = part;
+	if ((r = so->lend_rx(s, &ep->rx))) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: the %s sub-endpoint refuses our receive context: %s\n",
+			so->name, fi_strerror(-r));
+		fi_close(&s->fid);
+		return r;
+	}
+	ep->spf[part] = b->progress;
+	b->progress = progress_fn{wx_progress, ep, wx_block};
+	ep->sub[part] = s;
+	ep->sb[part] = b;
+	return 0;
+}
+
+/* Closes sub-endpoint `part` (its bindings go with it). */
+void close_sub(wx_ep *ep, int part)
+{
+	fid_ep *s = ep->sub[part];
+	if (!s)
+		return;
+	ep->sub[part] = nullptr;
+	ep->sb[part] = nullptr;
+	if (int r = fi_close(&s->fid))
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_close: the %s sub-endpoint: %s\n", ops_of(part)->name,
+			fi_strerror(-r));
+	ep->spf[part] = progress_fn{};
+	ep->rb = ep->sb[part_shm] ? ep->sb[part_shm] : ep->sb[part_tcp];
+}
+
+/* ---- fid ops ---- */
+
+int ep_close(fid *f) noexcept
+{
+	return guard("fi_close(ep)", [&]() -> int {
+		wx_ep *ep = wx_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		if (ep->watching)
+			av::unwatch_removes(ep->av, route_removed, ep);
+		/* No progress call of ours reaches a sub-endpoint from now on:
+		 * one in flight holds the CQ's progress list, which each
+		 * sub-endpoint's unbinding waits for. */
+		ep->closing.store(true, std::memory_order_relaxed);
+		close_sub(ep, part_shm);
+		close_sub(ep, part_tcp);
+		{
+			std::lock_guard g(ep->mtx);
+			ep->rx.drain();
+		}
+		free_routes(ep);
+		info_free(ep->info);
+		ep->dom->children.put();
+		ep->magic = 0;
+		delete ep;
+		return 0;
+	});
+}
+
+int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
+{
+	return guard("fi_ep_bind", [&]() -> int {
+		wx_ep *ep = wx_of(f);
+		if (!ep || !bfid)
+			return -FI_EINVAL;
+		switch (bfid->fclass) {
+		case FI_CLASS_AV:
+		case FI_CLASS_CQ:
+		case FI_CLASS_CNTR:
+		case FI_CLASS_EQ: break;
+		default:
+			WU_WARN(P(), FI_LOG_EP_CTRL,
+				"fi_ep_bind: a wireup endpoint binds AVs, CQs, counters and EQs (class %zu given)\n",
+				bfid->fclass);
+			return -FI_EINVAL;
+		}
+		if (ep->enabled && bfid->fclass == FI_CLASS_AV)
+			return -FI_EOPBADSTATE;
+		for (fid_ep *s : ep->sub)
+			if (s)
+				if (int r = fi_ep_bind(s, bfid, flags))
+					return r;
+		if (bfid->fclass == FI_CLASS_AV) {
+			ep->av = reinterpret_cast<fid_av *>(bfid);
+			ep->av_shared = av::is_shared(ep->av);
+		}
+		return 0;
+	});
+}
+
+int enable(wx_ep *ep)
+{
+	if (ep->enabled)
+		return 0;
+	if (!ep->av) {
+		WU_WARN(P(), FI_LOG_EP_CTRL,
+			"fi_enable: bind an address vector to the RDM endpoint first (fi_ep_bind)\n");
+		return -FI_ENOAV;
+	}
+	int err = 0;
+	for (int part : {part_shm, part_tcp}) {
+		fid_ep *s = ep->sub[part];
+		if (!s)
+			continue;
+		int r = fi_enable(s);
+		if (!r)
+			continue;
+		/* A refused shm (another user's region, a locked /dev/shm) leaves
+		 * tcp for every peer; a failed tcp leaves shm for this host. */
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_enable: the %s sub-endpoint cannot be enabled (%s); %s\n",
+			ops_of(part)->name, fi_strerror(-r),
+			part == part_shm ? "peers on this host go through tcp" : "only peers on this host are reachable");
+		close_sub(ep, part);
+		err = r;
+	}
+	if (!ep->sub[part_shm] && !ep->sub[part_tcp])
+		return err ? err : -FI_ENODEV;
+	if (!ep->av_shared && !av::watch_removes(ep->av, route_removed, ep))
+		ep->watching = true;
+	ep->enabled = true;
+	return 0;
+}
+
+/* Our address: host id, the tcp sub-endpoint's sockaddr, the shm one's name. */
+int get_name(wx_ep *ep, void *addr, size_t *addrlen)
+{
+	unsigned char tcpa[sizeof(sockaddr_in6)];
+	char shma[80];
+	parts p;
+	p.host = ep->host;
+	if (fid_ep *s = ep->sub[part_tcp]) {
+		size_t l = sizeof tcpa;
+		if (!fi_getname(&s->fid, tcpa, &l) && l <= sizeof tcpa) {
+			p.tcp = tcpa;
+			p.tcp_len = l;
+		}
+	}
+	if (fid_ep *s = ep->sub[part_shm]) {
+		size_t l = sizeof shma;
+		if (!fi_getname(&s->fid, shma, &l) && l > shm_scheme_len + 1 && l <= sizeof shma) {
+			p.shm = shma + shm_scheme_len;
+			p.shm_len = strnlen(p.shm, l - shm_scheme_len);
+		}
+	}
+	unsigned char out[addr_max];
+	long n = encode(p, out, sizeof out);
+	if (n < 0) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_getname: no address (%s)\n", fi_strerror(int(-n)));
+		return int(n);
+	}
+	size_t have = *addrlen;
+	*addrlen = size_t(n);
+	if (!addr || have < size_t(n))
+		return -FI_ETOOSMALL;
+	memcpy(addr, out, size_t(n));
+	return 0;
+}
+
+int ep_control(fid *f, int command, void *arg) noexcept
+{
+	return guard("fi_control(ep)", [&]() -> int {
+		wx_ep *ep = wx_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		switch (command) {
+		case FI_ENABLE: {
+			bool was = ep->enabled;
+			if (int r = enable(ep))
+				return r;
+#ifdef WU_HAVE_PMIX
+			/* Lets "pmix:" AVs of other ranks resolve this endpoint. */
+			if (!was) {
+				unsigned char a[addr_max];
+				size_t l = sizeof a;
+				if (!get_name(ep, a, &l))
+					pmix::endpoint_named(a, l, format()->addr_format);
+			}
+#else
+			(void)was;
+#endif
+			return 0;
+		}
+		case FI_GETOPSFLAG:
+			if (!ep->rb || !arg)
+				return -FI_EINVAL;
+			return fi_control(const_cast<fid *>(ep->rb->self), command, arg);
+		case FI_SETOPSFLAG:
+			if (!arg)
+				return -FI_EINVAL;
+			for (fid_ep *s : ep->sub)
+				if (s)
+					if (int r = fi_control(&s->fid, command, arg))
+						return r;
+			return 0;
+		default:
+			return -FI_ENOSYS;
+		}
+	});
+}
+
+ssize_t ep_cancel(fid *f, void *context) noexcept
+{
+	return guard("fi_cancel", [&]() -> ssize_t {
+		wx_ep *ep = wx_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		unsigned fl;
+		{
+			std::lock_guard g(ep->mtx);
+			prov::op *o = ep->rx.cancel(context);
+			if (!o)
+				return -FI_ENOENT;
+			prov::complete_canceled(*ep->rb, o);
+			fl = collected(ep);
+		}
+		flush(ep, fl);
+		return 0;
+	});
+}
+
+int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
+{
+	return guard("fi_getopt", [&]() -> int {
+		wx_ep *ep = wx_of(f);
+		if (!ep || !val || !len)
+			return -FI_EINVAL;
+		if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
+			return -FI_ENOPROTOOPT;
+		size_t v;
+		{
+			std::lock_guard g(ep->mtx);
+			v = ep->rx.min_multi_recv;
+		}
+		return prov::ep_base::put_size_opt(v, val, len);
+	});
+}
+
+int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
+{
+	return guard("fi_setopt", [&]() -> int {
+		wx_ep *ep = wx_of(f);
+		if (!ep || !val || !ep->rb)
+			return -FI_EINVAL;
+		if (level != FI_OPT_ENDPOINT)
+			return -FI_ENOPROTOOPT;
+		/* rb's lock is ours: the shared context's value is set under it. */
+		return ep->rb->setopt(&ep->rx.min_multi_recv, name, val, len);
+	});
+}
+
+ssize_t ep_rx_left(fid_ep *e) noexcept
+{
+	return guard("fi_rx_size_left", [&]() -> ssize_t {
+		wx_ep *ep = wx_of(e);
+		if (!ep)
+			return -FI_EINVAL;
+		std::lock_guard g(ep->mtx);
+		return ssize_t(ep->rx.size - std::min(ep->rx.posted.load(), ep->rx.size));
+	});
+}
+
+ssize_t ep_tx_left(fid_ep *e) noexcept
+{
+	return guard("fi_tx_size_left", [&]() -> ssize_t {
+		wx_ep *ep = wx_of(e);
+		if (!ep)
+			return -FI_EINVAL;
+		ssize_t best = -FI_EOPBADSTATE;
+		for (fid_ep *s : ep->sub) {
+			if (!s)
+				continue;
+			ssize_t n = s->ops->tx_size_left(s);
+			if (n < 0)
+				return n;
+			best = best < 0 ? n : std::min(best, n);
+		}
+		return best;
+	});
+}
+
+int ep_getname(fid *f, void *addr, size_t *addrlen) noexcept
+{
+	return guard("fi_getname", [&]() -> int {
+		wx_ep *ep = wx_of(f);
+		if (!ep || !addrlen)
+			return -FI_EINVAL;
+		return get_name(ep, addr, addrlen);
+	});
+}
+
+int ep_setname(fid *f, void *, size_t) noexcept
+{
+	return guard("fi_setname", [&]() -> int {
+		if (!wx_of(f))
+			return -FI_EINVAL;
+		WU_WARN(P(), FI_LOG_EP_CTRL,
+			"fi_setname: a wireup endpoint takes its names from its sub-endpoints; give a source address in fi_info instead\n");
+		return -FI_ENOSYS;
+	});
+}
+
+fi_ops ep_fi_ops = {
+	sizeof(fi_ops), ep_close, ep_bind, ep_control, WU_NOSYS(fi_ops, ops_open), WU_NOSYS(fi_ops, tostr),
+	WU_NOSYS(fi_ops, ops_set),
+};
+
+fi_ops_ep ep_ops = {
+	sizeof(fi_ops_ep), ep_cancel, ep_getopt, ep_setopt, WU_NOSYS(fi_ops_ep, tx_ctx),
+	WU_NOSYS(fi_ops_ep, rx_ctx), ep_rx_left, ep_tx_left,
+};
+
+fi_ops_cm ep_cm_ops = {
+	sizeof(fi_ops_cm),
+	ep_setname,
+	ep_getname,
+	WU_NOSYS(fi_ops_cm, getpeer),
+	WU_NOSYS(fi_ops_cm, connect),
+	WU_NOSYS(fi_ops_cm, listen),
+	WU_NOSYS(fi_ops_cm, accept),
+	WU_NOSYS(fi_ops_cm, reject),
+	WU_NOSYS(fi_ops_cm, shutdown),
+	WU_NOSYS(fi_ops_cm, join),
+};
+
+} // namespace
+
+int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noexcept
+{
+	return guard("fi_endpoint", [&]() -> int {
+		prov::domain *dom = prov::domain_of(domain);
+		if (!dom || !info || !out || !info->ep_attr || !info->tx_attr || !info->rx_attr) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: %s is invalid\n",
+				!dom ? "domain" : !info ? "info" : !out ? "ep" : "info (attributes missing)");
+			return -FI_EINVAL;
+		}
+		if (info->ep_attr->type != FI_EP_RDM) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: endpoint type %d is not offered by wireup (RDM only)\n",
+				int(info->ep_attr->type));
+			return -FI_EINVAL;
+		}
+		parts src;
+		if (info->src_addr && decode(info->src_addr, info->src_addrlen, &src) < 0) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: info->src_addr is not a wireup address\n");
+			return -FI_EINVAL;
+		}
+		auto ep = std::make_unique<wx_ep>();
+		ep->ep.fid.fclass = FI_CLASS_EP;
+		ep->ep.fid.context = context;
+		ep->ep.fid.ops = &ep_fi_ops;
+		ep->ep.ops = &ep_ops;
+		ep->ep.cm = &ep_cm_ops;
+		ep->ep.msg = &wx_msg_ops;
+		ep->ep.rma = &wx_rma_ops;
+		ep->ep.tagged = &wx_tagged_ops;
+		ep->ep.atomic = &wx_atomic_ops;
+		ep->ep.collective = nullptr;
+		ep->dom = dom;
+		ep->info = info_dup(info);
+		if (!ep->info)
+			return -FI_ENOMEM;
+		ep->info->handle = nullptr;
+		if (!ep->info->rx_attr->size)
+			ep->info->rx_attr->size = 1024;
+		ep->rx.size = ep->info->rx_attr->size;
+		ep->rx.directed = ep->info->caps & FI_DIRECTED_RECV;
+		ep->rx.prov = P();
+		ep->host = host_id();
+		int every = param::get_int(P(), "tcp_poll").value;
+		uint32_t m = 1;
+		while (m < uint32_t(std::clamp(every, 1, 1 << 20)))
+			m <<= 1;
+		ep->poll_mask = m - 1;
+		struct info_owner {
+			wx_ep *e;
+			~info_owner()
+			{
+				if (e) {
+					close_sub(e, part_shm);
+					close_sub(e, part_tcp);
+					info_free(e->info);
+				}
+			}
+		} own{ep.get()};
+		int rs = param::get_bool(P(), "shm").value ? open_sub(ep.get(), domain, part_shm, src) : -FI_ENOSYS;
+		int rt = open_sub(ep.get(), domain, part_tcp, src);
+		if (rs && rt)
+			return rt;
+		ep->rb = ep->sb[part_shm] ? ep->sb[part_shm] : ep->sb[part_tcp];
+		own.e = nullptr;
+		dom->children.get();
+		*out = &ep.release()->ep;
+		return 0;
+	});
+}
+
+int stats_of(fid_ep *e, route_stats *out) noexcept
+{
+	wx_ep *ep = wx_of(e);
+	if (!ep || !out)
+		return -FI_EINVAL;
+	out->shm = ep->n_shm.load();
+	out->tcp = ep->n_tcp.load();
+	out->unreachable = ep->n_bad.load();
+	out->shm_ep = ep->sub[part_shm];
+	out->tcp_ep = ep->sub[part_tcp];
+	return 0;
+}
+
+} // namespace wu::wireup

@@ -1,0 +1,32 @@
+/* The wireup provider: one FI_EP_RDM endpoint that reaches every peer,
+ * through a shm sub-endpoint for peers on this host and a tcp one for the
+ * rest (issue 15).  Addresses: wx_addr.h. */
+#ifndef WU_PROV_WIREUP_WIREUP_H
+#define WU_PROV_WIREUP_WIREUP_H
+
+#include <cstdint>
+
+#include <rdma/fi_endpoint.h>
+#include <rdma/providers/fi_prov.h>
+
+namespace wu::wireup {
+
+const fi_provider *provider() noexcept;
+/* Version reported as prov_version: FI_VERSION(major*100+minor, rev*10). */
+inline constexpr uint32_t prov_version = FI_VERSION(200, 0);
+
+/* The provider descriptor (log lines and params). */
+fi_provider *prov_desc() noexcept;
+
+/* For tests only (not in the C ABI): how an endpoint routed its peers so
+ * far (one count per fi_addr decided, again after fi_av_remove), and its
+ * sub-endpoints (nullptr where it has none). */
+struct route_stats {
+	uint64_t shm = 0, tcp = 0, unreachable = 0;
+	fid_ep *shm_ep = nullptr, *tcp_ep = nullptr;
+};
+int stats_of(fid_ep *ep, route_stats *out) noexcept;
+
+} // namespace wu::wireup
+
+#endif

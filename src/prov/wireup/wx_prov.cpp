@@ -1,0 +1,320 @@
+/* wireup provider descriptor, its fi_getinfo templates (one per tcp RDM
+ * template: the interface tcp reaches remote peers through, plus shm on
+ * this host), and its fabric, domain and AV (wx_addr.h addresses). */
+#include "prov/wireup/wireup.h"
+
+#include "config.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rdma/fi_atomic.h>
+
+#include "av/av.h"
+#include "core/info.h"
+#include "core/log.h"
+#include "core/param.h"
+#include "core/shim.h"
+#include "getinfo/match.h"
+#include "prov/common/atomic.h"
+#include "prov/common/cq.h"
+#include "prov/common/objects.h"
+#include "prov/common/poll.h"
+#include "prov/shm/shm.h"
+#include "prov/tcp/tcp.h"
+#include "prov/wireup/wx_addr.h"
+#include "prov/wireup/wx_ep.h"
+#ifdef WU_HAVE_PMIX
+#include "pmix_glue/wireup.h"
+#endif
+
+namespace wu::wireup {
+namespace {
+
+fi_provider wx_prov_desc;
+
+using info_ptr = std::unique_ptr<fi_info, void (*)(fi_info *)>;
+
+/* What both sub-providers honour, from tcp's RDM template t and shm's s:
+ * caps and orders they share (and both kinds of communication), each
+ * limit the smaller.  Names stay tcp's (the interface remote peers are
+ * reached through: fabric = its subnet, domain = its name). */
+fi_info *merge(const fi_info *t, const fi_info *s)
+{
+	fi_info *i = info_dup(t);
+	if (!i)
+		throw std::bad_alloc();
+	info_ptr g(i, info_free);
+	auto lo = [](auto a, auto b) { return std::min(a, b); };
+	const uint64_t comm = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	i->caps = (t->caps & (s->caps | comm)) | comm;
+	i->mode = t->mode | s->mode;
+	i->tx_attr->caps &= s->tx_attr->caps;
+	i->rx_attr->caps &= s->rx_attr->caps;
+	i->tx_attr->msg_order &= s->tx_attr->msg_order;
+	i->rx_attr->msg_order &= s->rx_attr->msg_order;
+	i->tx_attr->comp_order &= s->tx_attr->comp_order;
+	i->rx_attr->comp_order &= s->rx_attr->comp_order;
+	i->tx_attr->inject_size = lo(t->tx_attr->inject_size, s->tx_attr->inject_size);
+	i->tx_attr->size = lo(t->tx_attr->size, s->tx_attr->size);
+	i->tx_attr->iov_limit = lo(t->tx_attr->iov_limit, s->tx_attr->iov_limit);
+	i->tx_attr->rma_iov_limit = lo(t->tx_attr->rma_iov_limit, s->tx_attr->rma_iov_limit);
+	i->rx_attr->size = lo(t->rx_attr->size, s->rx_attr->size);
+	i->rx_attr->iov_limit = lo(t->rx_attr->iov_limit, s->rx_attr->iov_limit);
+	i->rx_attr->total_buffered_recv = lo(t->rx_attr->total_buffered_recv, s->rx_attr->total_buffered_recv);
+	fi_ep_attr &e = *i->ep_attr;
+	e.protocol = FI_PROTO_UNSPEC; /* two protocols, chosen per peer */
+	e.protocol_version = 1;
+	e.max_msg_size = lo(t->ep_attr->max_msg_size, s->ep_attr->max_msg_size);
+	e.msg_prefix_size = 0;
+	e.max_order_raw_size = lo(t->ep_attr->max_order_raw_size, s->ep_attr->max_order_raw_size);
+	e.max_order_war_size = lo(t->ep_attr->max_order_war_size, s->ep_attr->max_order_war_size);
+	e.max_order_waw_size = lo(t->ep_attr->max_order_waw_size, s->ep_attr->max_order_waw_size);
+	e.mem_tag_format = t->ep_attr->mem_tag_format;
+	fi_domain_attr &d = *i->domain_attr;
+	const fi_domain_attr &sd = *s->domain_attr;
+	/* Both are FI_THREAD_SAFE, control AUTO / data MANUAL. */
+	d.threading = lo(d.threading, sd.threading);
+	d.mr_key_size = lo(d.mr_key_size, sd.mr_key_size);
+	d.cq_data_size = lo(d.cq_data_size, sd.cq_data_size);
+	d.cq_cnt = lo(d.cq_cnt, sd.cq_cnt);
+	d.ep_cnt = lo(d.ep_cnt, sd.ep_cnt);
+	d.cntr_cnt = lo(d.cntr_cnt, sd.cntr_cnt);
+	d.mr_cnt = lo(d.mr_cnt, sd.mr_cnt);
+	d.mr_iov_limit = lo(d.mr_iov_limit, sd.mr_iov_limit);
+	d.max_err_data = lo(d.max_err_data, sd.max_err_data);
+	d.mr_mode = d.mr_mode | sd.mr_mode;
+	d.max_ep_srx_ctx = 0; /* the endpoint's one receive context is its own */
+	d.max_ep_stx_ctx = 0;
+	d.caps = comm;
+	i->addr_format = format()->addr_format;
+	free(i->src_addr);
+	free(i->dest_addr);
+	i->src_addr = i->dest_addr = nullptr;
+	i->src_addrlen = i->dest_addrlen = 0;
+	free(i->fabric_attr->prov_name);
+	i->fabric_attr->prov_name = strdup("wireup");
+	i->fabric_attr->prov_version = prov_version;
+	if (!i->fabric_attr->prov_name)
+		throw std::bad_alloc();
+	return g.release();
+}
+
+struct templates {
+	std::vector<const fi_info *> all;
+};
+
+templates *build_templates()
+{
+	auto t = std::make_unique<templates>();
+	info_ptr h(info_alloc(), info_free);
+	if (!h)
+		throw std::bad_alloc();
+	h->ep_attr->type = FI_EP_RDM;
+	const uint32_t v = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+	fi_info *tl = nullptr, *sl = nullptr;
+	tcp::provider()->getinfo(v, nullptr, nullptr, 0, h.get(), &tl);
+	info_ptr tg(tl, info_free);
+	shm::provider()->getinfo(v, nullptr, nullptr, 0, h.get(), &sl);
+	info_ptr sg(sl, info_free);
+	if (!tl || !sl) {
+		WU_INFO(&wx_prov_desc, FI_LOG_CORE, "no wireup templates: %s offers no RDM endpoint\n",
+			!tl ? "tcp" : "shm");
+		return t.release();
+	}
+	for (const fi_info *i = tl; i; i = i->next)
+		if (i->ep_attr->type == FI_EP_RDM)
+			t->all.push_back(merge(i, sl));
+	return t.release();
+}
+
+const templates &get_templates()
+{
+	/* Built on first use; never freed: fi_getinfo may still run from
+	 * other threads or atexit. */
+	static const templates *t = build_templates();
+	return *t;
+}
+
+bool known(const char *name, bool domain)
+{
+	for (const fi_info *i : get_templates().all)
+		if (strcmp(domain ? i->domain_attr->name : i->fabric_attr->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Auto data progress on request: each sub-endpoint runs its own. */
+constexpr getinfo::template_opts wx_opts = {.auto_control_progress = false, .auto_data_progress = true};
+
+/* An address given to fi_getinfo: a wireup address, kept as is. */
+bool take_addr(const void *a, size_t len, void **out, size_t *outlen, const char *what)
+{
+	parts p;
+	long n = a ? decode(a, len, &p) : -FI_EINVAL;
+	if (n < 0) {
+		WU_INFO(&wx_prov_desc, FI_LOG_CORE, "fi_getinfo: %s is not a wireup address\n", what);
+		getinfo::set_reason(std::string(what) + " is not a wireup address");
+		return false;
+	}
+	free(*out);
+	*out = malloc(size_t(n));
+	if (!*out)
+		throw std::bad_alloc();
+	memcpy(*out, a, size_t(n));
+	*outlen = size_t(n);
+	return true;
+}
+
+int wx_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags, const fi_info *hints,
+	       fi_info **info) noexcept
+{
+	return guard("wireup_getinfo", [&]() -> int {
+		if (hints && hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != format()->addr_format) {
+			getinfo::set_reason("wireup addresses are their own format (fi_getname gives them)");
+			return -FI_ENODATA;
+		}
+		if ((node && *node) || (service && *service)) {
+			getinfo::set_reason("wireup endpoints take no node or service: peers' addresses come from fi_getname");
+			return -FI_ENODATA;
+		}
+		info_ptr h(hints ? info_dup(hints) : nullptr, info_free);
+		if (hints && !h)
+			return -FI_ENOMEM;
+		if (h) {
+			free(h->src_addr);
+			free(h->dest_addr);
+			h->src_addr = h->dest_addr = nullptr;
+			h->src_addrlen = h->dest_addrlen = 0;
+		}
+		const templates &t = get_templates();
+		if (t.all.empty()) {
+			getinfo::set_reason("tcp or shm offers no RDM endpoint here");
+			return -FI_ENODATA;
+		}
+		fi_info *got = nullptr;
+		int r = getinfo::from_templates(t.all, version, nullptr, nullptr, 0, h.get(), &got, wx_opts);
+		if (r)
+			return r;
+		info_ptr out(got, info_free);
+		for (fi_info *i = got; i; i = i->next) {
+			if (hints && hints->src_addr && hints->src_addrlen &&
+			    !take_addr(hints->src_addr, hints->src_addrlen, &i->src_addr, &i->src_addrlen,
+				       "hints->src_addr"))
+				return -FI_ENODATA;
+			if (hints && hints->dest_addr && hints->dest_addrlen &&
+			    !take_addr(hints->dest_addr, hints->dest_addrlen, &i->dest_addr, &i->dest_addrlen,
+				       "hints->dest_addr"))
+				return -FI_ENODATA;
+		}
+		(void)flags;
+		*info = out.release();
+		return 0;
+	});
+}
+
+/* ---- domain ---- */
+
+int wx_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) noexcept
+{
+	return av::open(prov::domain_of(dom), format(), attr, av, context);
+}
+
+fi_ops wx_domain_fi_ops = {
+	sizeof(fi_ops),
+	prov::domain_close,
+	WU_NOSYS(fi_ops, bind),
+	WU_NOSYS(fi_ops, control),
+#ifdef WU_HAVE_PMIX
+	/* "wireup_pmix": the PMIx wire-up extension (rdma/fi_ext_wireup.h). */
+	pmix::domain_ops_open,
+#else
+	WU_NOSYS(fi_ops, ops_open),
+#endif
+	WU_NOSYS(fi_ops, tostr),
+	WU_NOSYS(fi_ops, ops_set),
+};
+
+int wx_query_atomic(fid_domain *, fi_datatype dt, fi_op op, fi_atomic_attr *attr, uint64_t flags) noexcept
+{
+	return WU_GUARD({ return wu::atomic::query_for(&wx_prov_desc, dt, op, attr, flags); });
+}
+
+fi_ops_domain wx_domain_ops = {
+	sizeof(fi_ops_domain),
+	wx_av_open,
+	wu::cq::domain_cq_open,
+	ep_open,
+	WU_NOSYS(fi_ops_domain, scalable_ep),
+	wu::cntr::domain_cntr_open,
+	wu::poll::domain_poll_open,
+	WU_NOSYS(fi_ops_domain, stx_ctx),
+	WU_NOSYS(fi_ops_domain, srx_ctx),
+	wx_query_atomic,
+	WU_NOSYS(fi_ops_domain, query_collective),
+	WU_NOSYS(fi_ops_domain, endpoint2),
+};
+
+int wx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
+{
+	if (info->domain_attr && info->domain_attr->name && !known(info->domain_attr->name, true)) {
+		WU_WARN(&wx_prov_desc, FI_LOG_DOMAIN,
+			"fi_domain: no wireup domain named \"%s\"; use a domain fi_getinfo reported\n",
+			info->domain_attr->name);
+		return -FI_ENODEV;
+	}
+	return prov::domain_open(fab, info, &wx_domain_ops, &wu::mr::ops, &wx_domain_fi_ops, context, dom);
+}
+
+const prov::fabric_hooks wx_hooks = {&wx_prov_desc, wx_domain_open, nullptr};
+
+/* Provider knobs (FI_WIREUP_*). */
+constexpr param::def wx_knobs[] = {
+	{FI_PARAM_BOOL, "shm", "true",
+	 "Peers on this host through the shm provider; false: every peer through tcp"},
+	{FI_PARAM_INT, "tcp_poll", "16",
+	 "While no transfer went through tcp lately, a CQ or counter read progresses the tcp side only every this many reads (rounded up to a power of two), so that an idle tcp side costs shm latency nothing; 1: every read"},
+};
+
+int wx_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
+{
+	return guard("wireup_fabric", [&]() -> int {
+		if (!attr->name || !known(attr->name, false)) {
+			WU_WARN(&wx_prov_desc, FI_LOG_FABRIC,
+				"fi_fabric: no wireup fabric named \"%s\"; use a fabric fi_getinfo reported\n",
+				attr->name ? attr->name : "(null)");
+			return -FI_ENODATA;
+		}
+		return prov::fabric_open(&wx_hooks, attr, fabric, context);
+	});
+}
+
+void wx_cleanup() noexcept {}
+
+} // namespace
+
+fi_provider *prov_desc() noexcept
+{
+	provider();
+	return &wx_prov_desc;
+}
+
+const fi_provider *provider() noexcept
+{
+	fi_provider &p = wx_prov_desc;
+	if (!p.name) {
+		p.version = prov_version;
+		p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+		p.getinfo = wx_getinfo;
+		p.fabric = wx_fabric;
+		p.cleanup = wx_cleanup;
+		p.name = "wireup";
+		param::define_all(&p, wx_knobs);
+	}
+	return &p;
+}
+
+} // namespace wu::wireup

@@ -1,0 +1,13 @@
+# wireup provider (issue 15): routing, the merged matching engine, getinfo
+# order (test_wireup); Debian's fi_pingpong and fi_info on it (wireup_fi_*.sh).
+EXTRA_DIST += test/prov/wireup_fi_pingpong.sh test/prov/wireup_fi_info.sh
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_wireup
+TESTS += test/prov/test_wireup
+UNIT_TESTS += test/prov/test_wireup
+TSAN_TESTS += test/prov/test_wireup
+test_prov_test_wireup_SOURCES = test/prov/test_wireup.cpp test/prov/prov_fixture.h
+test_prov_test_wireup_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_wireup_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif
+TESTS += test/prov/wireup_fi_pingpong.sh test/prov/wireup_fi_info.sh
