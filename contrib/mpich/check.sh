@@ -175,6 +175,7 @@ export MPIR_CVAR_NOLOCAL=1
 unset FI_PROVIDER
 [ -z "${PROVIDER:-}" ] || export FI_PROVIDER="$PROVIDER"
 expect=${EXPECT:-${PROVIDER:-wireup}}
+[ "$mode" = embedded ] || export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 got=$(ldd "$prefix/lib/libmpi.so" | awk '/libfabric.so.1/ {print $3}')
 if [ "$mode" = embedded ]; then
 	if [ -n "$got" ]; then
@@ -182,7 +183,6 @@ if [ "$mode" = embedded ]; then
 		exit 1
 	fi
 else
-	export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	if [ "$(readlink -f "$got")" != "$(readlink -f "$lib/libfabric.so.1")" ]; then
 		say "libmpi.so loads $got, not Wireup's $lib/libfabric.so.1"
 		exit 1
