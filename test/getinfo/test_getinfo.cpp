@@ -63,8 +63,14 @@ TEST(fi_getinfo_tcp, null_hints_list_rdm_first)
 	ASSERT_TRUE(res);
 	EXPECT_EQ(res->ep_attr->type, FI_EP_RDM) << "best entries first: RDM before MSG";
 	bool saw_lo = false, saw_msg = false, past_tcp = false;
-	for (fi_info *i = res.get(); i; i = i->next) {
-		/* tcp's entries first; then shm's (the node-local provider). */
+	EXPECT_STREQ(res->fabric_attr->prov_name, "wireup") << "the multiplexing RDM provider first";
+	fi_info *first = res.get();
+	while (first && strcmp(first->fabric_attr->prov_name, "wireup") == 0) {
+		EXPECT_EQ(first->ep_attr->type, FI_EP_RDM);
+		first = first->next;
+	}
+	for (fi_info *i = first; i; i = i->next) {
+		/* wireup's entries first, then tcp's; then shm's (the node-local provider). */
 		past_tcp |= strcmp(i->fabric_attr->prov_name, "tcp") != 0;
 		if (past_tcp) {
 			EXPECT_STREQ(i->fabric_attr->prov_name, "shm");

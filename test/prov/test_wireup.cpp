@@ -210,4 +210,31 @@ TEST_F(wireup_env, getname_carries_our_host_and_both_parts)
 	EXPECT_LE(a.name.size(), wu::wireup::addr_max);
 }
 
+/* FI_PROGRESS_AUTO: each sub-endpoint runs its own auto progress, both on
+ * the wireup endpoint's one lock; a blocking read (fi_cq_sread) gets
+ * messages of both transports without anyone polling. */
+TEST(wireup_auto, both_transports_deliver_to_a_blocking_read)
+{
+	prov_env env{"wireup", FI_EP_RDM, FI_TAGGED, FI_PROGRESS_AUTO};
+	ASSERT_NE(env.domain, nullptr);
+	rdm_ep a(env, nullptr, FI_WAIT_UNSPEC), b(env, nullptr, FI_WAIT_UNSPEC);
+	ASSERT_TRUE(a.ep && b.ep);
+	fi_addr_t via_shm = a.insert(b);
+	fi_addr_t via_tcp = insert_raw(a, other_host(b));
+	uint64_t r[2] = {0, 0}, x = 11, y = 22;
+	ASSERT_EQ(fi_trecv(b.ep, &r[0], 8, nullptr, FI_ADDR_UNSPEC, 1, 0, &r[0]), 0);
+	ASSERT_EQ(fi_trecv(b.ep, &r[1], 8, nullptr, FI_ADDR_UNSPEC, 2, 0, &r[1]), 0);
+	ASSERT_EQ(fi_tinject(a.ep, &x, 8, via_shm, 1), 0);
+	ASSERT_EQ(fi_tinject(a.ep, &y, 8, via_tcp, 2), 0);
+	for (int k = 0; k < 2; k++) {
+		fi_cq_tagged_entry e;
+		ASSERT_EQ(fi_cq_sread(b.rx, &e, 1, nullptr, 20000), 1);
+	}
+	EXPECT_EQ(r[0], 11u);
+	EXPECT_EQ(r[1], 22u);
+	route_stats s = stats(a);
+	EXPECT_EQ(s.shm, 1u);
+	EXPECT_EQ(s.tcp, 1u);
+}
+
 } // namespace

@@ -51,15 +51,13 @@ const prov::sub_ops *ops_of(int part) noexcept
 void wx_progress(void *arg) noexcept
 {
 	auto *ep = static_cast<wx_ep *>(arg);
-	if (ep->closing.load(std::memory_order_relaxed))
+	bool shm = ep->live[part_shm].load(std::memory_order_relaxed);
+	if (shm)
+		ep->spf[part_shm].fn(ep->spf[part_shm].arg);
+	if (!ep->live[part_tcp].load(std::memory_order_relaxed))
 		return;
-	const progress_fn &s = ep->spf[part_shm];
-	if (s.fn)
-		s.fn(s.arg);
 	const progress_fn &t = ep->spf[part_tcp];
-	if (!t.fn)
-		return;
-	if (!s.fn) {
+	if (!shm) {
 		t.fn(t.arg);
 		return;
 	}
@@ -79,9 +77,9 @@ void wx_progress(void *arg) noexcept
 int wx_block(void *arg) noexcept
 {
 	auto *ep = static_cast<wx_ep *>(arg);
-	for (const progress_fn &p : ep->spf)
-		if (p.block)
-			if (int r = p.block(p.arg))
+	for (int k : {part_shm, part_tcp})
+		if (ep->live[k].load(std::memory_order_relaxed) && ep->spf[k].block)
+			if (int r = ep->spf[k].block(ep->spf[k].arg))
 				return r;
 	return 0;
 }
@@ -188,6 +186,7 @@ int open_sub(wx_ep *ep, fid_domain *domain, int part, const parts &src)
 	b->progress = progress_fn{wx_progress, ep, wx_block};
 	ep->sub[part] = s;
 	ep->sb[part] = b;
+	ep->live[part].store(true, std::memory_order_relaxed);
 	return 0;
 }
 
@@ -199,10 +198,12 @@ void close_sub(wx_ep *ep, int part)
 		return;
 	ep->sub[part] = nullptr;
 	ep->sb[part] = nullptr;
+	/* Our progress skips it from now on; a call in flight holds the CQ's
+	 * progress list, which its unbinding (in fi_close) waits for. */
+	ep->live[part].store(false, std::memory_order_relaxed);
 	if (int r = fi_close(&s->fid))
 		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_close: the %s sub-endpoint: %s\n", ops_of(part)->name,
 			fi_strerror(-r));
-	ep->spf[part] = progress_fn{};
 	ep->rb = ep->sb[part_shm] ? ep->sb[part_shm] : ep->sb[part_tcp];
 }
 
@@ -216,10 +217,6 @@ int ep_close(fid *f) noexcept
 			return -FI_EINVAL;
 		if (ep->watching)
 			av::unwatch_removes(ep->av, route_removed, ep);
-		/* No progress call of ours reaches a sub-endpoint from now on:
-		 * one in flight holds the CQ's progress list, which each
-		 * sub-endpoint's unbinding waits for. */
-		ep->closing.store(true, std::memory_order_relaxed);
 		close_sub(ep, part_shm);
 		close_sub(ep, part_tcp);
 		{

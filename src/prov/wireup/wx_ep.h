@@ -49,12 +49,14 @@ struct wx_ep {
 	/* Indexed by part_tcp / part_shm; nullptr: none (shm refused). */
 	fid_ep *sub[2] = {nullptr, nullptr};
 	prov::ep_base *sb[2] = {nullptr, nullptr};
-	progress_fn spf[2]; /* the sub-endpoints' own progress */
+	progress_fn spf[2]; /* the sub-endpoints' own progress (set at open, never changed) */
+	/* Our progress calls spf[k] while live[k]: cleared before that
+	 * sub-endpoint closes (atomic: CQ reads of other threads look). */
+	std::atomic<bool> live[2] = {false, false};
 	prov::ep_base *rb = nullptr; /* the base receives are posted through (CQs bound) */
 	fid_av *av = nullptr;
 	bool av_shared = false; /* other processes change entries: no route cache */
 	bool enabled = false;
-	std::atomic<bool> closing{false}; /* fi_close began: progress calls do nothing */
 	bool watching = false; /* av::watch_removes */
 	uint64_t host = 0;
 	std::atomic<route_table *> routes{nullptr};
@@ -62,7 +64,7 @@ struct wx_ep {
 	/* Progress: tcp every (poll_mask + 1)-th call, and on every call
 	 * while tcp_hot (set by a transfer through tcp) counts down. */
 	std::atomic<uint32_t> tick{0}, tcp_hot{0};
-	uint32_t poll_mask = 15;
+	uint32_t poll_mask = 31;
 	uint32_t hot_calls = 4096;
 	std::atomic<uint64_t> n_shm{0}, n_tcp{0}, n_bad{0};
 };

@@ -275,7 +275,7 @@ const prov::fabric_hooks wx_hooks = {&wx_prov_desc, wx_domain_open, nullptr};
 constexpr param::def wx_knobs[] = {
 	{FI_PARAM_BOOL, "shm", "true",
 	 "Peers on this host through the shm provider; false: every peer through tcp"},
-	{FI_PARAM_INT, "tcp_poll", "16",
+	{FI_PARAM_INT, "tcp_poll", "32",
 	 "While no transfer went through tcp lately, a CQ or counter read progresses the tcp side only every this many reads (rounded up to a power of two), so that an idle tcp side costs shm latency nothing; 1: every read"},
 };
 
