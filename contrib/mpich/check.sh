@@ -1,17 +1,32 @@
 #!/bin/sh
 # MPICH, unmodified, on Wireup: Debian's MPICH source (apt-get source mpich)
-# built with --with-device=ch4:ofi against Debian's libfabric-dev headers,
-# then run with LD_LIBRARY_PATH at Wireup's build so that every libfabric
-# call is ours: cpi, then the pt2pt, comm, coll, rma and datatype
-# directories of MPICH's test suite, each with at most 2 and at most 4
-# ranks, every message through Wireup's tcp provider (MPICH has no shared
-# memory module, and MPIR_CVAR_NOLOCAL=1).  Prints a pass/fail table per
-# directory.  For a person to run, not part of CI: the MPICH build takes
-# 30+ minutes on two cores, the tests about as long.
+# built with --with-device=ch4:ofi, then run so that every libfabric call is
+# ours: cpi, then the pt2pt, comm, coll, rma and datatype directories of
+# MPICH's test suite, each with at most 2 and at most 4 ranks, on the
+# provider MPICH picks by itself (no FI_PROVIDER: the wireup provider,
+# asserted from MPICH's own MPIR_CVAR_DEBUG_SUMMARY line), every message
+# through Wireup (MPICH has no shared memory module, and
+# MPIR_CVAR_NOLOCAL=1).  Prints a pass/fail table per directory.  For a
+# person to run, not part of CI: the MPICH build takes 30+ minutes on two
+# cores, the tests about as long.
 #
 # usage: sh contrib/mpich/check.sh [WORKDIR]      (default: build-mpich)
-#   WIREUP_LIB=dir   Wireup's libfabric.so.1 (default: build/src/.libs,
-#                    built first if missing)
+#   BUILD=debian     how MPICH meets Wireup:
+#                    debian: configured against Debian's libfabric-dev
+#                      headers (--with-libfabric=/usr), run with
+#                      LD_LIBRARY_PATH at WIREUP_LIB;
+#                    installed: this tree configured and `make install`ed
+#                      into WORKDIR/wireup, MPICH --with-libfabric=WORKDIR/wireup;
+#                    embedded: this tree's HEAD (git archive, autogen.sh)
+#                      as MPICH's modules/libfabric, --with-libfabric=embedded
+#                      (libmpi.so carries Wireup; no libfabric.so.1 loaded).
+#                    installed and embedded build in WORKDIR/build-BUILD and
+#                    install into WORKDIR/install-BUILD.
+#   PROVIDER=name    export FI_PROVIDER=name (default: unset, MPICH picks)
+#   EXPECT=name      the provider MPICH must select (default: PROVIDER, or
+#                    wireup); check.sh exits 1 when it selects another
+#   WIREUP_LIB=dir   Wireup's libfabric.so.1 for BUILD=debian (default:
+#                    build/src/.libs, built first if missing)
 #   NPS="2 4"        rank caps (runtests -maxnp): a test listed for more
 #                    ranks runs with the cap
 #   DIRS="pt2pt ..." test directories
@@ -29,6 +44,8 @@
 #   Debian's libfabric, for comparison.
 set -eu
 
+mode=${BUILD:-debian}
+case $mode in debian|installed|embedded) ;; *) echo "check.sh: BUILD=$mode: debian, installed or embedded" >&2; exit 1 ;; esac
 top=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mkdir -p "${1:-$top/build-mpich}" && cd "${1:-$top/build-mpich}" && pwd)
 lib=${WIREUP_LIB:-$top/build/src/.libs}
@@ -42,14 +59,19 @@ mkdir -p "$log"
 say() { printf '%s\n' "check.sh: $*" >&2; }
 
 # 1. Wireup's library.
-if [ ! -e "$lib/libfabric.so.1" ]; then
+if [ "$mode" = debian ] && [ ! -e "$lib/libfabric.so.1" ]; then
 	say "building Wireup in $top/build"
 	(cd "$top" && ./autogen.sh && mkdir -p build && cd build && ../configure -q && nice make -j"$jobs") \
 		>"$log/wireup-build.log" 2>&1 || { say "Wireup build failed: $log/wireup-build.log"; exit 1; }
 fi
 
-prefix=${MPICH_PREFIX:-$work/install}
-bld=$work/build
+if [ "$mode" = debian ]; then
+	prefix=${MPICH_PREFIX:-$work/install}
+	bld=$work/build
+else
+	prefix=${MPICH_PREFIX:-$work/install-$mode}
+	bld=$work/build-$mode
+fi
 tests=${MPICH_TESTDIR:-$bld/test/mpi}
 if [ -n "${MPICH_PREFIX:-}" ]; then
 	if [ ! -x "$prefix/bin/mpiexec" ] || [ ! -e "$prefix/lib/libmpi.so" ]; then
@@ -85,13 +107,44 @@ if [ -z "$src" ]; then
 fi
 src=${src%/}
 
-# 3. MPICH against Debian's libfabric headers: ch4:ofi, no shared memory
+# 2b. Wireup for MPICH to build against: installed into a prefix, or
+# embedded as MPICH's modules/libfabric (in a copy of the source: the
+# original stays as Debian ships it).
+withfab=/usr
+if [ "$mode" = installed ]; then
+	lib=$work/wireup/lib
+	withfab=$work/wireup
+	if [ ! -e "$lib/libfabric.so.1" ]; then
+		say "building and installing Wireup into $withfab"
+		[ -x "$top/configure" ] || (cd "$top" && ./autogen.sh) >"$log/wireup-install.log" 2>&1
+		mkdir -p "$work/wireup-build"
+		(cd "$work/wireup-build" && "$top/configure" -q --prefix="$withfab" && nice make -j"$jobs" &&
+			make install) >>"$log/wireup-install.log" 2>&1 ||
+			{ say "Wireup install failed: $log/wireup-install.log"; exit 1; }
+	fi
+elif [ "$mode" = embedded ]; then
+	withfab=embedded
+	esrc=$work/mpich-embedded
+	if [ ! -e "$esrc/modules/libfabric/configure" ]; then
+		say "copying MPICH's source to $esrc, this tree's HEAD as modules/libfabric"
+		rm -rf "$esrc" && cp -a "$src" "$esrc" && rm -rf "$esrc/modules/libfabric" &&
+			mkdir "$esrc/modules/libfabric" ||
+			{ say "cannot copy $src to $esrc"; exit 1; }
+		git -C "$top" archive HEAD | tar -x -C "$esrc/modules/libfabric" ||
+			{ say "git archive of $top failed (the embedded build takes a git tree's HEAD)"; exit 1; }
+		(cd "$esrc/modules/libfabric" && ./autogen.sh) >"$log/wireup-autogen.log" 2>&1 ||
+			{ say "autogen.sh in $esrc/modules/libfabric failed: $log/wireup-autogen.log"; exit 1; }
+	fi
+	src=$esrc
+fi
+
+# 3. MPICH against Debian's libfabric headers (or Wireup's): ch4:ofi, no shared memory
 # module (every message goes through libfabric), no Fortran, C++ or ROMIO,
 # the dataloop datatype engine (yaksa's generated code triples the build).
 if [ ! -x "$prefix/bin/mpiexec" ]; then
 	say "configuring and building MPICH (log in $log/mpich-*.log; 30+ minutes)"
 	mkdir -p "$bld"
-	(cd "$bld" && nice "$src/configure" --prefix="$prefix" --with-device=ch4:ofi --with-libfabric=/usr \
+	(cd "$bld" && nice "$src/configure" --prefix="$prefix" --with-device=ch4:ofi --with-libfabric="$withfab" \
 		--with-hwloc=/usr --with-datatype-engine=dataloop --with-ch4-shmmods=none \
 		--disable-fortran --disable-cxx --disable-romio --enable-fast=O2 --disable-debuginfo \
 		--enable-g=none --without-cuda --without-ze) >"$log/mpich-configure.log" 2>&1 ||
@@ -115,14 +168,25 @@ fi
 fi
 
 # 4. Every libfabric call is Wireup's.
-export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # (MPICH 4.0 has no MPIR_CVAR_OFI_USE_PROVIDER: setting it prints a warning
-# in every rank, which fails every test.)
-export FI_PROVIDER=tcp MPIR_CVAR_NOLOCAL=1
+# in every rank, which fails every test; FI_PROVIDER chooses.  Nor has it
+# MPIR_CVAR_CH4_SHM_ENABLE: MPIR_CVAR_NOLOCAL=1 turns shared memory off.)
+export MPIR_CVAR_NOLOCAL=1
+unset FI_PROVIDER
+[ -z "${PROVIDER:-}" ] || export FI_PROVIDER="$PROVIDER"
+expect=${EXPECT:-${PROVIDER:-wireup}}
+[ "$mode" = embedded ] || export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 got=$(ldd "$prefix/lib/libmpi.so" | awk '/libfabric.so.1/ {print $3}')
-if [ "$(readlink -f "$got")" != "$(readlink -f "$lib/libfabric.so.1")" ]; then
-	say "libmpi.so loads $got, not Wireup's $lib/libfabric.so.1"
-	exit 1
+if [ "$mode" = embedded ]; then
+	if [ -n "$got" ]; then
+		say "the embedded libmpi.so loads $got"
+		exit 1
+	fi
+else
+	if [ "$(readlink -f "$got")" != "$(readlink -f "$lib/libfabric.so.1")" ]; then
+		say "libmpi.so loads $got, not Wireup's $lib/libfabric.so.1"
+		exit 1
+	fi
 fi
 mpiexec=$prefix/bin/mpiexec
 
@@ -131,7 +195,20 @@ results=$work/results.txt
 row() { printf '%-10s %3s %6s %6s %6s  %s\n' "$1" "$2" "$3" "$4" "$5" "$6" | tee -a "$results"; }
 row directory np passed failed capped "failing tests (ranks); capped: listed for more ranks, failed with the cap"
 
-# 5. cpi.
+# 5. Which provider MPICH picks (rank 0 prints "libfabric provider: NAME -
+# FABRIC" under MPIR_CVAR_DEBUG_SUMMARY; only here, as runtests would fail
+# every test on the extra output), then cpi.
+if [ -z "${SUMMARY_ONLY:-}" ]; then
+	MPIR_CVAR_DEBUG_SUMMARY=1 timeout 120 "$mpiexec" -n 2 "$bld/examples/cpi" >"$log/provider.log" 2>&1 || true
+fi
+picked=$(sed -n 's/^libfabric provider: \([^ ]*\) - .*/\1/p' "$log/provider.log" | head -n 1)
+status=0
+if [ "$picked" = "$expect" ]; then
+	say "MPICH selected the $picked provider ($(grep -m1 '^libfabric provider:' "$log/provider.log"))"
+else
+	say "MPICH selected provider '${picked:-none}', expected $expect (see $log/provider.log)"
+	status=1
+fi
 for np in $nps; do
 	[ -z "${SUMMARY_ONLY:-}" ] || break
 	if timeout 120 "$mpiexec" -n "$np" "$bld/examples/cpi" >"$log/cpi.$np.log" 2>&1 &&
@@ -180,4 +257,7 @@ for np in $nps; do
 		summary "$d" "$np" "$tap"
 	done
 done
+printf 'provider: %s (expected %s), BUILD=%s%s\n' "${picked:-none}" "$expect" "$mode" \
+	"${FI_PROVIDER:+, FI_PROVIDER=$FI_PROVIDER}" | tee -a "$results"
 say "table in $results; per-test output in $tests/<dir> and $log"
+exit $status

@@ -148,6 +148,7 @@ int ep_close(fid *f) noexcept
 			 * counts as sent) to reach peers that have room. */
 			std::lock_guard g(ep->b.mtx);
 			progress_locked(ep);
+			linger_locked(ep);
 		}
 		ep->b.unbind_all();
 		{

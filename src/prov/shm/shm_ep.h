@@ -307,6 +307,9 @@ void peer_dead(shm_ep *ep, remote *r, const char *why);
 bool use_cma(shm_ep *ep, remote *r);
 /* Close: BYE to every peer that knows us, then frees what the protocol holds. */
 void free_proto(shm_ep *ep);
+/* Close: progresses until every peer took its backlog, or none moved for
+ * FI_SHM_LINGER ms (linger.cpp). */
+void linger_locked(shm_ep *ep);
 
 /* ---- rx.cpp ---- */
 ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x);

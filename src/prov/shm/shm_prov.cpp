@@ -253,6 +253,8 @@ constexpr param::def shm_knobs[] = {
 	 "Bytes of unexpected messages an endpoint holds (64 plus the payload each; a message above bounce_size only its 64): past it further messages stay in the queue or their sender until receives take some; 0 = no limit"},
 	{FI_PARAM_INT, "dead_peer_ms", "1000",
 	 "Milliseconds an operation waits on a peer before the peer's liveness (its pid and start time) is checked; a dead peer's operations complete in error"},
+	{FI_PARAM_INT, "linger", "10000",
+	 "Milliseconds fi_close of an endpoint waits without progress for peers to take injected (or eager) sends still queued for them, before closing anyway (0: close at once)"},
 };
 
 int shm_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
