@@ -32,7 +32,8 @@ size_t fake_part(const void *addr, size_t len, int which, void *out, size_t outl
 		return 0;
 	size_t n = b[1 + which];
 	const unsigned char *p = b + 3 + (which ? b[1] : 0);
-	memcpy(out, p, std::min(n, outlen));
+	if (outlen)
+		memcpy(out, p, std::min(n, outlen));
 	return n;
 }
 

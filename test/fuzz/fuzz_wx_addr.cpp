@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size_t(n) > size || size_t(n) > wx::addr_max || size_t(n) < wx::hdr_len)
 		fail("decoded length", n, long(size));
-	if (size_t(n) != wx::hdr_len + parts.tcp_len + parts.shm_len)
+	/* Every address is exactly addr_max bytes, its parts zero-padded. */
+	if (size_t(n) != wx::addr_max || wx::hdr_len + parts.tcp_len + parts.shm_len > wx::addr_max)
 		fail("lengths do not add up", n, long(parts.tcp_len + parts.shm_len));
 	unsigned char again[wx::addr_max];
 	long m = wx::encode(parts, again, sizeof again);

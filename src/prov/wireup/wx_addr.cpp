@@ -64,7 +64,8 @@ size_t part(const void *addr, size_t len, int which, void *out, size_t outlen)
 	if (which == part_tcp) {
 		if (!p.tcp)
 			return 0;
-		memcpy(out, p.tcp, std::min(outlen, p.tcp_len));
+		if (outlen) /* out may be NULL then: a length query */
+			memcpy(out, p.tcp, std::min(outlen, p.tcp_len));
 		return p.tcp_len;
 	}
 	if (which != part_shm || !p.shm)
@@ -76,7 +77,8 @@ size_t part(const void *addr, size_t len, int which, void *out, size_t outlen)
 	memcpy(text, shm::scheme, shm::scheme_len);
 	memcpy(text + shm::scheme_len, p.shm, p.shm_len);
 	text[n - 1] = '\0';
-	memcpy(out, text, std::min(outlen, n));
+	if (outlen)
+		memcpy(out, text, std::min(outlen, n));
 	return n;
 }
 
