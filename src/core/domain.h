@@ -36,6 +36,9 @@ struct fabric_hooks {
 	int (*domain_open)(struct fabric *fab, fi_info *info, fid_domain **dom, void *context);
 	/* Passive endpoint (MSG listen), or nullptr: -FI_ENOSYS. */
 	int (*passive_ep)(struct fabric *fab, fi_info *info, fid_pep **pep, void *context);
+	/* Whether fi_getinfo reports a fabric (domain false) or domain (true)
+	 * of this name: fi_fabric and fi_domain refuse any other. */
+	bool (*known)(const char *name, bool domain) noexcept;
 };
 
 inline constexpr uint32_t fabric_magic = 0x57554642; /* "WUFB" */

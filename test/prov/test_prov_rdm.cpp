@@ -27,6 +27,28 @@ struct rma : provider_pair {};
 WU_PROVIDER_SUITE(rdm)
 WU_PROVIDER_SUITE(tagged)
 WU_PROVIDER_SUITE(rma)
+WU_PROVIDER_TEST_SUITE(names)
+
+/* fi_fabric and fi_domain open only what fi_getinfo reported (the
+ * provider's fabric_hooks::known): another name is refused, not opened. */
+TEST_P(names, fabric_and_domain_of_an_unknown_name_are_refused)
+{
+	prov_env env(prov(), FI_VERSION(1, 17));
+	ASSERT_NE(env.domain, nullptr);
+	fi_fabric_attr fa = *env.info->fabric_attr;
+	fa.name = const_cast<char *>("no-such-fabric");
+	fid_fabric *fab = nullptr;
+	EXPECT_EQ(fi_fabric(&fa, &fab, nullptr), -FI_ENODATA);
+	EXPECT_EQ(fab, nullptr);
+	fi_info *other = fi_dupinfo(env.info);
+	ASSERT_NE(other, nullptr);
+	free(other->domain_attr->name);
+	other->domain_attr->name = strdup("no-such-domain");
+	fid_domain *dom = nullptr;
+	EXPECT_EQ(fi_domain(env.fabric, other, &dom, nullptr), -FI_ENODEV);
+	EXPECT_EQ(dom, nullptr);
+	fi_freeinfo(other);
+}
 
 TEST_P(rdm, send_recv_both_ways_with_source_address)
 {

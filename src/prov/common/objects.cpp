@@ -148,22 +148,47 @@ fi_ops_fabric fabric_ops = {
 
 } // namespace
 
-int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **out, void *context)
+int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **out, void *context) noexcept
 {
-	auto *fab = new fabric{};
-	fab->fid.fid.fclass = FI_CLASS_FABRIC;
-	fab->fid.fid.context = context;
-	fab->fid.fid.ops = &fabric_fi_ops;
-	fab->fid.ops = &fabric_ops;
-	/* Kept as asked, 0 included (libfabric does the same): an info from
-	 * fi_getinfo(FI_VERSION(0,0)) must get the oldest rules, e.g. the
-	 * 80-byte fi_cq_err_entry, not ours. */
-	fab->fid.api_version = attr->api_version;
-	fab->magic = fabric_magic;
-	fab->hooks = hooks;
-	fab->name = attr->name ? attr->name : "";
-	*out = &fab->fid;
-	return 0;
+	return guard("fi_fabric", [&]() -> int {
+		const char *prov = hooks->prov->name;
+		if (!attr || !out)
+			return -FI_EINVAL;
+		if (hooks->known && (!attr->name || !hooks->known(attr->name, false))) {
+			WU_WARN(hooks->prov, FI_LOG_FABRIC,
+				"fi_fabric: no %s fabric named \"%s\"; use a fabric fi_getinfo reported\n", prov,
+				attr->name ? attr->name : "(null)");
+			return -FI_ENODATA;
+		}
+		auto *fab = new fabric{};
+		fab->fid.fid.fclass = FI_CLASS_FABRIC;
+		fab->fid.fid.context = context;
+		fab->fid.fid.ops = &fabric_fi_ops;
+		fab->fid.ops = &fabric_ops;
+		/* Kept as asked, 0 included (libfabric does the same): an info from
+		 * fi_getinfo(FI_VERSION(0,0)) must get the oldest rules, e.g. the
+		 * 80-byte fi_cq_err_entry, not ours. */
+		fab->fid.api_version = attr->api_version;
+		fab->magic = fabric_magic;
+		fab->hooks = hooks;
+		fab->name = attr->name ? attr->name : "";
+		*out = &fab->fid;
+		return 0;
+	});
+}
+
+bool describe(fi_provider &p, const char *name, uint32_t version, decltype(fi_provider::getinfo) getinfo,
+	      decltype(fi_provider::fabric) fabric, decltype(fi_provider::cleanup) cleanup) noexcept
+{
+	if (p.name)
+		return false;
+	p.version = version;
+	p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+	p.getinfo = getinfo;
+	p.fabric = fabric;
+	p.cleanup = cleanup;
+	p.name = name;
+	return true;
 }
 
 int domain_init(domain *d, fabric *fab, const fi_info *info, fi_ops_domain *ops, fi_ops_mr *mr,
@@ -179,6 +204,12 @@ int domain_init(domain *d, fabric *fab, const fi_info *info, fi_ops_domain *ops,
 		WU_WARN(fab->hooks->prov, FI_LOG_DOMAIN, "fi_domain: info is for provider %s, not %s\n",
 			info->fabric_attr->prov_name, prov);
 		return -FI_EINVAL;
+	}
+	if (fab->hooks->known && info->domain_attr->name && !fab->hooks->known(info->domain_attr->name, true)) {
+		WU_WARN(fab->hooks->prov, FI_LOG_DOMAIN,
+			"fi_domain: no %s domain named \"%s\"; use a domain fi_getinfo reported\n", prov,
+			info->domain_attr->name);
+		return -FI_ENODEV;
 	}
 	if (info->fabric_attr->name && fab->name != info->fabric_attr->name) {
 		WU_WARN(fab->hooks->prov, FI_LOG_DOMAIN, "fi_domain: info is for fabric %s, this fabric is %s\n",

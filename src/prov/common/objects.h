@@ -12,11 +12,24 @@
 
 namespace wu::prov {
 
-/* Opens a fabric object for a provider's fi_provider.fabric entry. */
-int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **out, void *context);
+/* Opens a fabric object for a provider's fi_provider.fabric entry:
+ * -FI_ENODATA (logged) for a name hooks->known does not know. */
+int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **out, void *context) noexcept;
+
+/* fi_provider::fabric of the provider that H describes. */
+template <const fabric_hooks &H>
+int fabric_entry(fi_fabric_attr *attr, fid_fabric **out, void *context) noexcept
+{
+	return fabric_open(&H, attr, out, context);
+}
+
+/* Fills a built-in provider's descriptor unless done before (p.name
+ * set): true when it did, so the caller defines its knobs once. */
+bool describe(fi_provider &p, const char *name, uint32_t version, decltype(fi_provider::getinfo) getinfo,
+	      decltype(fi_provider::fabric) fabric, decltype(fi_provider::cleanup) cleanup) noexcept;
 
 /* Common part of a provider's domain open: validates info against the
- * fabric and fills a domain whose ops the provider supplies. */
+ * fabric (a domain name hooks->known does not know: -FI_ENODEV) and fills a domain whose ops the provider supplies. */
 int domain_init(domain *d, fabric *fab, const fi_info *info, fi_ops_domain *ops, fi_ops_mr *mr,
 		fi_ops *fi_ops_tbl, void *context);
 /* Releases what domain_init took; -FI_EBUSY while children live. */

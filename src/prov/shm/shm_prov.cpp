@@ -227,15 +227,15 @@ fi_ops_domain shm_domain_ops = {
 
 int shm_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {
-	if (info->domain_attr && info->domain_attr->name && strcmp(info->domain_attr->name, domain_name) != 0) {
-		WU_WARN(&shm_prov_desc, FI_LOG_DOMAIN, "fi_domain: no shm domain named \"%s\" (it is \"%s\")\n",
-			info->domain_attr->name, domain_name);
-		return -FI_ENODEV;
-	}
 	return prov::domain_open(fab, info, &shm_domain_ops, &wu::mr::ops, &shm_domain_fi_ops, context, dom);
 }
 
-const prov::fabric_hooks shm_hooks = {&shm_prov_desc, shm_domain_open, nullptr};
+bool shm_known(const char *name, bool domain) noexcept
+{
+	return strcmp(name, domain ? domain_name : fabric_name) == 0;
+}
+
+const prov::fabric_hooks shm_hooks = {&shm_prov_desc, shm_domain_open, nullptr, shm_known};
 
 /* Provider knobs (FI_SHM_*). */
 constexpr param::def shm_knobs[] = {
@@ -257,18 +257,6 @@ constexpr param::def shm_knobs[] = {
 	 "Milliseconds fi_close of an endpoint waits without progress for peers to take injected (or eager) sends still queued for them, before closing anyway (0: close at once)"},
 };
 
-int shm_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
-{
-	return guard("shm_fabric", [&]() -> int {
-		if (!attr->name || strcmp(attr->name, fabric_name) != 0) {
-			WU_WARN(&shm_prov_desc, FI_LOG_FABRIC, "fi_fabric: no shm fabric named \"%s\" (it is \"%s\")\n",
-				attr->name ? attr->name : "(null)", fabric_name);
-			return -FI_ENODATA;
-		}
-		return prov::fabric_open(&shm_hooks, attr, fabric, context);
-	});
-}
-
 void shm_cleanup() noexcept {}
 
 } // namespace
@@ -282,13 +270,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = shm_prov_desc;
-	if (!p.name) {
-		p.version = prov_version;
-		p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
-		p.getinfo = shm_getinfo;
-		p.fabric = shm_fabric;
-		p.cleanup = shm_cleanup;
-		p.name = "shm";
+	if (prov::describe(p, "shm", prov_version, shm_getinfo, prov::fabric_entry<shm_hooks>, shm_cleanup)) {
 		param::define_all(&p, shm_knobs);
 		shm_tp::set_log_provider(&p);
 	}

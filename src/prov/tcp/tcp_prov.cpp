@@ -221,18 +221,11 @@ const templates &get_templates()
 	return *t;
 }
 
-bool known_domain(const char *name)
+/* A fabric (a subnet) or domain (an interface) fi_getinfo reports. */
+bool tcp_known(const char *name, bool domain) noexcept
 {
 	for (const tmpl_entry &e : get_templates().all)
-		if (strcmp(e.info->domain_attr->name, name) == 0)
-			return true;
-	return false;
-}
-
-bool known_fabric(const char *name)
-{
-	for (const tmpl_entry &e : get_templates().all)
-		if (strcmp(e.info->fabric_attr->name, name) == 0)
+		if (strcmp(domain ? e.info->domain_attr->name : e.info->fabric_attr->name, name) == 0)
 			return true;
 	return false;
 }
@@ -306,18 +299,10 @@ fi_ops_domain tcp_domain_ops = {
 
 int tcp_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {
-	if (info->domain_attr && info->domain_attr->name) {
-		if (!known_domain(info->domain_attr->name)) {
-			WU_WARN(&tcp_prov_desc, FI_LOG_DOMAIN,
-				"fi_domain: no interface named \"%s\"; use a domain fi_getinfo reported\n",
-				info->domain_attr->name);
-			return -FI_ENODEV;
-		}
-	}
 	return prov::domain_open(fab, info, &tcp_domain_ops, &wu::mr::ops, &tcp_domain_fi_ops, context, dom);
 }
 
-const prov::fabric_hooks tcp_hooks = {&tcp_prov_desc, tcp_domain_open, pep_open};
+const prov::fabric_hooks tcp_hooks = {&tcp_prov_desc, tcp_domain_open, pep_open, tcp_known};
 
 /* Provider knobs (FI_TCP_*). */
 constexpr param::def tcp_knobs[] = {
@@ -341,19 +326,6 @@ constexpr param::def tcp_knobs[] = {
 	 "Milliseconds fi_close of an RDM endpoint waits without progress for peers to take injected (or completion-less) sends still queued and bytes still in the kernel, before closing anyway (0: close at once)"},
 };
 
-int tcp_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
-{
-	return guard("tcp_fabric", [&]() -> int {
-		if (!attr->name || !known_fabric(attr->name)) {
-			WU_WARN(&tcp_prov_desc, FI_LOG_FABRIC,
-				"fi_fabric: no tcp fabric named \"%s\"; use a fabric fi_getinfo reported\n",
-				attr->name ? attr->name : "(null)");
-			return -FI_ENODATA;
-		}
-		return prov::fabric_open(&tcp_hooks, attr, fabric, context);
-	});
-}
-
 void tcp_cleanup() noexcept
 {
 	/* Templates live as long as the process: fi_getinfo may still run from
@@ -371,13 +343,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = tcp_prov_desc;
-	if (!p.name) {
-		p.version = prov_version;
-		p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
-		p.getinfo = tcp_getinfo;
-		p.fabric = tcp_fabric;
-		p.cleanup = tcp_cleanup;
-		p.name = "tcp";
+	if (prov::describe(p, "tcp", prov_version, tcp_getinfo, prov::fabric_entry<tcp_hooks>, tcp_cleanup)) {
 		param::define_all(&p, tcp_knobs);
 	}
 	return &p;

@@ -139,7 +139,7 @@ const templates &get_templates()
 	return *t;
 }
 
-bool known(const char *name, bool domain)
+bool known(const char *name, bool domain) noexcept
 {
 	for (const fi_info *i : get_templates().all)
 		if (strcmp(domain ? i->domain_attr->name : i->fabric_attr->name, name) == 0)
@@ -260,16 +260,10 @@ fi_ops_domain wx_domain_ops = {
 
 int wx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {
-	if (info->domain_attr && info->domain_attr->name && !known(info->domain_attr->name, true)) {
-		WU_WARN(&wx_prov_desc, FI_LOG_DOMAIN,
-			"fi_domain: no wireup domain named \"%s\"; use a domain fi_getinfo reported\n",
-			info->domain_attr->name);
-		return -FI_ENODEV;
-	}
 	return prov::domain_open(fab, info, &wx_domain_ops, &wu::mr::ops, &wx_domain_fi_ops, context, dom);
 }
 
-const prov::fabric_hooks wx_hooks = {&wx_prov_desc, wx_domain_open, nullptr};
+const prov::fabric_hooks wx_hooks = {&wx_prov_desc, wx_domain_open, nullptr, known};
 
 /* Provider knobs (FI_WIREUP_*). */
 constexpr param::def wx_knobs[] = {
@@ -278,19 +272,6 @@ constexpr param::def wx_knobs[] = {
 	{FI_PARAM_INT, "tcp_poll", "32",
 	 "While no transfer went through tcp lately, a CQ or counter read progresses the tcp side only every this many reads (rounded up to a power of two), so that an idle tcp side costs shm latency nothing; 1: every read"},
 };
-
-int wx_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
-{
-	return guard("wireup_fabric", [&]() -> int {
-		if (!attr->name || !known(attr->name, false)) {
-			WU_WARN(&wx_prov_desc, FI_LOG_FABRIC,
-				"fi_fabric: no wireup fabric named \"%s\"; use a fabric fi_getinfo reported\n",
-				attr->name ? attr->name : "(null)");
-			return -FI_ENODATA;
-		}
-		return prov::fabric_open(&wx_hooks, attr, fabric, context);
-	});
-}
 
 void wx_cleanup() noexcept {}
 
@@ -305,13 +286,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = wx_prov_desc;
-	if (!p.name) {
-		p.version = prov_version;
-		p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
-		p.getinfo = wx_getinfo;
-		p.fabric = wx_fabric;
-		p.cleanup = wx_cleanup;
-		p.name = "wireup";
+	if (prov::describe(p, "wireup", prov_version, wx_getinfo, prov::fabric_entry<wx_hooks>, wx_cleanup)) {
 		param::define_all(&p, wx_knobs);
 	}
 	return &p;
