@@ -17,6 +17,7 @@
 #include "prov/common/atomic.h"
 #include "prov/common/cq.h"
 #include "prov/common/objects.h"
+#include "prov/common/ops_tables.h"
 #include "prov/common/poll.h"
 #include "prov/shm/region.h"
 #include "prov/shm/shm_addr.h"
@@ -195,35 +196,10 @@ int shm_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) n
 
 /* ---- domain ---- */
 
-fi_ops shm_domain_fi_ops = {
-	sizeof(fi_ops),
-	prov::domain_close,
-	WU_NOSYS(fi_ops, bind),
-	WU_NOSYS(fi_ops, control),
-	WU_NOSYS(fi_ops, ops_open),
-	WU_NOSYS(fi_ops, tostr),
-	WU_NOSYS(fi_ops, ops_set),
-};
+constinit fi_ops shm_domain_fi_ops = prov::domain_fi_ops(false);
 
-int shm_query_atomic(fid_domain *, fi_datatype dt, fi_op op, fi_atomic_attr *attr, uint64_t flags) noexcept
-{
-	return WU_GUARD({ return wu::atomic::query_for(&shm_prov_desc, dt, op, attr, flags); });
-}
-
-fi_ops_domain shm_domain_ops = {
-	sizeof(fi_ops_domain),
-	shm_av_open,
-	wu::cq::domain_cq_open,
-	ep_open,
-	WU_NOSYS(fi_ops_domain, scalable_ep),
-	wu::cntr::domain_cntr_open,
-	wu::poll::domain_poll_open,
-	WU_NOSYS(fi_ops_domain, stx_ctx),
-	WU_NOSYS(fi_ops_domain, srx_ctx),
-	shm_query_atomic,
-	WU_NOSYS(fi_ops_domain, query_collective),
-	WU_NOSYS(fi_ops_domain, endpoint2),
-};
+constinit fi_ops_domain shm_domain_ops =
+	prov::rdm_domain_ops(shm_av_open, ep_open, prov::query_atomic<&shm_prov_desc>);
 
 int shm_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {

@@ -6,6 +6,7 @@
 #include "pmix_glue/wireup.h"
 #endif
 #include "prov/common/ep_ops.h"
+#include "prov/common/ops_tables.h"
 #include "prov/tcp/tcp_impl.h"
 
 namespace wu::tcp::detail {
@@ -349,15 +350,9 @@ ssize_t ep_tx_left(fid_ep *e) noexcept
 	});
 }
 
-fi_ops ep_fi_ops = {
-	sizeof(fi_ops), ep_close, ep_bind, ep_control, WU_NOSYS(fi_ops, ops_open), WU_NOSYS(fi_ops, tostr),
-	WU_NOSYS(fi_ops, ops_set),
-};
+constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ep_control);
 
-fi_ops_ep ep_ops = {
-	sizeof(fi_ops_ep), ep_cancel, ep_getopt, ep_setopt, WU_NOSYS(fi_ops_ep, tx_ctx),
-	WU_NOSYS(fi_ops_ep, rx_ctx), ep_rx_left, ep_tx_left,
-};
+constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
 
 /* Where an endpoint listens / binds: its info's src_addr, else the
  * domain's interface address, else loopback; the port of src_addr or 0. */

@@ -22,6 +22,7 @@
 #include "getinfo/match.h"
 #include "getinfo/nic.h"
 #include "prov/common/objects.h"
+#include "prov/common/ops_tables.h"
 #ifdef WU_HAVE_PMIX
 #include "pmix_glue/wireup.h"
 #endif
@@ -249,52 +250,12 @@ int tcp_getinfo(uint32_t version, const char *node, const char *service, uint64_
 
 /* ---- domain ---- */
 
-fi_ops tcp_domain_fi_ops = {
-	sizeof(fi_ops),
-	prov::domain_close,
-	WU_NOSYS(fi_ops, bind),
-	WU_NOSYS(fi_ops, control),
-#ifdef WU_HAVE_PMIX
-	/* "wireup_pmix": the PMIx wire-up extension (rdma/fi_ext_wireup.h). */
-	pmix::domain_ops_open,
-#else
-	WU_NOSYS(fi_ops, ops_open),
-#endif
-	WU_NOSYS(fi_ops, tostr),
-	WU_NOSYS(fi_ops, ops_set),
-};
+/* With PMIx, fi_open_ops "wireup_pmix" (rdma/fi_ext_wireup.h). */
+constinit fi_ops tcp_domain_fi_ops = prov::domain_fi_ops(true);
 
-/* CQs, counters and MRs are the shared engine's (src/prov/common). */
-int tcp_cq_open(fid_domain *dom, fi_cq_attr *attr, fid_cq **cq, void *context) noexcept
-{
-	return wu::cq::open(prov::domain_of(dom), attr, cq, context);
-}
-
-int tcp_cntr_open(fid_domain *dom, fi_cntr_attr *attr, fid_cntr **cntr, void *context) noexcept
-{
-	return wu::cntr::open(prov::domain_of(dom), attr, cntr, context);
-}
-
-/* Atomics are the shared engine's too (src/prov/common/atomic.h). */
-int tcp_query_atomic(fid_domain *, fi_datatype dt, fi_op op, fi_atomic_attr *attr, uint64_t flags) noexcept
-{
-	return WU_GUARD({ return wu::atomic::query_for(&tcp_prov_desc, dt, op, attr, flags); });
-}
-
-fi_ops_domain tcp_domain_ops = {
-	sizeof(fi_ops_domain),
-	wu::av::ip_av_open,
-	tcp_cq_open,
-	ep_open,
-	WU_NOSYS(fi_ops_domain, scalable_ep),
-	tcp_cntr_open,
-	wu::poll::domain_poll_open,
-	WU_NOSYS(fi_ops_domain, stx_ctx),
-	wu::tcp::srx_open,
-	tcp_query_atomic,
-	WU_NOSYS(fi_ops_domain, query_collective),
-	WU_NOSYS(fi_ops_domain, endpoint2),
-};
+/* CQs, counters, MRs and atomics are the shared engine's (src/prov/common). */
+constinit fi_ops_domain tcp_domain_ops =
+	prov::rdm_domain_ops(wu::av::ip_av_open, ep_open, prov::query_atomic<&tcp_prov_desc>, wu::tcp::srx_open);
 
 
 int tcp_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "core/param.h"
 #include "core/shim.h"
+#include "prov/common/ops_tables.h"
 #include "prov/common/sub_ep.h"
 #include "prov/shm/shm.h"
 #include "prov/tcp/tcp.h"
@@ -474,28 +475,11 @@ int ep_setname(fid *f, void *, size_t) noexcept
 	});
 }
 
-fi_ops ep_fi_ops = {
-	sizeof(fi_ops), ep_close, ep_bind, ep_control, WU_NOSYS(fi_ops, ops_open), WU_NOSYS(fi_ops, tostr),
-	WU_NOSYS(fi_ops, ops_set),
-};
+constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ep_control);
 
-fi_ops_ep ep_ops = {
-	sizeof(fi_ops_ep), ep_cancel, ep_getopt, ep_setopt, WU_NOSYS(fi_ops_ep, tx_ctx),
-	WU_NOSYS(fi_ops_ep, rx_ctx), ep_rx_left, ep_tx_left,
-};
+constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
 
-fi_ops_cm ep_cm_ops = {
-	sizeof(fi_ops_cm),
-	ep_setname,
-	ep_getname,
-	WU_NOSYS(fi_ops_cm, getpeer),
-	WU_NOSYS(fi_ops_cm, connect),
-	WU_NOSYS(fi_ops_cm, listen),
-	WU_NOSYS(fi_ops_cm, accept),
-	WU_NOSYS(fi_ops_cm, reject),
-	WU_NOSYS(fi_ops_cm, shutdown),
-	WU_NOSYS(fi_ops_cm, join),
-};
+constinit fi_ops_cm ep_cm_ops = prov::rdm_cm_ops(ep_setname, ep_getname);
 
 } // namespace
 

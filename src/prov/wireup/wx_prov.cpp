@@ -22,6 +22,7 @@
 #include "prov/common/atomic.h"
 #include "prov/common/cq.h"
 #include "prov/common/objects.h"
+#include "prov/common/ops_tables.h"
 #include "prov/common/poll.h"
 #include "prov/shm/shm.h"
 #include "prov/tcp/tcp.h"
@@ -223,40 +224,11 @@ int wx_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) no
 	return av::open(prov::domain_of(dom), format(), attr, av, context);
 }
 
-fi_ops wx_domain_fi_ops = {
-	sizeof(fi_ops),
-	prov::domain_close,
-	WU_NOSYS(fi_ops, bind),
-	WU_NOSYS(fi_ops, control),
-#ifdef WU_HAVE_PMIX
-	/* "wireup_pmix": the PMIx wire-up extension (rdma/fi_ext_wireup.h). */
-	pmix::domain_ops_open,
-#else
-	WU_NOSYS(fi_ops, ops_open),
-#endif
-	WU_NOSYS(fi_ops, tostr),
-	WU_NOSYS(fi_ops, ops_set),
-};
+/* With PMIx, fi_open_ops "wireup_pmix" (rdma/fi_ext_wireup.h). */
+constinit fi_ops wx_domain_fi_ops = prov::domain_fi_ops(true);
 
-int wx_query_atomic(fid_domain *, fi_datatype dt, fi_op op, fi_atomic_attr *attr, uint64_t flags) noexcept
-{
-	return WU_GUARD({ return wu::atomic::query_for(&wx_prov_desc, dt, op, attr, flags); });
-}
-
-fi_ops_domain wx_domain_ops = {
-	sizeof(fi_ops_domain),
-	wx_av_open,
-	wu::cq::domain_cq_open,
-	ep_open,
-	WU_NOSYS(fi_ops_domain, scalable_ep),
-	wu::cntr::domain_cntr_open,
-	wu::poll::domain_poll_open,
-	WU_NOSYS(fi_ops_domain, stx_ctx),
-	WU_NOSYS(fi_ops_domain, srx_ctx),
-	wx_query_atomic,
-	WU_NOSYS(fi_ops_domain, query_collective),
-	WU_NOSYS(fi_ops_domain, endpoint2),
-};
+constinit fi_ops_domain wx_domain_ops =
+	prov::rdm_domain_ops(wx_av_open, ep_open, prov::query_atomic<&wx_prov_desc>);
 
 int wx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {
