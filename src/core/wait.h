@@ -170,6 +170,19 @@ struct badf<Closed, R (*)(A...)> {
 	}
 };
 
+/* The fi_ops of a closed handle: every slot is badf<Closed>. */
+template <class Closed>
+constexpr fi_ops dead_fi_ops()
+{
+	return {sizeof(fi_ops),
+		&badf<Closed, decltype(fi_ops::close)>::fn,
+		&badf<Closed, decltype(fi_ops::bind)>::fn,
+		&badf<Closed, decltype(fi_ops::control)>::fn,
+		&badf<Closed, decltype(fi_ops::ops_open)>::fn,
+		&badf<Closed, decltype(fi_ops::tostr)>::fn,
+		&badf<Closed, decltype(fi_ops::ops_set)>::fn};
+}
+
 /* A closed queue's strerror: Closed::text. */
 template <class Closed, class Fid>
 const char *dead_strerror(Fid *, int, const void *, char *buf, size_t len)

@@ -646,15 +646,7 @@ struct closed_eq {
 };
 #define WU_BADF(ops_type, slot) (&waitobj::badf<closed_eq, decltype(ops_type::slot)>::fn)
 
-fi_ops dead_fi_ops = {
-	sizeof(fi_ops),
-	WU_BADF(fi_ops, close),
-	WU_BADF(fi_ops, bind),
-	WU_BADF(fi_ops, control),
-	WU_BADF(fi_ops, ops_open),
-	WU_BADF(fi_ops, tostr),
-	WU_BADF(fi_ops, ops_set),
-};
+constinit fi_ops dead_fi_ops = waitobj::dead_fi_ops<closed_eq>();
 
 fi_ops_eq dead_eq_ops = {
 	sizeof(fi_ops_eq),	  WU_BADF(fi_ops_eq, read),  WU_BADF(fi_ops_eq, readerr),

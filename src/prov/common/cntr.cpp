@@ -253,15 +253,7 @@ fi_ops_cntr cntr_ops = {
 	cntr_set,	     cntr_wait, cntr_adderr,  cntr_seterr,
 };
 
-fi_ops dead_fi_ops = {
-	sizeof(fi_ops),
-	WU_CNTR_BADF(fi_ops, close),
-	WU_CNTR_BADF(fi_ops, bind),
-	WU_CNTR_BADF(fi_ops, control),
-	WU_CNTR_BADF(fi_ops, ops_open),
-	WU_CNTR_BADF(fi_ops, tostr),
-	WU_CNTR_BADF(fi_ops, ops_set),
-};
+constinit fi_ops dead_fi_ops = waitobj::dead_fi_ops<closed_cntr>();
 
 fi_ops_cntr dead_cntr_ops = {
 	sizeof(fi_ops_cntr),

@@ -603,15 +603,7 @@ struct closed_cq {
 };
 #define WU_CQ_BADF(ops_type, slot) (&waitobj::badf<closed_cq, decltype(ops_type::slot)>::fn)
 
-fi_ops dead_fi_ops = {
-	sizeof(fi_ops),
-	WU_CQ_BADF(fi_ops, close),
-	WU_CQ_BADF(fi_ops, bind),
-	WU_CQ_BADF(fi_ops, control),
-	WU_CQ_BADF(fi_ops, ops_open),
-	WU_CQ_BADF(fi_ops, tostr),
-	WU_CQ_BADF(fi_ops, ops_set),
-};
+constinit fi_ops dead_fi_ops = waitobj::dead_fi_ops<closed_cq>();
 
 fi_ops_cq dead_cq_ops = {
 	sizeof(fi_ops_cq),

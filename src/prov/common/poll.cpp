@@ -54,15 +54,7 @@ struct closed_poll {
 };
 #define WU_POLL_BADF(ops_type, slot) (&waitobj::badf<closed_poll, decltype(ops_type::slot)>::fn)
 
-fi_ops dead_fi_ops = {
-	sizeof(fi_ops),
-	WU_POLL_BADF(fi_ops, close),
-	WU_POLL_BADF(fi_ops, bind),
-	WU_POLL_BADF(fi_ops, control),
-	WU_POLL_BADF(fi_ops, ops_open),
-	WU_POLL_BADF(fi_ops, tostr),
-	WU_POLL_BADF(fi_ops, ops_set),
-};
+constinit fi_ops dead_fi_ops = waitobj::dead_fi_ops<closed_poll>();
 
 fi_ops_poll dead_poll_ops = {
 	sizeof(fi_ops_poll),
