@@ -37,29 +37,13 @@
 #include "prov/shm/shm_addr.h"
 #include "prov/wireup/wireup.h"
 #include "prov/wireup/wx_addr.h"
+#include "rank_report.h"
 
 namespace wu::test {
 
 namespace {
 
-uint32_t my_rank;
-int failures;
-
-void fail(const std::string &m)
-{
-	failures++;
-	fprintf(stderr, "test_wireup_nodes rank %u: FAIL %s\n", my_rank, m.c_str());
-}
-
-#define WX_CHECK(call)                                                                             \
-	do {                                                                                       \
-		int r_ = int(call);                                                                \
-		if (r_) {                                                                          \
-			fprintf(stderr, "test_wireup_nodes rank %u: %s: %s\n", my_rank, #call,     \
-				fi_strerror(-r_));                                                 \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
+wu::test::rank_report rep{"test_wireup_nodes"};
 
 } // namespace
 
@@ -73,14 +57,14 @@ int wx_client(const std::string &variant, uint32_t ppn, bool cyclic,
 		fprintf(stderr, "test_wireup_nodes: PMIx_Init failed\n");
 		return 2;
 	}
-	my_rank = me.rank;
-	const uint32_t my_node = node_of(my_rank);
+	rep.rank = me.rank;
+	const uint32_t my_node = node_of(rep.rank);
 
 	fi_info *hints = fi_allocinfo(), *infos = nullptr;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED | FI_SOURCE;
 	hints->fabric_attr->prov_name = strdup("wireup");
-	WX_CHECK(fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &infos));
+	WU_RANK_CHECK(rep, fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &infos));
 	/* The entry of this node's link, not loopback: tcp peers are on
 	 * other nodes. */
 	fi_info *info = infos;
@@ -94,39 +78,39 @@ int wx_client(const std::string &variant, uint32_t ppn, bool cyclic,
 	fid_cq *cq;
 	fid_av *av;
 	fid_ep *ep;
-	WX_CHECK(fi_fabric(info->fabric_attr, &fabric, nullptr));
-	WX_CHECK(fi_domain(fabric, info, &domain, nullptr));
+	WU_RANK_CHECK(rep, fi_fabric(info->fabric_attr, &fabric, nullptr));
+	WU_RANK_CHECK(rep, fi_domain(fabric, info, &domain, nullptr));
 	fi_cq_attr cq_attr{};
 	cq_attr.format = FI_CQ_FORMAT_TAGGED;
-	WX_CHECK(fi_cq_open(domain, &cq_attr, &cq, nullptr));
+	WU_RANK_CHECK(rep, fi_cq_open(domain, &cq_attr, &cq, nullptr));
 	fi_av_attr av_attr{};
 	av_attr.type = FI_AV_TABLE;
-	WX_CHECK(fi_av_open(domain, &av_attr, &av, nullptr));
-	WX_CHECK(fi_endpoint(domain, info, &ep, nullptr));
-	WX_CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	WX_CHECK(fi_ep_bind(ep, &av->fid, 0));
-	WX_CHECK(fi_enable(ep));
+	WU_RANK_CHECK(rep, fi_av_open(domain, &av_attr, &av, nullptr));
+	WU_RANK_CHECK(rep, fi_endpoint(domain, info, &ep, nullptr));
+	WU_RANK_CHECK(rep, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	WU_RANK_CHECK(rep, fi_ep_bind(ep, &av->fid, 0));
+	WU_RANK_CHECK(rep, fi_enable(ep));
 	uint8_t mine[wireup::addr_max];
 	size_t len = sizeof mine;
-	WX_CHECK(fi_getname(&ep->fid, mine, &len));
+	WU_RANK_CHECK(rep, fi_getname(&ep->fid, mine, &len));
 	wireup::parts own;
 	if (wireup::decode(mine, len, &own) <= 0 || !own.tcp || !own.shm)
-		fail("own address lacks a tcp or a shm part");
+		rep.fail("own address lacks a tcp or a shm part");
 
 	fi_ops_wireup_pmix *w;
-	WX_CHECK(fi_open_ops(&domain->fid, FI_WIREUP_PMIX_OPS, 0, (void **)&w, nullptr));
-	WX_CHECK(w->publish(domain, mine, len, info->addr_format, 0));
+	WU_RANK_CHECK(rep, fi_open_ops(&domain->fid, FI_WIREUP_PMIX_OPS, 0, (void **)&w, nullptr));
+	WU_RANK_CHECK(rep, w->publish(domain, mine, len, info->addr_format, 0));
 	fi_wireup_info wi{};
 	wi.size = sizeof wi;
 	int r = w->av_fill(domain, av, nullptr, 0, &wi);
 	if (r) {
-		fail(std::string("av_fill: ") + fi_strerror(-r));
-		printf("test_wireup_nodes rank %u %s FAIL\n", my_rank, variant.c_str());
+		rep.fail(std::string("av_fill: ") + fi_strerror(-r));
+		printf("test_wireup_nodes rank %u %s FAIL\n", rep.rank, variant.c_str());
 		return 1;
 	}
 	const fi_wireup_mode want_mode = variant == "wxdirect" ? FI_WIREUP_DIRECT : FI_WIREUP_MODEX;
 	if (wi.mode != want_mode)
-		fail("mode " + std::to_string(wi.mode) + ", expected " + std::to_string(want_mode));
+		rep.fail("mode " + std::to_string(wi.mode) + ", expected " + std::to_string(want_mode));
 
 	/* Entries: local peers computed (rank names), remote ones fetched. */
 	char job[256];
@@ -137,19 +121,19 @@ int wx_client(const std::string &variant, uint32_t ppn, bool cyclic,
 		size_t gl = sizeof got;
 		wireup::parts pp;
 		if (fi_av_lookup(av, wi.base + p, got, &gl) || wireup::decode(got, gl, &pp) <= 0) {
-			fail("rank " + std::to_string(p) + ": no wireup address in the AV");
+			rep.fail("rank " + std::to_string(p) + ": no wireup address in the AV");
 			continue;
 		}
 		const bool local = node_of(p) == my_node;
 		if ((pp.host == own.host) != local)
-			fail("rank " + std::to_string(p) + ": host id says " +
+			rep.fail("rank " + std::to_string(p) + ": host id says " +
 			     (local ? "another host" : "this host"));
-		if (local && p != my_rank) {
+		if (local && p != rep.rank) {
 			char want[shm::addr_max];
 			long wl = shm::rank_addr(job, p, want, sizeof want);
 			if (pp.tcp || wl <= 0 || !pp.shm || pp.shm_len != size_t(wl) - 1 - shm::scheme_len ||
 			    memcmp(pp.shm, want + shm::scheme_len, pp.shm_len) != 0)
-				fail("local rank " + std::to_string(p) +
+				rep.fail("local rank " + std::to_string(p) +
 				     ": not the computed address (rank name, no tcp part)");
 		} else if (!local) {
 			char ip[INET_ADDRSTRLEN] = "?";
@@ -157,7 +141,7 @@ int wx_client(const std::string &variant, uint32_t ppn, bool cyclic,
 				inet_ntop(AF_INET, &static_cast<const sockaddr_in *>(pp.tcp)->sin_addr, ip,
 					  sizeof ip);
 			if (addrs[node_of(p)] != ip)
-				fail("remote rank " + std::to_string(p) + ": tcp part " + ip + ", expected " +
+				rep.fail("remote rank " + std::to_string(p) + ": tcp part " + ip + ", expected " +
 				     addrs[node_of(p)]);
 		}
 	}
@@ -166,18 +150,18 @@ int wx_client(const std::string &variant, uint32_t ppn, bool cyclic,
 	std::vector<char> in(size_t(n) * 32), out(size_t(n) * 32);
 	std::vector<fi_addr_t> src(n, FI_ADDR_NOTAVAIL);
 	for (uint32_t k = 0; k + 1 < n; k++)
-		WX_CHECK(fi_trecv(ep, &in[32 * k], 32, nullptr, FI_ADDR_UNSPEC, 0, ~0ULL, &in[32 * k]));
+		WU_RANK_CHECK(rep, fi_trecv(ep, &in[32 * k], 32, nullptr, FI_ADDR_UNSPEC, 0, ~0ULL, &in[32 * k]));
 	if (PMIx_Fence(nullptr, 0, nullptr, 0) != PMIX_SUCCESS)
-		fail("start-up barrier");
+		rep.fail("start-up barrier");
 	for (uint32_t p = 0; p < n; p++) {
-		if (p == my_rank)
+		if (p == rep.rank)
 			continue;
-		snprintf(&out[32 * p], 32, "from %u to %u", my_rank, p);
+		snprintf(&out[32 * p], 32, "from %u to %u", rep.rank, p);
 		ssize_t s;
-		while ((s = fi_tsend(ep, &out[32 * p], 32, nullptr, wi.base + p, 1000 + my_rank,
+		while ((s = fi_tsend(ep, &out[32 * p], 32, nullptr, wi.base + p, 1000 + rep.rank,
 				     nullptr)) == -FI_EAGAIN)
 			fi_cq_read(cq, nullptr, 0);
-		WX_CHECK(s);
+		WU_RANK_CHECK(rep, s);
 	}
 	uint32_t sends = 0, recvs = 0, remote = 0, local_in = 0;
 	const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -193,13 +177,13 @@ int wx_client(const std::string &variant, uint32_t ppn, bool cyclic,
 			recvs++;
 			const char *msg = static_cast<const char *>(e.op_context);
 			unsigned a = ~0u, b = ~0u;
-			if (sscanf(msg, "from %u to %u", &a, &b) != 2 || b != my_rank || a >= n ||
+			if (sscanf(msg, "from %u to %u", &a, &b) != 2 || b != rep.rank || a >= n ||
 			    e.tag != 1000 + a) {
-				fail("wildcard receive got \"" + std::string(msg, 0, 31) + "\"");
+				rep.fail("wildcard receive got \"" + std::string(msg, 0, 31) + "\"");
 				continue;
 			}
 			if (from != wi.base + a)
-				fail("message of rank " + std::to_string(a) + " reported from fi_addr " +
+				rep.fail("message of rank " + std::to_string(a) + " reported from fi_addr " +
 				     std::to_string(from));
 			if (node_of(a) == my_node)
 				local_in++;
@@ -210,46 +194,46 @@ int wx_client(const std::string &variant, uint32_t ppn, bool cyclic,
 		if (got == -FI_EAVAIL) {
 			fi_cq_err_entry err{};
 			fi_cq_readerr(cq, &err, 0);
-			fail(std::string("completion error ") + fi_strerror(err.err));
+			rep.fail(std::string("completion error ") + fi_strerror(err.err));
 			break;
 		}
 		if (got != -FI_EAGAIN || std::chrono::steady_clock::now() > limit) {
-			fail(got == -FI_EAGAIN ? "no completion within 10 s" : fi_strerror(int(-got)));
+			rep.fail(got == -FI_EAGAIN ? "no completion within 10 s" : fi_strerror(int(-got)));
 			break;
 		}
 	}
 	if (local_in != ppn - 1 || remote != n - ppn)
-		fail("wildcard receives took " + std::to_string(local_in) + " local and " +
+		rep.fail("wildcard receives took " + std::to_string(local_in) + " local and " +
 		     std::to_string(remote) + " remote messages, expected " + std::to_string(ppn - 1) +
 		     " and " + std::to_string(n - ppn));
 	wireup::route_stats st;
 	if (wireup::stats_of(ep, &st))
-		fail("no route counts");
+		rep.fail("no route counts");
 	else if (st.shm != ppn - 1 || st.tcp != n - ppn || st.unreachable)
-		fail("routes: " + std::to_string(st.shm) + " shm, " + std::to_string(st.tcp) + " tcp, " +
+		rep.fail("routes: " + std::to_string(st.shm) + " shm, " + std::to_string(st.tcp) + " tcp, " +
 		     std::to_string(st.unreachable) + " unreachable; expected " +
 		     std::to_string(ppn - 1) + " shm and " + std::to_string(n - ppn) + " tcp");
 
 	fi_wireup_info fin{};
 	fin.size = sizeof fin;
-	WX_CHECK(w->job_info(domain, nullptr, &fin));
+	WU_RANK_CHECK(rep, w->job_info(domain, nullptr, &fin));
 	if (fin.local_gets || fin.local_bytes)
-		fail("the wire-up fetched " + std::to_string(fin.local_gets) + " gets, " +
+		rep.fail("the wire-up fetched " + std::to_string(fin.local_gets) + " gets, " +
 		     std::to_string(fin.local_bytes) + " bytes of local peers");
 	if (fin.local_computed + fin.local_noted < ppn)
-		fail(std::to_string(fin.local_computed) + " local addresses computed, " +
+		rep.fail(std::to_string(fin.local_computed) + " local addresses computed, " +
 		     std::to_string(fin.local_noted) + " noted, for " + std::to_string(ppn) + " ranks");
 	if (PMIx_Fence(nullptr, 0, nullptr, 0) != PMIX_SUCCESS)
-		fail("closing barrier");
+		rep.fail("closing barrier");
 	printf("test_wireup_nodes rank %u node %u (%s) %s mode=%d put=%llu fences=%llu gets=%llu "
 	       "bytes_got=%llu local_gets=%llu local_bytes=%llu shm_routes=%llu tcp_routes=%llu "
 	       "local_msgs=%u remote_msgs=%u %s\n",
-	       my_rank, my_node, addrs[my_node].c_str(), variant.c_str(), int(wi.mode),
+	       rep.rank, my_node, addrs[my_node].c_str(), variant.c_str(), int(wi.mode),
 	       (unsigned long long)fin.bytes_put, (unsigned long long)fin.fences,
 	       (unsigned long long)fin.gets, (unsigned long long)fin.bytes_got,
 	       (unsigned long long)fin.local_gets, (unsigned long long)fin.local_bytes,
 	       (unsigned long long)st.shm, (unsigned long long)st.tcp, local_in, remote,
-	       failures ? "FAIL" : "OK");
+	       rep.failures ? "FAIL" : "OK");
 	fflush(stdout);
 	w->close(domain);
 	fi_close(&ep->fid);
@@ -260,7 +244,7 @@ int wx_client(const std::string &variant, uint32_t ppn, bool cyclic,
 	fi_freeinfo(infos);
 	fi_freeinfo(hints);
 	PMIx_Finalize(nullptr, 0);
-	return failures ? 1 : 0;
+	return rep.failures ? 1 : 0;
 }
 
 } // namespace wu::test

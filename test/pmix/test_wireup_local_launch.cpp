@@ -37,27 +37,11 @@
 #include "prov/shm/shm_addr.h"
 #include "prov/wireup/wireup.h"
 #include "prov/wireup/wx_addr.h"
+#include "rank_report.h"
 
 namespace {
 
-uint32_t my_rank;
-int failures;
-
-void fail(const std::string &m)
-{
-	failures++;
-	fprintf(stderr, "test_wireup_local_launch rank %u: FAIL %s\n", my_rank, m.c_str());
-}
-
-#define CHECK(call)                                                                                \
-	do {                                                                                       \
-		int r_ = int(call);                                                                \
-		if (r_) {                                                                          \
-			fprintf(stderr, "test_wireup_local_launch rank %u: %s: %s\n", my_rank,     \
-				#call, fi_strerror(-r_));                                          \
-			return 1;                                                                  \
-		}                                                                                  \
-	} while (0)
+wu::test::rank_report rep{"test_wireup_local_launch"};
 
 std::vector<uint8_t> entry(fid_av *av, fi_addr_t f)
 {
@@ -78,7 +62,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "test_wireup_local_launch: PMIx_Init failed\n");
 		return 2;
 	}
-	my_rank = me.rank;
+	rep.rank = me.rank;
 	const long deviant = argc > 2 ? atol(argv[2]) : -1;
 
 	/* The deviant: another shm endpoint of this process came first. */
@@ -86,55 +70,55 @@ int main(int argc, char **argv)
 	fid_fabric *shm_fabric = nullptr;
 	fid_domain *shm_domain = nullptr;
 	fid_ep *shm_ep = nullptr;
-	if (long(my_rank) == deviant) {
+	if (long(rep.rank) == deviant) {
 		fi_info *h = fi_allocinfo();
 		h->ep_attr->type = FI_EP_RDM;
 		h->fabric_attr->prov_name = strdup("shm");
-		CHECK(fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, h, &shm_info));
+		WU_RANK_CHECK(rep, fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, h, &shm_info));
 		fi_freeinfo(h);
-		CHECK(fi_fabric(shm_info->fabric_attr, &shm_fabric, nullptr));
-		CHECK(fi_domain(shm_fabric, shm_info, &shm_domain, nullptr));
-		CHECK(fi_endpoint(shm_domain, shm_info, &shm_ep, nullptr));
+		WU_RANK_CHECK(rep, fi_fabric(shm_info->fabric_attr, &shm_fabric, nullptr));
+		WU_RANK_CHECK(rep, fi_domain(shm_fabric, shm_info, &shm_domain, nullptr));
+		WU_RANK_CHECK(rep, fi_endpoint(shm_domain, shm_info, &shm_ep, nullptr));
 	}
 
 	fi_info *hints = fi_allocinfo(), *info = nullptr;
 	hints->ep_attr->type = FI_EP_RDM;
 	hints->caps = FI_TAGGED | FI_SOURCE;
 	hints->fabric_attr->prov_name = strdup("wireup");
-	CHECK(fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &info));
+	WU_RANK_CHECK(rep, fi_getinfo(FI_VERSION(2, 0), nullptr, nullptr, 0, hints, &info));
 	fid_fabric *fabric;
 	fid_domain *domain;
 	fid_cq *cq;
 	fid_av *av, *mav;
 	fid_ep *ep;
-	CHECK(fi_fabric(info->fabric_attr, &fabric, nullptr));
-	CHECK(fi_domain(fabric, info, &domain, nullptr));
+	WU_RANK_CHECK(rep, fi_fabric(info->fabric_attr, &fabric, nullptr));
+	WU_RANK_CHECK(rep, fi_domain(fabric, info, &domain, nullptr));
 	fi_cq_attr cq_attr{};
 	cq_attr.format = FI_CQ_FORMAT_TAGGED;
-	CHECK(fi_cq_open(domain, &cq_attr, &cq, nullptr));
+	WU_RANK_CHECK(rep, fi_cq_open(domain, &cq_attr, &cq, nullptr));
 	fi_av_attr aa{};
 	aa.type = FI_AV_TABLE;
 	aa.name = const_cast<char *>(FI_WIREUP_AV_PREFIX);
-	CHECK(fi_av_open(domain, &aa, &av, nullptr));
-	CHECK(fi_endpoint(domain, info, &ep, nullptr));
-	CHECK(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
-	CHECK(fi_ep_bind(ep, &av->fid, 0));
-	CHECK(fi_enable(ep));
+	WU_RANK_CHECK(rep, fi_av_open(domain, &aa, &av, nullptr));
+	WU_RANK_CHECK(rep, fi_endpoint(domain, info, &ep, nullptr));
+	WU_RANK_CHECK(rep, fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV));
+	WU_RANK_CHECK(rep, fi_ep_bind(ep, &av->fid, 0));
+	WU_RANK_CHECK(rep, fi_enable(ep));
 
 	fi_ops_wireup_pmix *w;
-	CHECK(fi_open_ops(&domain->fid, FI_WIREUP_PMIX_OPS, 0, (void **)&w, nullptr));
+	WU_RANK_CHECK(rep, fi_open_ops(&domain->fid, FI_WIREUP_PMIX_OPS, 0, (void **)&w, nullptr));
 	fi_wireup_info ji{};
 	ji.size = sizeof ji;
-	CHECK(w->job_info(domain, nullptr, &ji));
+	WU_RANK_CHECK(rep, w->job_info(domain, nullptr, &ji));
 	const uint32_t n = ji.job_size;
 	if (n != want_size || ji.local_size != n)
-		fail("job of " + std::to_string(n) + " ranks, " + std::to_string(ji.local_size) +
+		rep.fail("job of " + std::to_string(n) + " ranks, " + std::to_string(ji.local_size) +
 		     " on this node; expected " + std::to_string(want_size) + " on one node");
 	aa.name = nullptr;
-	CHECK(fi_av_open(domain, &aa, &mav, nullptr));
+	WU_RANK_CHECK(rep, fi_av_open(domain, &aa, &mav, nullptr));
 	fi_wireup_info mi{};
 	mi.size = sizeof mi;
-	CHECK(w->av_fill(domain, mav, nullptr, FI_WIREUP_FLAGS(FI_WIREUP_MODEX), &mi));
+	WU_RANK_CHECK(rep, w->av_fill(domain, mav, nullptr, FI_WIREUP_FLAGS(FI_WIREUP_MODEX), &mi));
 
 	/* Both AVs: every peer at its computed address. */
 	const char *sj = getenv("FI_SHM_JOB");
@@ -142,7 +126,7 @@ int main(int argc, char **argv)
 	for (uint32_t p = 0; p < n; p++) {
 		auto a = entry(av, p), m = entry(mav, mi.base + p);
 		if (a.empty() || a != m) {
-			fail("rank " + std::to_string(p) + ": the pmix: AV and the modex AV differ");
+			rep.fail("rank " + std::to_string(p) + ": the pmix: AV and the modex AV differ");
 			continue;
 		}
 		wu::wireup::parts pp;
@@ -154,26 +138,26 @@ int main(int argc, char **argv)
 		if (long(p) == deviant) {
 			/* Its full name, from its note (or, itself, what it published). */
 			if (!ok || named || !pp.tcp)
-				fail("deviant rank " + std::to_string(p) + ": not its own full address");
-		} else if (p != my_rank && (!ok || !named || pp.tcp)) {
-			fail("rank " + std::to_string(p) + ": not the computed local address");
+				rep.fail("deviant rank " + std::to_string(p) + ": not its own full address");
+		} else if (p != rep.rank && (!ok || !named || pp.tcp)) {
+			rep.fail("rank " + std::to_string(p) + ": not the computed local address");
 		}
 	}
 
 	/* Traffic: shm only, wildcard receives. */
 	std::vector<char> in(size_t(n) * 32), out(size_t(n) * 32);
 	for (uint32_t k = 0; k + 1 < n; k++)
-		CHECK(fi_trecv(ep, &in[32 * k], 32, nullptr, FI_ADDR_UNSPEC, 0, ~0ULL, &in[32 * k]));
+		WU_RANK_CHECK(rep, fi_trecv(ep, &in[32 * k], 32, nullptr, FI_ADDR_UNSPEC, 0, ~0ULL, &in[32 * k]));
 	if (PMIx_Fence(nullptr, 0, nullptr, 0) != PMIX_SUCCESS)
-		fail("start-up barrier");
+		rep.fail("start-up barrier");
 	for (uint32_t p = 0; p < n; p++) {
-		if (p == my_rank)
+		if (p == rep.rank)
 			continue;
-		snprintf(&out[32 * p], 32, "from %u to %u", my_rank, p);
+		snprintf(&out[32 * p], 32, "from %u to %u", rep.rank, p);
 		ssize_t s;
-		while ((s = fi_tsend(ep, &out[32 * p], 32, nullptr, p, my_rank, nullptr)) == -FI_EAGAIN)
+		while ((s = fi_tsend(ep, &out[32 * p], 32, nullptr, p, rep.rank, nullptr)) == -FI_EAGAIN)
 			fi_cq_read(cq, nullptr, 0);
-		CHECK(s);
+		WU_RANK_CHECK(rep, s);
 	}
 	uint32_t done = 0, msgs = 0;
 	const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(15);
@@ -187,9 +171,9 @@ int main(int argc, char **argv)
 				continue;
 			unsigned a = ~0u, b = ~0u;
 			const char *msg = static_cast<const char *>(e.op_context);
-			if (sscanf(msg, "from %u to %u", &a, &b) != 2 || b != my_rank || from != a ||
+			if (sscanf(msg, "from %u to %u", &a, &b) != 2 || b != rep.rank || from != a ||
 			    e.tag != a)
-				fail("received \"" + std::string(msg, 0, 31) + "\" from fi_addr " +
+				rep.fail("received \"" + std::string(msg, 0, 31) + "\" from fi_addr " +
 				     std::to_string(from));
 			else
 				msgs++;
@@ -199,35 +183,35 @@ int main(int argc, char **argv)
 			fi_cq_err_entry err{};
 			if (got == -FI_EAVAIL)
 				fi_cq_readerr(cq, &err, 0);
-			fail(got == -FI_EAGAIN ? "no completion within 15 s"
+			rep.fail(got == -FI_EAGAIN ? "no completion within 15 s"
 					       : fi_strerror(got == -FI_EAVAIL ? err.err : int(-got)));
 			break;
 		}
 	}
 	wu::wireup::route_stats st;
 	if (wu::wireup::stats_of(ep, &st) || st.shm != n - 1 || st.tcp || st.unreachable)
-		fail("routes: " + std::to_string(st.shm) + " shm, " + std::to_string(st.tcp) + " tcp");
+		rep.fail("routes: " + std::to_string(st.shm) + " shm, " + std::to_string(st.tcp) + " tcp");
 
 	fi_wireup_info fin{};
 	fin.size = sizeof fin;
-	CHECK(w->job_info(domain, nullptr, &fin));
+	WU_RANK_CHECK(rep, w->job_info(domain, nullptr, &fin));
 	if (fin.local_gets || fin.local_bytes)
-		fail("fetched " + std::to_string(fin.local_gets) + " gets, " +
+		rep.fail("fetched " + std::to_string(fin.local_gets) + " gets, " +
 		     std::to_string(fin.local_bytes) + " bytes of local peers");
 	/* Each AV read the deviant's note once. */
-	const uint32_t want_noted = deviant >= 0 && long(my_rank) != deviant ? 2 : 0;
+	const uint32_t want_noted = deviant >= 0 && long(rep.rank) != deviant ? 2 : 0;
 	if (fin.local_noted != want_noted)
-		fail(std::to_string(fin.local_noted) + " addresses from notes, expected " +
+		rep.fail(std::to_string(fin.local_noted) + " addresses from notes, expected " +
 		     std::to_string(want_noted));
 	if (PMIx_Fence(nullptr, 0, nullptr, 0) != PMIX_SUCCESS)
-		fail("closing barrier");
+		rep.fail("closing barrier");
 	printf("test_wireup_local_launch rank %u/%u put=%llu fences=%llu gets=%llu bytes_got=%llu "
 	       "local_gets=%llu local_bytes=%llu computed=%u noted=%u shm_routes=%llu msgs=%u %s\n",
-	       my_rank, n, (unsigned long long)fin.bytes_put, (unsigned long long)fin.fences,
+	       rep.rank, n, (unsigned long long)fin.bytes_put, (unsigned long long)fin.fences,
 	       (unsigned long long)fin.gets, (unsigned long long)fin.bytes_got,
 	       (unsigned long long)fin.local_gets, (unsigned long long)fin.local_bytes,
 	       fin.local_computed, fin.local_noted, (unsigned long long)st.shm, msgs,
-	       failures ? "FAIL" : "OK");
+	       rep.failures ? "FAIL" : "OK");
 	fflush(stdout);
 	w->close(domain);
 	fi_close(&ep->fid);
@@ -245,5 +229,5 @@ int main(int argc, char **argv)
 		fi_freeinfo(shm_info);
 	}
 	PMIx_Finalize(nullptr, 0);
-	return failures ? 1 : 0;
+	return rep.failures ? 1 : 0;
 }

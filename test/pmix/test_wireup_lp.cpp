@@ -9,7 +9,7 @@
  *   AV stays empty.
  * silent: av_fill fails with -FI_ENODATA (rank N-1 published nothing), AV
  *   empty.
- * Prints "test_wireup_lp rank R OK" or the failures. */
+ * Prints "test_wireup_lp rank R OK" or the rep.failures. */
 #include <pmix.h>
 
 #include <arpa/inet.h>
@@ -26,15 +26,10 @@
 #include <rdma/fi_ext_wireup.h>
 
 #include "pmix_glue/wireup.h"
+#include "rank_report.h"
 
 namespace {
-int failures;
-uint32_t my_rank;
-void fail(const std::string &m)
-{
-	failures++;
-	fprintf(stderr, "test_wireup_lp rank %u: FAIL %s\n", my_rank, m.c_str());
-}
+wu::test::rank_report rep{"test_wireup_lp"};
 } // namespace
 
 int main(int argc, char **argv)
@@ -46,7 +41,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "test_wireup_lp: PMIx_Init failed\n");
 		return 2;
 	}
-	my_rank = me.rank;
+	rep.rank = me.rank;
 	fi_info *hints = fi_allocinfo(), *info = nullptr;
 	hints->fabric_attr->prov_name = strdup("tcp");
 	hints->ep_attr->type = FI_EP_RDM;
@@ -85,7 +80,7 @@ int main(int argc, char **argv)
 			size_t len = sizeof got;
 			int ret = fi_av_lookup(av, base + r, &got, &len);
 			if (ret || memcmp(&got, &w8, sizeof got))
-				fail(std::string(what) + ": rank " + std::to_string(r) + " wrong or missing");
+				rep.fail(std::string(what) + ": rank " + std::to_string(r) + " wrong or missing");
 		}
 	};
 	fi_av_attr attr{};
@@ -98,12 +93,12 @@ int main(int argc, char **argv)
 	int r = w->av_fill(domain, av, nullptr, 0, &i);
 	if (variant == "nodes" || variant == "ranks") {
 		if (r)
-			fail(std::string("av_fill: ") + fi_strerror(-r));
+			rep.fail(std::string("av_fill: ") + fi_strerror(-r));
 		else {
 			if (i.mode != FI_WIREUP_LAUNCHER)
-				fail("mode " + std::to_string(i.mode) + ", not launcher");
+				rep.fail("mode " + std::to_string(i.mode) + ", not launcher");
 			if (i.bytes_put || i.fences)
-				fail("the launcher mode put or fenced");
+				rep.fail("the launcher mode put or fenced");
 			check(av, i.base, "av_fill");
 		}
 		fi_av_attr na{};
@@ -111,7 +106,7 @@ int main(int argc, char **argv)
 		na.name = (char *)FI_WIREUP_AV_PREFIX;
 		fid_av *nav = nullptr;
 		if ((r = fi_av_open(domain, &na, &nav, nullptr)))
-			fail(std::string("fi_av_open(pmix:): ") + fi_strerror(-r));
+			rep.fail(std::string("fi_av_open(pmix:): ") + fi_strerror(-r));
 		else {
 			check(nav, 0, "named");
 			fi_close(&nav->fid);
@@ -119,21 +114,21 @@ int main(int argc, char **argv)
 	} else {
 		int expect = variant == "corrupt" ? -FI_EINVAL : -FI_ENODATA;
 		if (r != expect)
-			fail("av_fill gave " + std::to_string(r) + ", expected " + std::to_string(expect));
+			rep.fail("av_fill gave " + std::to_string(r) + ", expected " + std::to_string(expect));
 		sockaddr_in got{};
 		size_t len = sizeof got;
 		if (fi_av_lookup(av, 0, &got, &len) == 0)
-			fail("the AV is not empty after a failed fill");
+			rep.fail("the AV is not empty after a failed fill");
 	}
 	fi_close(&av->fid);
 	printf("test_wireup_lp rank %u %s mode=%d put=%llu fences=%llu %s\n", me.rank, variant.c_str(),
 	       int(i.mode), (unsigned long long)i.bytes_put, (unsigned long long)i.fences,
-	       failures ? "FAIL" : "OK");
+	       rep.failures ? "FAIL" : "OK");
 	fflush(stdout);
 	w->close(domain);
 	fi_close(&domain->fid);
 	fi_close(&fabric->fid);
 	fi_freeinfo(info);
 	PMIx_Finalize(nullptr, 0);
-	return failures ? 1 : 0;
+	return rep.failures ? 1 : 0;
 }

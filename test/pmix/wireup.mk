@@ -24,7 +24,7 @@ check_PROGRAMS += test/pmix/test_wireup_server test/pmix/test_wireup_lp
 test_pmix_test_wireup_server_SOURCES = test/pmix/test_wireup_server.cpp
 test_pmix_test_wireup_server_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
 test_pmix_test_wireup_server_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
-test_pmix_test_wireup_lp_SOURCES = test/pmix/test_wireup_lp.cpp
+test_pmix_test_wireup_lp_SOURCES = test/pmix/test_wireup_lp.cpp test/pmix/rank_report.h
 test_pmix_test_wireup_lp_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
 test_pmix_test_wireup_lp_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
 TESTS += test/pmix/wireup_server.sh
@@ -34,7 +34,7 @@ EXTRA_DIST += test/pmix/wireup_server.sh
 # PMIx server of ours per node, fences and direct modex relayed between them.
 if WU_HAVE_PMIX
 check_PROGRAMS += test/pmix/test_wireup_nodes
-test_pmix_test_wireup_nodes_SOURCES = test/pmix/test_wireup_nodes.cpp test/pmix/nodes_wx.cpp test/pmix/nodes_wx.h
+test_pmix_test_wireup_nodes_SOURCES = test/pmix/test_wireup_nodes.cpp test/pmix/nodes_wx.cpp test/pmix/nodes_wx.h test/pmix/rank_report.h
 test_pmix_test_wireup_nodes_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
 test_pmix_test_wireup_nodes_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
 TESTS += test/pmix/netns.sh
@@ -56,7 +56,7 @@ endif
 # mpirun (all ranks on this node).
 if WU_HAVE_PMIX
 check_PROGRAMS += test/pmix/test_wireup_local_launch
-test_pmix_test_wireup_local_launch_SOURCES = test/pmix/test_wireup_local_launch.cpp
+test_pmix_test_wireup_local_launch_SOURCES = test/pmix/test_wireup_local_launch.cpp test/pmix/rank_report.h
 test_pmix_test_wireup_local_launch_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
 test_pmix_test_wireup_local_launch_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
 TESTS += test/pmix/wireup_local_launch.sh
