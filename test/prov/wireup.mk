@@ -1,6 +1,6 @@
 # wireup provider (issue 15): routing, the merged matching engine, getinfo
 # order (test_wireup); Debian's fi_pingpong and fi_info on it (wireup_fi_*.sh).
-EXTRA_DIST += test/prov/wireup_fi_pingpong.sh test/prov/wireup_fi_info.sh
+EXTRA_DIST += test/prov/wireup_fi_pingpong.sh test/prov/wireup_fi_info.sh test/prov/fi_info_lib.sh
 if WU_HAVE_GTEST
 check_PROGRAMS += test/prov/test_wireup
 TESTS += test/prov/test_wireup
