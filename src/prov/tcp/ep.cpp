@@ -72,6 +72,7 @@ void free_conn_state(tcp_ep *ep)
 	delete ep->mc;
 	ep->mc = nullptr;
 	ep->conns.clear();
+	conns_changed(ep);
 	ep->dead.clear();
 	ep->peers.clear();
 	free_rx_state(ep);
