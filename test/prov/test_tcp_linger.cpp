@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
+#include <thread>
 #include <vector>
 
 #include "tcp_fixture.h"
@@ -104,6 +107,125 @@ TEST(tcp_linger, injects_to_a_peer_not_yet_connected_survive_close)
 		me.close(); /* at once: no progress call since the injects */
 	}
 	EXPECT_EQ(r.result(), msgs) << "injected messages lost when the sender closed its endpoint";
+}
+
+/* fi_close lingers (FI_TCP_LINGER) while a peer that stopped reading
+ * holds our bytes; meanwhile another thread's reads of a CQ this endpoint
+ * shares with a second one progress both, and must not wait on the
+ * closing endpoint's lock: the second endpoint's ping-pong goes on during
+ * the close.  (The linger used to hold the lock throughout.) */
+TEST(tcp_linger, close_does_not_stall_a_shared_cq)
+{
+	tcp_env env{FI_EP_RDM, FI_TAGGED};
+	ASSERT_NE(env.domain, nullptr);
+	fid_cq *shared = nullptr;
+	fi_cq_attr ca{};
+	ca.format = FI_CQ_FORMAT_TAGGED;
+	ASSERT_EQ(fi_cq_open(env.domain, &ca, &shared, nullptr), 0);
+	fi_av_attr aa{};
+	aa.type = FI_AV_TABLE;
+	fid_av *av = nullptr;
+	ASSERT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
+	setenv("FI_TCP_LINGER", "3000", 1);
+	fid_ep *a = nullptr, *c = nullptr;
+	for (fid_ep **e : {&a, &c}) {
+		ASSERT_EQ(fi_endpoint(env.domain, env.info, e, nullptr), 0);
+		ASSERT_EQ(fi_ep_bind(*e, &shared->fid, FI_TRANSMIT | FI_RECV), 0);
+		ASSERT_EQ(fi_ep_bind(*e, &av->fid, 0), 0);
+		ASSERT_EQ(fi_enable(*e), 0);
+	}
+	unsetenv("FI_TCP_LINGER");
+	rdm_ep d{env}, r{env};
+	std::vector<char> cname(d.name.size());
+	size_t len = cname.size();
+	ASSERT_EQ(fi_getname(&c->fid, cname.data(), &len), 0);
+	fi_addr_t to_r = FI_ADDR_NOTAVAIL, to_d = FI_ADDR_NOTAVAIL, d_to_c = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(av, r.name.data(), 1, &to_r, 0, nullptr), 1);
+	ASSERT_EQ(fi_av_insert(av, d.name.data(), 1, &to_d, 0, nullptr), 1);
+	ASSERT_EQ(fi_av_insert(d.av, cname.data(), 1, &d_to_c, 0, nullptr), 1);
+	fi_cq_tagged_entry e;
+	/* a reaches r once (the handshake needs r's progress), then r stops reading. */
+	int one = 1, got = 0;
+	ASSERT_EQ(fi_trecv(r.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr), 0);
+	ASSERT_EQ(fi_tinject(a, &one, sizeof one, to_r, 1), 0);
+	ASSERT_EQ(wait_one(r.rx, e, nullptr, {shared}), 1);
+	/* More than r's and our socket buffers hold: the close lingers. */
+	std::vector<char> big(65536, 'x');
+	for (int i = 0; i < 256; i++)
+		ASSERT_EQ(fi_tsend(a, big.data(), big.size(), nullptr, to_r, 2, nullptr), 0);
+
+	/* c <-> d ping-pong, this thread reading the CQ shared with a. */
+	std::atomic<bool> stop{false}, closing{false}, failed{false};
+	std::atomic<int> rounds{0}, during_close{0};
+	struct joined {
+		std::atomic<bool> &stop;
+		std::thread t;
+		~joined()
+		{
+			stop = true;
+			if (t.joinable())
+				t.join();
+		}
+	};
+	joined pp{stop, std::thread([&] {
+		uint64_t v = 0, in = 0, back = 0;
+		int cctx, rctx;
+		auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+		while (!stop && !failed && std::chrono::steady_clock::now() < until) {
+			if (fi_trecv(c, &back, 8, nullptr, FI_ADDR_UNSPEC, 4, 0, &rctx) ||
+			    fi_trecv(d.ep, &in, 8, nullptr, FI_ADDR_UNSPEC, 3, 0, nullptr) ||
+			    fi_tsend(c, &v, 8, nullptr, to_d, 3, &cctx)) {
+				failed = true;
+				break;
+			}
+			bool sent = false, answered = false, bounced = false;
+			while (!(sent && answered) && !stop && std::chrono::steady_clock::now() < until) {
+				ssize_t n = fi_cq_read(shared, &e, 1);
+				if (n == 1 && e.op_context == &cctx)
+					sent = true;
+				else if (n == 1 && e.op_context == &rctx)
+					answered = true;
+				else if (n == -FI_EAVAIL) {
+					fi_cq_err_entry err{};
+					(void)fi_cq_readerr(shared, &err, 0); /* a's sends, dropped at its close */
+				}
+				if (!bounced && fi_cq_read(d.rx, &e, 1) == 1) {
+					bounced = true;
+					if (fi_tinject(d.ep, &in, 8, d_to_c, 4)) {
+						failed = true;
+						return;
+					}
+				}
+			}
+			if (stop)
+				break;
+			if (!(sent && answered) || back != v) {
+				failed = true;
+				break;
+			}
+			v++;
+			rounds++;
+			if (closing)
+				during_close++;
+		}
+	})};
+	auto t0 = std::chrono::steady_clock::now();
+	while (rounds < 50 && !failed && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(60))
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	ASSERT_FALSE(failed);
+	closing = true;
+	EXPECT_EQ(fi_close(&a->fid), 0);
+	closing = false;
+	stop = true;
+	pp.t.join();
+	EXPECT_FALSE(failed);
+	EXPECT_GE(during_close.load(), 10) << "the ping-pong sharing the closing endpoint's CQ stalled during its linger ("
+					   << rounds << " rounds in all)";
+	EXPECT_EQ(fi_close(&c->fid), 0);
+	r.close();
+	d.close();
+	EXPECT_EQ(fi_close(&av->fid), 0);
+	EXPECT_EQ(fi_close(&shared->fid), 0);
 }
 
 } // namespace

@@ -6,13 +6,24 @@
  * and peers it cannot reach. */
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include <rdma/fi_tagged.h>
 
+#include "prov/common/sub_ep.h"
+#include "prov/tcp/tcp.h"
 #include "prov/wireup/wireup.h"
+#include "prov/wireup/wx_ep.h"
 #include "prov/wireup/wx_addr.h"
 #include "prov_fixture.h"
 
@@ -25,6 +36,26 @@ route_stats stats(const rdm_ep &e)
 {
 	route_stats s;
 	EXPECT_EQ(wu::wireup::stats_of(e.ep, &s), 0);
+	return s;
+}
+
+/* Joins a test's helper thread on every way out (a failed ASSERT too),
+ * after telling it to stop. */
+struct joined {
+	std::atomic<bool> &stop;
+	std::thread t;
+	~joined()
+	{
+		stop = true;
+		if (t.joinable())
+			t.join();
+	}
+};
+
+route_stats stats_of_ep(fid_ep *ep)
+{
+	route_stats s;
+	EXPECT_EQ(wu::wireup::stats_of(ep, &s), 0);
 	return s;
 }
 
@@ -210,6 +241,187 @@ TEST_F(wireup_env, getname_carries_our_host_and_both_parts)
 	EXPECT_LE(a.name.size(), wu::wireup::addr_max);
 }
 
+/* How many tcp connections the endpoint's tcp side has (sub_ops::busy). */
+size_t tcp_conns(const rdm_ep &e)
+{
+	route_stats s;
+	EXPECT_EQ(wu::wireup::stats_of(e.ep, &s), 0);
+	const std::atomic<size_t> *b = s.tcp_ep ? wu::tcp::sub_ops()->busy(s.tcp_ep) : nullptr;
+	EXPECT_NE(b, nullptr);
+	return b ? b->load() : 0;
+}
+
+/* While a has no tcp connection its listener is polled rarely (every
+ * FI_WIREUP_TCP_IDLE_POLL_US at most): a remote peer (r, through tcp)
+ * still gets accepted and answered while a is busy ping-ponging with b
+ * over shm, and then a's tcp side counts the connection.  No timing is
+ * asserted: it only has to finish within the generous limit. */
+TEST_F(wireup_env, idle_tcp_listener_accepts_a_remote_peer_during_a_shm_ping_pong)
+{
+	rdm_ep a(env), b(env), r(env);
+	ASSERT_TRUE(a.ep && b.ep && r.ep);
+	fi_addr_t a_to_b = a.insert(b), b_to_a = b.insert(a);
+	fi_addr_t a_to_r = insert_raw(a, other_host(r));
+	fi_addr_t r_to_a = insert_raw(r, other_host(a));
+	EXPECT_EQ(tcp_conns(a), 0u);
+	constexpr int replies = 20;
+	const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+	auto late = [&] { return std::chrono::steady_clock::now() > until; };
+	std::atomic<int> answered{0};
+	std::atomic<bool> failed{false};
+	joined remote{failed, std::thread([&] {
+		fi_cq_tagged_entry e;
+		for (uint64_t k = 0; k < replies && !failed; k++) {
+			uint64_t in = 0, out = k;
+			if (fi_trecv(r.ep, &in, 8, nullptr, FI_ADDR_UNSPEC, 10, 0, nullptr) ||
+			    fi_tsend(r.ep, &out, 8, nullptr, r_to_a, 9, nullptr)) {
+				failed = true;
+				break;
+			}
+			bool sent = false, got = false;
+			while (!(sent && got) && !late() && !failed) {
+				if (fi_cq_read(r.tx, &e, 1) == 1)
+					sent = true;
+				if (fi_cq_read(r.rx, &e, 1) == 1)
+					got = true;
+			}
+			if (!(sent && got) || in != k + 1000) {
+				failed = true;
+				break;
+			}
+			answered++;
+		}
+	})};
+	uint64_t ping = 0, pong = 0, from_r = 0, reply = 0;
+	ASSERT_EQ(fi_trecv(b.ep, &ping, 8, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr), 0);
+	ASSERT_EQ(fi_trecv(a.ep, &pong, 8, nullptr, FI_ADDR_UNSPEC, 2, 0, nullptr), 0);
+	ASSERT_EQ(fi_trecv(a.ep, &from_r, 8, nullptr, FI_ADDR_UNSPEC, 9, 0, nullptr), 0);
+	uint64_t rounds = 0;
+	fi_cq_tagged_entry e;
+	auto inject = [&](fid_ep *ep, uint64_t *v, fi_addr_t to, uint64_t tag) {
+		ssize_t s;
+		while ((s = fi_tinject(ep, v, 8, to, tag)) == -FI_EAGAIN && !late())
+			spin({a.rx, a.tx, b.rx});
+		return s;
+	};
+	/* One read of a's receive CQ: b's pong, or the remote peer's message
+	 * (through tcp), which is answered at once. */
+	bool ponged = false;
+	auto poll_a = [&] {
+		if (fi_cq_read(a.rx, &e, 1) != 1)
+			return;
+		if (e.tag == 2) {
+			ponged = true;
+			return;
+		}
+		ASSERT_EQ(e.tag, 9u);
+		reply = from_r + 1000;
+		ASSERT_EQ(fi_trecv(a.ep, &from_r, 8, nullptr, FI_ADDR_UNSPEC, 9, 0, nullptr), 0);
+		ASSERT_EQ(inject(a.ep, &reply, a_to_r, 10), 0);
+	};
+	while (answered < replies && !failed && !late() && !HasFailure()) {
+		uint64_t v = rounds;
+		ponged = false;
+		ASSERT_EQ(inject(a.ep, &v, a_to_b, 1), 0);
+		while (fi_cq_read(b.rx, &e, 1) != 1 && !late())
+			poll_a(); /* a's progress too: its first send to b needs it */
+		ASSERT_EQ(ping, rounds);
+		ASSERT_EQ(fi_trecv(b.ep, &ping, 8, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr), 0);
+		ASSERT_EQ(inject(b.ep, &v, b_to_a, 2), 0);
+		while (!ponged && !late() && !HasFailure())
+			poll_a();
+		ASSERT_EQ(pong, rounds);
+		ASSERT_EQ(fi_trecv(a.ep, &pong, 8, nullptr, FI_ADDR_UNSPEC, 2, 0, nullptr), 0);
+		rounds++;
+	}
+	if (answered < replies)
+		failed = true;
+	remote.t.join();
+	EXPECT_FALSE(late()) << "the remote peer got " << answered << " of " << replies << " answers";
+	EXPECT_EQ(answered.load(), replies);
+	EXPECT_GT(rounds, 0u);
+	EXPECT_GE(tcp_conns(a), 1u);
+	route_stats s = stats(a);
+	EXPECT_EQ(s.shm, 1u);
+	EXPECT_EQ(s.tcp, 1u);
+	spin({a.tx, a.rx, b.tx, b.rx, r.tx, r.rx}, 200);
+}
+
+/* A peer on "another host" whose tcp port refuses: an fi_tinject to it
+ * fails in the tcp sub-endpoint and makes no completion (fi_msg(3)), only
+ * an error on the send counter; a later send with a context fails with
+ * that context.  (Open MPI's OFI MTL crashed on an error entry with a NULL
+ * op_context across namespaces.) */
+TEST(wireup_refused, failed_inject_makes_no_completion)
+{
+	setenv("FI_TCP_CONN_TIMEOUT", "200", 1);
+	prov_env env{"wireup", FI_EP_RDM, FI_TAGGED};
+	ASSERT_NE(env.domain, nullptr);
+	fid_cq *cq = nullptr;
+	fid_av *av = nullptr;
+	fid_cntr *sc = nullptr;
+	fid_ep *ep = nullptr;
+	fi_cq_attr ca{};
+	ca.format = FI_CQ_FORMAT_TAGGED;
+	ASSERT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
+	fi_av_attr aa{};
+	aa.type = FI_AV_TABLE;
+	ASSERT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
+	fi_cntr_attr na{};
+	na.events = FI_CNTR_EVENTS_COMP;
+	ASSERT_EQ(fi_cntr_open(env.domain, &na, &sc, nullptr), 0);
+	ASSERT_EQ(fi_endpoint(env.domain, env.info, &ep, nullptr), 0);
+	unsetenv("FI_TCP_CONN_TIMEOUT");
+	ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+	ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
+	ASSERT_EQ(fi_ep_bind(ep, &sc->fid, FI_SEND), 0);
+	ASSERT_EQ(fi_enable(ep), 0);
+	/* A loopback port nobody listens on. */
+	sockaddr_in nobody{};
+	nobody.sin_family = AF_INET;
+	nobody.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	socklen_t l = sizeof nobody;
+	ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&nobody), sizeof nobody), 0);
+	ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr *>(&nobody), &l), 0);
+	::close(fd);
+	wu::wireup::parts p;
+	p.host = wu::wireup::host_id() ^ 0x5a5a5a5a5a5a5a5aULL;
+	p.tcp = &nobody;
+	p.tcp_len = sizeof nobody;
+	std::vector<char> addr(wu::wireup::addr_max);
+	ASSERT_GT(wu::wireup::encode(p, addr.data(), addr.size()), 0);
+	fi_addr_t peer = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(av, addr.data(), 1, &peer, 0, nullptr), 1);
+	uint64_t v = 1;
+	ASSERT_EQ(fi_tinject(ep, &v, sizeof v, peer, 1), 0);
+	fi_cq_tagged_entry e;
+	fi_cq_err_entry err{};
+	auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+	while (fi_cntr_readerr(sc) < 1 && std::chrono::steady_clock::now() < until) {
+		ssize_t r = fi_cq_read(cq, &e, 1);
+		if (r == -FI_EAVAIL) {
+			EXPECT_EQ(fi_cq_readerr(cq, &err, 0), 1);
+			ADD_FAILURE() << "the inject made an error completion (op_context " << err.op_context << ")";
+		} else {
+			EXPECT_EQ(r, -FI_EAGAIN) << "the inject made a completion";
+		}
+	}
+	EXPECT_EQ(fi_cntr_readerr(sc), 1u);
+	int ctx;
+	ASSERT_EQ(fi_tsend(ep, &v, sizeof v, nullptr, peer, 1, &ctx), 0);
+	ASSERT_EQ(wait_one(cq, e, &err), -FI_EAVAIL);
+	EXPECT_EQ(err.op_context, &ctx);
+	EXPECT_EQ(err.err, FI_ECONNREFUSED);
+	spin({cq}, 200);
+	EXPECT_EQ(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
+	EXPECT_EQ(stats_of_ep(ep).tcp, 1u);
+	EXPECT_EQ(fi_close(&ep->fid), 0);
+	EXPECT_EQ(fi_close(&sc->fid), 0);
+	EXPECT_EQ(fi_close(&av->fid), 0);
+	EXPECT_EQ(fi_close(&cq->fid), 0);
+}
+
 /* FI_PROGRESS_AUTO: each sub-endpoint runs its own auto progress, both on
  * the wireup endpoint's one lock; a blocking read (fi_cq_sread) gets
  * messages of both transports without anyone polling. */
@@ -235,6 +447,110 @@ TEST(wireup_auto, both_transports_deliver_to_a_blocking_read)
 	route_stats s = stats(a);
 	EXPECT_EQ(s.shm, 1u);
 	EXPECT_EQ(s.tcp, 1u);
+}
+
+} // namespace
+
+namespace {
+
+/* FI_SHM_UNEXP_LIMIT (lowered here) sets arriving messages aside once
+ * the unexpected ones fill it.  A receive posted through the wireup
+ * endpoint's shared receive context takes unexpected ones, which makes
+ * room: the set-aside messages must go on then, as with shm's own
+ * receives, not only when shm's progress next runs (under auto progress,
+ * when a peer pushes again: here never, so the reads below would time out). */
+TEST(wireup_auto, receives_resume_messages_parked_at_the_shm_unexpected_limit)
+{
+	setenv("FI_SHM_UNEXP_LIMIT", "1024", 1);
+	prov_env env{"wireup", FI_EP_RDM, FI_TAGGED, FI_PROGRESS_AUTO};
+	ASSERT_NE(env.domain, nullptr);
+	rdm_ep a(env, nullptr, FI_WAIT_UNSPEC), b(env, nullptr, FI_WAIT_UNSPEC);
+	unsetenv("FI_SHM_UNEXP_LIMIT");
+	ASSERT_TRUE(a.ep && b.ep);
+	fi_addr_t b_to_a = b.insert(a);
+	constexpr int n = 48;
+	std::vector<std::vector<char>> out(n, std::vector<char>(200)), in(n, std::vector<char>(200, 0));
+	for (int i = 0; i < n; i++) {
+		memset(out[i].data(), 'a' + i % 26, out[i].size());
+		ASSERT_EQ(fi_tsend(b.ep, out[i].data(), out[i].size(), nullptr, b_to_a, uint64_t(i), nullptr), 0);
+	}
+	fi_cq_tagged_entry e;
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(fi_cq_sread(b.tx, &e, 1, nullptr, 20000), 1) << "send " << i;
+	/* Let a's auto progress take them all in (most set aside); the reads
+	 * below then depend on the receives resuming them. */
+	for (int k = 0; k < 50; k++)
+		std::this_thread::sleep_for(std::chrono::milliseconds(2));
+	for (int i = 0; i < n; i++) {
+		ASSERT_EQ(fi_trecv(a.ep, in[i].data(), in[i].size(), nullptr, FI_ADDR_UNSPEC, uint64_t(i), 0,
+				   in[i].data()),
+			  0);
+		ASSERT_EQ(fi_cq_sread(a.rx, &e, 1, nullptr, 20000), 1) << "receive " << i;
+		EXPECT_EQ(e.op_context, in[i].data());
+		EXPECT_EQ(in[i], out[i]) << "message " << i;
+	}
+	EXPECT_EQ(stats(b).shm, 1u);
+}
+
+} // namespace
+
+namespace {
+
+/* fi_av_remove racing sends to the same fi_addr (the AV hands the index
+ * out again at once): a route decided from the entry before a removal
+ * must not be cached after it, or every later send to the new peer would
+ * take the old peer's transport.  A stress test (one thread sends, this
+ * one removes and re-inserts b alternately as local and as remote, then
+ * pauses the sender and checks the cached route); in the TSan tier too. */
+TEST_F(wireup_env, av_remove_racing_sends_leaves_no_stale_route)
+{
+	rdm_ep a(env), b(env);
+	ASSERT_TRUE(a.ep && b.ep);
+	fi_addr_t x = a.insert(b);
+	std::vector<char> remote = other_host(b);
+	wu::wireup::wx_ep *w = wu::wireup::wx_of(a.ep);
+	ASSERT_NE(w, nullptr);
+	std::atomic<bool> stop{false}, pause{false}, paused{false};
+	joined sender{stop, std::thread([&] {
+		uint64_t v = 0;
+		fi_cq_tagged_entry e;
+		while (!stop) {
+			if (pause) {
+				paused = true;
+				while (pause && !stop)
+					std::this_thread::yield();
+				paused = false;
+				continue;
+			}
+			/* 0, or refused while the entry is away or the queue full. */
+			ssize_t r = fi_tinject(a.ep, &v, sizeof v, x, 1);
+			EXPECT_TRUE(r == 0 || r == -FI_EAGAIN || r == -FI_EINVAL || r == -FI_EHOSTUNREACH) << r;
+			(void)fi_cq_read(a.tx, &e, 1);
+		}
+	})};
+	int stale = 0;
+	for (int round = 0; round < 200 && !HasFailure(); round++) {
+		bool far = false;
+		for (int k = 0; k < 3; k++) {
+			ASSERT_EQ(fi_av_remove(a.av, &x, 1, 0), 0);
+			far = (round + k) % 2;
+			fi_addr_t y = far ? insert_raw(a, remote) : a.insert(b);
+			ASSERT_EQ(y, x) << "the AV did not hand the index out again";
+		}
+		pause = true;
+		while (!paused && !stop)
+			std::this_thread::yield();
+		wu::wireup::route_table *t = w->routes.load();
+		uint8_t r = t && x < t->n ? t->v[x].load() : uint8_t(wu::wireup::R_NONE);
+		if (r != wu::wireup::R_NONE && r != (far ? wu::wireup::R_TCP : wu::wireup::R_SHM))
+			stale++;
+		pause = false;
+		while (paused)
+			std::this_thread::yield();
+	}
+	stop = true;
+	sender.t.join();
+	EXPECT_EQ(stale, 0) << "routes cached from entries removed since";
 }
 
 } // namespace

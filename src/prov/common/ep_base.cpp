@@ -277,12 +277,23 @@ fid_cntr *ep_base::cntr_for(op_kind k) const noexcept
 	}
 }
 
-void ep_base::complete_tx(op_kind k, bool tagged, void *context, size_t len, bool want_comp, int err)
+void ep_base::complete_tx(op_kind k, bool tagged, void *context, size_t len, bool want_comp, int err,
+			  bool inject)
 {
 	cq::completion c;
 	c.op_context = context;
 	c.flags = comp_flags(k, tagged);
 	c.len = err ? 0 : len;
+	if (err && inject) {
+		/* fi_msg(3): an inject generates no completion; an error entry
+		 * would carry a NULL op_context the application never gave
+		 * (Open MPI's OFI MTL dereferences it). */
+		WU_WARN_SPARSE(prov, FI_LOG_EP_DATA, "an injected %s failed (%s): no completion for an inject%s\n",
+			       k == OP_SEND ? "send" : k == OP_WRITE ? "RMA write" : "atomic", fi_strerror(err),
+			       cntr_for(k) ? "; counted on the bound counter's errors" : "");
+		push(nullptr, cntr_for(k), c, err);
+		return;
+	}
 	push((err || want_comp) ? tx_cq : nullptr, cntr_for(k), c, err);
 }
 

@@ -196,8 +196,12 @@ struct ep_base {
 		comps.push(cq, cntr, c, err, olen, err_data, err_len);
 	}
 	/* Under mtx: the completion of a transmit-side operation (send, RMA,
-	 * atomic): to the transmit CQ when it failed or want_comp, and its counter. */
-	void complete_tx(op_kind k, bool tagged, void *context, size_t len, bool want_comp, int err);
+	 * atomic): to the transmit CQ when it failed or want_comp, and its
+	 * counter.  A failed inject (fi_inject*: the application gave no
+	 * context and expects no completion) only counts as an error on the
+	 * counter, and is logged. */
+	void complete_tx(op_kind k, bool tagged, void *context, size_t len, bool want_comp, int err,
+			 bool inject = false);
 	/* Without mtx: posts what was collected. */
 	void flush() noexcept { comps.flush(mtx.native()); }
 };

@@ -52,6 +52,7 @@ struct op {
 	op_kind kind = OP_RECV;
 	bool tagged = false;
 	bool want_comp = true; /* success completion to the CQ */
+	bool inject = false;   /* fi_inject*: no completion at all, not even an error */
 	bool discard = false;  /* swallows a message dropped by FI_DISCARD */
 	void *context = nullptr;
 	uint64_t flags = 0;

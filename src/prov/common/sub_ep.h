@@ -9,6 +9,9 @@
 #ifndef WU_PROV_COMMON_SUB_EP_H
 #define WU_PROV_COMMON_SUB_EP_H
 
+#include <atomic>
+#include <cstddef>
+
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 
@@ -27,6 +30,16 @@ struct sub_ops {
 	 * outlives ep; its lock is ep's, shared).  0 or -FI_EINVAL /
 	 * -FI_EOPBADSTATE (enabled, or bound to an srx). */
 	int (*lend_rx)(fid_ep *ep, rx_ctx *rx) noexcept;
+	/* Optional (nullptr: always progress it at the usual rate): a count
+	 * that lives as long as ep, read without its lock, of what needs its
+	 * progress besides accepting new peers (tcp: its connections).  While
+	 * it is 0 the multiplexer progresses ep much more rarely. */
+	const std::atomic<size_t> *(*busy)(fid_ep *ep) noexcept = nullptr;
+	/* Optional: under ep's (shared) lock, after the lent receive context
+	 * may have gained room (a receive posted, a claim or discard): ep
+	 * moves on whatever it set aside for want of room (shm's messages
+	 * parked at FI_SHM_UNEXP_LIMIT), as its own receive calls do. */
+	void (*rx_room)(fid_ep *ep) noexcept = nullptr;
 };
 
 } // namespace wu::prov

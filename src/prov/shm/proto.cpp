@@ -717,6 +717,7 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 			o->flags = x.flags;
 			o->tagged = x.tagged;
 			o->want_comp = want;
+			o->inject = x.inject_api;
 			o->peer = r->slot;
 		}
 		if (len <= shm_tp::inline_max) {

@@ -86,6 +86,7 @@ txop *new_op(shm_ep *ep, op_kind k, void *ctx, uint64_t flags, bool inject_api, 
 	o->context = ctx;
 	o->flags = flags;
 	o->want_comp = !inject_api && (!ep->b.tx_sel || (flags & FI_COMPLETION));
+	o->inject = inject_api;
 	o->peer = r->slot;
 	busy(ep);
 	ep->waiting.emplace(o->id, o);

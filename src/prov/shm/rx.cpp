@@ -192,7 +192,8 @@ void push_comp(shm_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, 
 void complete_tx(shm_ep *ep, txop *o, int err)
 {
 	/* A read reports its length (as tcp's do); the others 0. */
-	ep->b.complete_tx(o->kind, o->tagged, o->context, o->kind == OP_READ ? o->len : 0, o->want_comp, err);
+	ep->b.complete_tx(o->kind, o->tagged, o->context, o->kind == OP_READ ? o->len : 0, o->want_comp, err,
+			  o->inject);
 	split_release(ep, o);
 	delete o;
 }

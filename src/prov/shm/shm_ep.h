@@ -141,6 +141,7 @@ struct txop {
 	uint64_t flags = 0;
 	bool tagged = false;
 	bool want_comp = true;
+	bool inject = false; /* fi_inject*: no completion at all, not even an error */
 	uint32_t peer = 0;
 	iovec iov[max_iov]{};
 	size_t cnt = 0;

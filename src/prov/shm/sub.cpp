@@ -43,7 +43,19 @@ int lend_rx(fid_ep *e, prov::rx_ctx *rx) noexcept
 	});
 }
 
-const prov::sub_ops ops = {"shm", ep_open, base_of, lend_rx};
+/* Under the shared lock: messages set aside at FI_SHM_UNEXP_LIMIT go on
+ * now that the lender's receive may have taken unexpected ones (with auto
+ * progress nothing else would run them until a peer pushes again). */
+void rx_room(fid_ep *e) noexcept
+{
+	guard_void("shm rx_room", [&] {
+		shm_ep *ep = e ? ep_of(&e->fid) : nullptr;
+		if (ep && ep->b.enabled && ep->rg)
+			ux_gate(ep);
+	});
+}
+
+const prov::sub_ops ops = {"shm", ep_open, base_of, lend_rx, nullptr, rx_room};
 
 } // namespace
 

@@ -23,7 +23,8 @@ void flush(tcp_ep *ep) noexcept
 /* Completes a transmit-side op (send/write/read) and frees it. */
 void complete_tx(tcp_ep *ep, op *o, int err)
 {
-	ep->b.complete_tx(o->kind, o->tagged, o->context, o->kind == OP_READ ? o->len : 0, o->want_comp, err);
+	ep->b.complete_tx(o->kind, o->tagged, o->context, o->kind == OP_READ ? o->len : 0, o->want_comp, err,
+			  o->inject);
 	if (ep->tx_inflight)
 		ep->tx_inflight--;
 	delete o;

@@ -132,6 +132,7 @@ conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st)
 	c->in_epoll = true;
 	c->serial = ep->next_serial++;
 	ep->conns.push_back(c);
+	conns_changed(ep);
 	return c;
 }
 
@@ -264,6 +265,7 @@ void reap(tcp_ep *ep)
 			delete c;
 	}
 	ep->dead.clear();
+	conns_changed(ep);
 }
 
 /* FI_PROGRESS_AUTO: nobody may call progress, so a timer wakes the cm
@@ -332,6 +334,7 @@ conn *new_backoff_conn(tcp_ep *ep)
 	c->state = C_BACKOFF;
 	c->serial = ep->next_serial++;
 	ep->conns.push_back(c);
+	conns_changed(ep);
 	return c;
 }
 

@@ -73,6 +73,7 @@ void free_conn_state(tcp_ep *ep)
 	delete ep->mc;
 	ep->mc = nullptr;
 	ep->conns.clear();
+	conns_changed(ep);
 	ep->dead.clear();
 	ep->peers.clear();
 	free_rx_state(ep);
@@ -117,7 +118,12 @@ uint64_t tx_signature(const tcp_ep *ep)
  *    the peer's acknowledgement of every byte, reading and dropping what
  *    arrives meanwhile: a socket closed with unread bytes, or that gets
  *    bytes after its close, is reset, and a reset throws away what the
- *    kernel still holds for the peer. */
+ *    kernel still holds for the peer.
+ * Neither step holds the lock while it waits: another thread's CQ or
+ * counter read progresses this endpoint too (a CQ shared with other
+ * endpoints, the wireup endpoint's lock shared with its shm side), and
+ * would otherwise stall for up to FI_TCP_LINGER.  Step 2 takes the sockets
+ * out of the connections first, so that nobody else reads or writes them. */
 void linger(tcp_ep *ep)
 {
 	if (ep->b.type != FI_EP_RDM || !ep->b.enabled || !ep->linger_ms)
@@ -150,13 +156,29 @@ void linger(tcp_ep *ep)
 		}
 		std::this_thread::sleep_for(std::chrono::microseconds(200));
 	}
-	std::lock_guard g(ep->b.mtx);
-	std::vector<int> fds;
-	for (conn *c : ep->conns)
-		if (c->state == C_READY && c->fd >= 0 && !c->cm_watched) {
-			shutdown(c->fd, SHUT_WR);
-			fds.push_back(c->fd);
-		}
+	std::vector<unique_fd> fds;
+	{
+		std::lock_guard g(ep->b.mtx);
+		for (conn *c : ep->conns)
+			if (c->state == C_READY && c->fd >= 0 && !c->cm_watched) {
+				shutdown(c->fd, SHUT_WR);
+				if (c->in_epoll)
+					epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+				c->in_epoll = false;
+				/* Closed for everyone else (progress skips it, a send
+				 * connects anew); its operations go with the endpoint. */
+				c->state = C_CLOSED;
+				if (c->in_map) {
+					auto it = ep->peers.find(c->peer);
+					if (it != ep->peers.end() && it->second == c)
+						ep->peers.erase(it);
+					c->in_map = false;
+				}
+				fds.emplace_back(c->fd.release());
+			}
+		ep->last_conn = nullptr;
+		conns_changed(ep);
+	}
 	char sink[4096];
 	int64_t until = now_ms() + ep->linger_ms;
 	while (!fds.empty()) {
@@ -167,7 +189,7 @@ void linger(tcp_ep *ep)
 			int out = 0;
 			bool eof = n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 			if (eof || (ioctl(fds[i], SIOCOUTQ, &out) == 0 && out == 0)) {
-				fds[i] = fds.back();
+				fds[i] = std::move(fds.back());
 				fds.pop_back();
 			} else {
 				i++;

@@ -706,6 +706,7 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 		o->flags = flags;
 		o->len = total;
 		o->want_comp = want_comp;
+		o->inject = inject_api;
 		t->o = o;
 		t->after = AFTER_COMPLETE;
 		ep->tx_inflight++;

@@ -76,6 +76,7 @@ ssize_t do_rma(tcp_ep *ep, const prov::rma_xfer &x)
 		op *o = new_op(write ? OP_WRITE : OP_READ, ctx, flags, iov, cnt, total);
 		o->id = ep->next_id++;
 		o->want_comp = !inject_api && (!ep->b.tx_sel || (flags & FI_COMPLETION));
+		o->inject = inject_api;
 		frame::header h;
 		h.id = o->id;
 		h.tag = rma->key;
@@ -193,6 +194,7 @@ ssize_t do_atomic(tcp_ep *ep, const prov::atomic_xfer &a)
 		}
 		o->id = ep->next_id++;
 		o->want_comp = !a.inject_api && (!ep->b.tx_sel || (a.flags & FI_COMPLETION));
+		o->inject = a.inject_api;
 		frame::header h;
 		h.type = frame::ATOMIC;
 		h.id = o->id;

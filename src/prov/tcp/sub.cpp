@@ -65,7 +65,13 @@ int lend_rx(fid_ep *e, prov::rx_ctx *rx) noexcept
 	});
 }
 
-const prov::sub_ops ops = {"tcp", sub_ep_open, base_of, lend_rx};
+const std::atomic<size_t> *busy(fid_ep *e) noexcept
+{
+	tcp_ep *ep = e ? ep_of(&e->fid) : nullptr;
+	return ep ? &ep->n_conns : nullptr;
+}
+
+const prov::sub_ops ops = {"tcp", sub_ep_open, base_of, lend_rx, busy};
 
 } // namespace
 

@@ -306,6 +306,9 @@ struct tcp_ep {
 	std::unordered_map<std::string, conn *> peers;
 	std::vector<conn *> conns;
 	std::vector<conn *> dead;
+	/* conns.size(), stored under the lock wherever it changes and read
+	 * without it (sub_ops::busy): 0 means only the listener needs progress. */
+	std::atomic<size_t> n_conns{0};
 	/* Receive matching: the endpoint's own engine, or the one of the
 	 * shared receive context it is bound to (srx; see srx.cpp for the locks). */
 	prov::rx_ctx own_rx;
@@ -449,6 +452,10 @@ void post_cm_error(tcp_ep *ep, int err, const std::string &data);
 void post_cm_event(tcp_ep *ep, uint32_t event, const void *data, size_t len);
 void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm = false);
 void reap(tcp_ep *ep);
+inline void conns_changed(tcp_ep *ep)
+{
+	ep->n_conns.store(ep->conns.size(), std::memory_order_relaxed);
+}
 void arm_auto_timer(tcp_ep *ep);
 void arm_deadline(tcp_ep *ep, conn *c);
 bool may_retry(const conn *c);

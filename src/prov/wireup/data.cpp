@@ -60,12 +60,14 @@ ssize_t do_recv(wx_ep *ep, const prov::msg_xfer &x)
 		std::unique_lock g(ep->mtx);
 		if (ssize_t r = prov::peek_claim(ep->rx, ep->rb, &m, x.flags))
 			return r;
+		rx_room(ep);
 		fl = collected(ep);
 	} else {
 		std::unique_lock g(ep->mtx);
 		if (ep->rx.full())
 			return -FI_EAGAIN;
 		prov::post_recv(ep->rx, ep->rb, x);
+		rx_room(ep);
 		fl = collected(ep);
 	}
 	flush(ep, fl);

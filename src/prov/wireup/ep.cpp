@@ -8,6 +8,8 @@
 #include <memory>
 #include <string>
 
+#include <time.h>
+
 #include <netinet/in.h>
 
 #include <rdma/fi_cm.h>
@@ -45,10 +47,22 @@ const prov::sub_ops *ops_of(int part) noexcept
 
 /* ---- progress ---- */
 
+int64_t mono_ns() noexcept
+{
+	timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
 /* Every CQ and counter read: shm always, tcp only every (poll_mask+1)-th
  * call unless a transfer went through it lately (tcp_hot), so an idle tcp
- * side (an epoll_wait per call) costs shm's latency nothing.  The counters
- * are plain loads and stores: a lost increment only moves the next poll. */
+ * side (an epoll_wait per call) costs shm's latency nothing.  With no tcp
+ * connection at all there is only the listener to poll, for a peer's first
+ * connect, which tolerates some microseconds: such a call polls it only
+ * when idle_ns passed since the last time (a clock read, no syscall), which
+ * makes a busy shm ping-pong's syscalls per message near zero and a slow
+ * poller's (calls far apart) unchanged.  The counters are plain loads and
+ * stores: a lost increment only moves the next poll. */
 void wx_progress(void *arg) noexcept
 {
 	auto *ep = static_cast<wx_ep *>(arg);
@@ -70,8 +84,15 @@ void wx_progress(void *arg) noexcept
 	}
 	uint32_t k = ep->tick.load(std::memory_order_relaxed) + 1;
 	ep->tick.store(k, std::memory_order_relaxed);
-	if (!(k & ep->poll_mask))
-		t.fn(t.arg);
+	if (k & ep->poll_mask)
+		return;
+	if (ep->tcp_busy && !ep->tcp_busy->load(std::memory_order_relaxed)) {
+		int64_t now = mono_ns();
+		if (now - ep->idle_polled.load(std::memory_order_relaxed) < ep->idle_ns)
+			return;
+		ep->idle_polled.store(now, std::memory_order_relaxed);
+	}
+	t.fn(t.arg);
 }
 
 /* fi_trywait: both sub-endpoints must move data on their own from now on. */
@@ -183,6 +204,9 @@ int open_sub(wx_ep *ep, fid_domain *domain, int part, const parts &src)
 		fi_close(&s->fid);
 		return r;
 	}
+	if (part == part_tcp && so->busy)
+		ep->tcp_busy = so->busy(s);
+	ep->rx_room[part] = so->rx_room;
 	ep->spf[part] = b->progress;
 	b->progress = progress_fn{wx_progress, ep, wx_block};
 	ep->sub[part] = s;
@@ -513,6 +537,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		while (m < uint32_t(std::clamp(every, 1, 1 << 20)))
 			m <<= 1;
 		ep->poll_mask = m - 1;
+		ep->idle_ns = int64_t(std::clamp(param::get_int(P(), "tcp_idle_poll_us").value, 0, 1000000)) * 1000;
 		struct info_owner {
 			wx_ep *e;
 			~info_owner()

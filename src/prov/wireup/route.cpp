@@ -98,6 +98,7 @@ ssize_t route_slow(wx_ep *ep, fi_addr_t a, fid_ep **out) noexcept
 		if (t && a < t->n && t->v[a].load(std::memory_order_relaxed) == R_BAD)
 			return -FI_EHOSTUNREACH;
 		int err = 0;
+		uint64_t gen = ep->route_gen.load(std::memory_order_acquire);
 		route r = decide(ep, a, &err);
 		if (r == R_NONE)
 			return err;
@@ -108,7 +109,11 @@ ssize_t route_slow(wx_ep *ep, fi_addr_t a, fid_ep **out) noexcept
 		 * order); a huge one is not worth a table. */
 		if (!ep->av_shared && a < (fi_addr_t(1) << 26)) {
 			std::lock_guard g(ep->mtx);
-			table_for(ep, a)->v[a].store(r, std::memory_order_relaxed);
+			/* An fi_av_remove since decide() read the entry: a may
+			 * name another peer by now; cached, this route would
+			 * outlive the removal's clearing.  Decide again next time. */
+			if (ep->route_gen.load(std::memory_order_relaxed) == gen)
+				table_for(ep, a)->v[a].store(r, std::memory_order_relaxed);
 		}
 		if (r == R_BAD)
 			return err;
@@ -122,9 +127,17 @@ ssize_t route_slow(wx_ep *ep, fi_addr_t a, fid_ep **out) noexcept
 void route_removed(void *arg, fi_addr_t a) noexcept
 {
 	auto *ep = static_cast<wx_ep *>(arg);
-	route_table *t = ep->routes.load(std::memory_order_acquire);
-	if (t && a < t->n)
-		t->v[a].store(R_NONE, std::memory_order_relaxed);
+	/* Under the lock route_slow caches under: a decision it made before
+	 * this removal is either cleared here or, seeing the new generation,
+	 * never cached.  (Called under the AV's watcher lock, which is never
+	 * taken under ours, as tcp's own notice does.) */
+	guard_void("wireup route removed", [&] {
+		std::lock_guard g(ep->mtx);
+		ep->route_gen.fetch_add(1, std::memory_order_release);
+		route_table *t = ep->routes.load(std::memory_order_acquire);
+		if (t && a < t->n)
+			t->v[a].store(R_NONE, std::memory_order_relaxed);
+	});
 }
 
 void free_routes(wx_ep *ep) noexcept

@@ -60,12 +60,21 @@ struct wx_ep {
 	bool watching = false; /* av::watch_removes */
 	uint64_t host = 0;
 	std::atomic<route_table *> routes{nullptr};
+	/* fi_av_remove notices so far (changed under mtx): a route decided
+	 * from an AV entry read before a removal is not cached. */
+	std::atomic<uint64_t> route_gen{0};
 	std::vector<std::unique_ptr<route_table>> old_routes; /* under mtx */
 	/* Progress: tcp every (poll_mask + 1)-th call, and on every call
-	 * while tcp_hot (set by a transfer through tcp) counts down. */
+	 * while tcp_hot (set by a transfer through tcp) counts down.  While
+	 * tcp has no connection (*tcp_busy == 0) only its listener needs
+	 * polling: those calls poll it only if idle_ns passed since then. */
 	std::atomic<uint32_t> tick{0}, tcp_hot{0};
 	uint32_t poll_mask = 31;
 	uint32_t hot_calls = 4096;
+	const std::atomic<size_t> *tcp_busy = nullptr; /* sub_ops::busy; nullptr: always busy */
+	void (*rx_room[2])(fid_ep *) noexcept = {nullptr, nullptr}; /* sub_ops::rx_room */
+	int64_t idle_ns = 50000;
+	std::atomic<int64_t> idle_polled{0}; /* clock of the last idle tcp poll */
 	std::atomic<uint64_t> n_shm{0}, n_tcp{0}, n_bad{0};
 };
 
@@ -113,6 +122,14 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexc
 inline unsigned collected(wx_ep *ep) noexcept
 {
 	return (ep->sb[0] && !ep->sb[0]->comps.empty() ? 1u : 0u) | (ep->sb[1] && !ep->sb[1]->comps.empty() ? 2u : 0u);
+}
+/* Under the lock, after a receive, claim or discard: the sub-endpoints
+ * move on what they set aside for want of room in our receive context. */
+inline void rx_room(wx_ep *ep) noexcept
+{
+	for (int k : {part_tcp, part_shm})
+		if (ep->rx_room[k] && ep->sub[k])
+			ep->rx_room[k](ep->sub[k]);
 }
 inline void flush(wx_ep *ep, unsigned which) noexcept
 {

@@ -243,6 +243,8 @@ constexpr param::def wx_knobs[] = {
 	 "Peers on this host through the shm provider; false: every peer through tcp"},
 	{FI_PARAM_INT, "tcp_poll", "32",
 	 "While no transfer went through tcp lately, a CQ or counter read progresses the tcp side only every this many reads (rounded up to a power of two), so that an idle tcp side costs shm latency nothing; 1: every read"},
+	{FI_PARAM_INT, "tcp_idle_poll_us", "50",
+	 "While the tcp side has no connection (only its listener to poll, for a peer's first connect), those reads progress it only if this many microseconds passed since it was last progressed; 0: at the FI_WIREUP_TCP_POLL rate"},
 };
 
 void wx_cleanup() noexcept {}
