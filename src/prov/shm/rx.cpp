@@ -365,6 +365,7 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		flush(ep);
 		return 0;
 	}
+	bool collected;
 	{
 		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
@@ -375,8 +376,12 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		/* It may have taken unexpected messages: set-aside cells go on
 		 * now, not only when progress next runs (FI_SHM_UNEXP_LIMIT). */
 		ux_gate(ep);
+		/* The common post completes nothing: no second trip through the
+		 * lock.  What another thread collects, it flushes. */
+		collected = !ep->b.comps.empty();
 	}
-	flush(ep);
+	if (collected)
+		flush(ep);
 	return 0;
 }
 
