@@ -9,14 +9,10 @@
 
 namespace wu::prov {
 
-void comp_batch::push(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err, size_t olen,
-		      const void *err_data, size_t err_len)
+void comp_batch::queue(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err, size_t olen,
+		       const void *err_data, size_t err_len)
 {
 	if (!cq && !cntr)
-		return;
-	/* Nothing queued ahead and nobody posting: a CQ that takes no other
-	 * lock gets it now, sparing the hand-off through flush (latency). */
-	if (!err && !cntr && items_.empty() && !flushing_ && cq::post_is_leaf(cq) && cq::post(cq, c) == 0)
 		return;
 	item p;
 	p.cq = cq;

@@ -98,23 +98,14 @@ op *rx_ctx::take()
 		return new op();
 	spare_ = static_cast<op *>(o->context);
 	n_spare_--;
-	/* What new op() gives and post_recv does not set: the engine's own
-	 * fields of mr are set by engine::post. */
+	/* What new op() gives and post_recv does not set (the engine sets
+	 * its own fields of mr in engine::post). */
 	o->kind = OP_RECV;
-	o->tagged = false;
 	o->want_comp = true;
 	o->discard = false;
-	o->context = nullptr;
-	o->flags = 0;
-	o->iov_cnt = 0;
-	o->len = 0;
-	o->addr = FI_ADDR_UNSPEC;
-	o->tag = o->ignore = o->data = 0;
+	o->data = 0;
 	o->id = 0;
-	o->rx = nullptr;
 	o->mr.discard = false;
-	o->mr.used = 0;
-	o->mr.busy = 0;
 	return o;
 }
 

@@ -92,7 +92,8 @@ struct rx_ctx {
 	/* A receive is done with: its room comes back, and it is freed (kept
 	 * for the next post_recv unless shared: no allocation per receive). */
 	void release(op *o) noexcept;
-	/* A receive record as new op() makes it, from the kept ones if any. */
+	/* A receive record for post_recv, from the kept ones if any: what
+	 * post_recv does not set is as new op() makes it. */
 	op *take();
 	/* Close: every posted receive goes, without completions (fi_close(3)). */
 	void drain() noexcept;
