@@ -19,6 +19,8 @@
 
 namespace wu::prov {
 
+class ep_lock;
+
 class comp_batch {
 public:
 	/* Under the endpoint's lock. */
@@ -34,7 +36,7 @@ public:
 	}
 	bool empty() const noexcept { return items_.empty(); }
 	/* Without the endpoint's lock mtx: posts what was collected. */
-	void flush(std::mutex &mtx) noexcept;
+	void flush(ep_lock &mtx) noexcept;
 
 private:
 	void queue(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err, size_t olen, const void *err_data,
