@@ -106,6 +106,7 @@ public:
 	void unlock() { m_->unlock(); }
 	bool try_lock() { return m_->try_lock(); }
 	void share(ep_mutex &m) noexcept { m_ = &m; }
+	ep_mutex &native() noexcept { return *m_; }
 
 private:
 	ep_mutex own_;
