@@ -11,6 +11,8 @@ n=${1:-20000}
 command -v valgrind >/dev/null || { echo "SKIP: valgrind missing (apt-get install valgrind)"; exit 77; }
 prog=$build/contrib/bench/shm_icount
 [ -x "$prog" ] || { echo "no $prog: make contrib/bench/shm_icount first"; exit 1; }
+# libtool's wrapper is a script: callgrind must run the program itself.
+[ -x "$build/contrib/bench/.libs/shm_icount" ] && prog=$build/contrib/bench/.libs/shm_icount
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for prov in shm wireup; do
 	for mode in msg tag; do
