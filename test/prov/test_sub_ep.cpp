@@ -103,7 +103,7 @@ struct sub_fixture : ::testing::Test {
 	prov_env tcpenv{"tcp", FI_EP_RDM, caps, g_progress}; /* the sub-endpoints' domain */
 	prov_env shmenv{"shm", FI_EP_RDM, caps};  /* shm's info, and the outside shm peer */
 	prov_env tcpenv2{"tcp", FI_EP_RDM, caps}; /* the outside tcp peer */
-	std::mutex m;
+	wu::prov::ep_mutex m;
 	wu::prov::rx_ctx ctx;
 	fid_cq *cq = nullptr;
 	fid_av *av = nullptr;

@@ -1,6 +1,7 @@
 /* Completion batching (comp_batch.h). */
 #include "config.h"
 #include "prov/common/comp_batch.h"
+#include "prov/common/ep_base.h"
 
 #include <iterator>
 #include <utility>
@@ -9,14 +10,10 @@
 
 namespace wu::prov {
 
-void comp_batch::push(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err, size_t olen,
-		      const void *err_data, size_t err_len)
+void comp_batch::queue(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err, size_t olen,
+		       const void *err_data, size_t err_len)
 {
 	if (!cq && !cntr)
-		return;
-	/* Nothing queued ahead and nobody posting: a CQ that takes no other
-	 * lock gets it now, sparing the hand-off through flush (latency). */
-	if (!err && !cntr && items_.empty() && !flushing_ && cq::post_is_leaf(cq) && cq::post(cq, c) == 0)
 		return;
 	item p;
 	p.cq = cq;
@@ -29,12 +26,12 @@ void comp_batch::push(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int e
 	items_.push_back(std::move(p));
 }
 
-void comp_batch::flush(std::mutex &mtx) noexcept
+void comp_batch::flush(ep_lock &mtx) noexcept
 {
 	for (;;) {
 		std::vector<item> batch;
 		{
-			std::lock_guard<std::mutex> g(mtx);
+			std::lock_guard<ep_lock> g(mtx);
 			if (items_.empty() || flushing_)
 				return;
 			flushing_ = true;
@@ -59,7 +56,7 @@ void comp_batch::flush(std::mutex &mtx) noexcept
 					cntr::add(p.cntr, 1);
 			}
 		}
-		std::lock_guard<std::mutex> g(mtx);
+		std::lock_guard<ep_lock> g(mtx);
 		flushing_ = false;
 		if (!retry.empty()) {
 			/* CQ full: keep them, in order, for the next progress call. */

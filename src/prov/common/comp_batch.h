@@ -19,16 +19,28 @@
 
 namespace wu::prov {
 
+class ep_lock;
+
 class comp_batch {
 public:
 	/* Under the endpoint's lock. */
 	void push(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0, size_t olen = 0,
-		  const void *err_data = nullptr, size_t err_len = 0);
+		  const void *err_data = nullptr, size_t err_len = 0)
+	{
+		/* Nothing queued ahead and nobody posting: a CQ that takes no
+		 * other lock gets it now, sparing the hand-off through flush
+		 * (latency). */
+		if (!err && !cntr && cq && items_.empty() && !flushing_ && cq::post_if_leaf(cq, c) == 0)
+			return;
+		queue(cq, cntr, c, err, olen, err_data, err_len);
+	}
 	bool empty() const noexcept { return items_.empty(); }
 	/* Without the endpoint's lock mtx: posts what was collected. */
-	void flush(std::mutex &mtx) noexcept;
+	void flush(ep_lock &mtx) noexcept;
 
 private:
+	void queue(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err, size_t olen, const void *err_data,
+		   size_t err_len);
 	struct item {
 		fid_cq *cq = nullptr;
 		fid_cntr *cntr = nullptr;

@@ -896,11 +896,10 @@ int post(fid_cq *cq, const completion &c) noexcept
 	return q->post(c);
 }
 
-bool post_is_leaf(fid_cq *cq) noexcept
+namespace {
+
+bool leaf(const cq_impl *q) noexcept
 {
-	cq_impl *q = cq && is_cq(&cq->fid) ? impl_of(cq) : nullptr;
-	if (!q)
-		return false;
 	switch (q->nw.obj()) {
 	case FI_WAIT_NONE:
 	case FI_WAIT_UNSPEC:
@@ -911,6 +910,22 @@ bool post_is_leaf(fid_cq *cq) noexcept
 	default:
 		return false; /* a wait set's EQ or a mutex/cond: other locks */
 	}
+}
+
+} // namespace
+
+bool post_is_leaf(fid_cq *cq) noexcept
+{
+	cq_impl *q = cq && is_cq(&cq->fid) ? impl_of(cq) : nullptr;
+	return q && leaf(q);
+}
+
+int post_if_leaf(fid_cq *cq, const completion &c) noexcept
+{
+	cq_impl *q = cq && is_cq(&cq->fid) ? impl_of(cq) : nullptr;
+	if (!q || !leaf(q))
+		return 1;
+	return q->post(c);
 }
 
 int post_error_impl(fid_cq *cq, const completion &c, int err, int prov_errno, size_t olen,

@@ -73,6 +73,8 @@ int post(fid_cq *cq, const completion &c) noexcept;
  * no mutex/cond wait object): a provider may then post while holding its
  * endpoint lock, as nothing that holds the CQ's lock calls progress. */
 bool post_is_leaf(fid_cq *cq) noexcept;
+/* post() when post_is_leaf(), in one look-up; 1 (nothing done) when not. */
+int post_if_leaf(fid_cq *cq, const completion &c) noexcept;
 
 /* Queues an error completion: err positive FI_E* (FI_ETRUNC, FI_ECANCELED,
  * FI_EIO ...), olen the overflow length for FI_ETRUNC; err_data copied. */

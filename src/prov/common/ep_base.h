@@ -27,6 +27,7 @@
 #include "av/av.h"
 #include "prov/common/comp_batch.h"
 #include "prov/common/cq.h"
+#include "prov/common/ep_mutex.h"
 #include "prov/common/objects.h"
 
 namespace wu::prov {
@@ -94,21 +95,22 @@ constexpr unsigned ep_type_bit(fi_ep_type t) noexcept
 	return 1u << unsigned(t);
 }
 
-/* An endpoint's lock: its own mutex, or, for the sub-endpoints of one
- * wireup endpoint (src/prov/wireup), a mutex they share, so that the one
- * receive context lent to them (lend_rx) needs no lock of its own.
- * Shared with share() before the endpoint is enabled, never after. */
+/* An endpoint's lock: its own mutex (ep_mutex.h: the data path takes it
+ * several times per message), or, for the sub-endpoints of one wireup
+ * endpoint (src/prov/wireup), a mutex they share, so that the one receive
+ * context lent to them (lend_rx) needs no lock of its own.  Shared with
+ * share() before the endpoint is enabled, never after. */
 class ep_lock {
 public:
 	void lock() { m_->lock(); }
 	void unlock() { m_->unlock(); }
 	bool try_lock() { return m_->try_lock(); }
-	void share(std::mutex &m) noexcept { m_ = &m; }
-	std::mutex &native() noexcept { return *m_; }
+	void share(ep_mutex &m) noexcept { m_ = &m; }
+	ep_mutex &native() noexcept { return *m_; }
 
 private:
-	std::mutex own_;
-	std::mutex *m_ = &own_;
+	ep_mutex own_;
+	ep_mutex *m_ = &own_;
 };
 
 struct ep_base {
@@ -203,7 +205,7 @@ struct ep_base {
 	void complete_tx(op_kind k, bool tagged, void *context, size_t len, bool want_comp, int err,
 			 bool inject = false);
 	/* Without mtx: posts what was collected. */
-	void flush() noexcept { comps.flush(mtx.native()); }
+	void flush() noexcept { comps.flush(mtx); }
 };
 
 } // namespace wu::prov

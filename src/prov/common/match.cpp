@@ -297,7 +297,7 @@ bool engine::post(queue_kind q, recv *r) noexcept
 	r->bucket.prev = r->bucket.next = &r->bucket;
 	bool many = multi(q, r);
 	uint64_t ignore = q == queue_kind::msg ? ~uint64_t(0) : r->ignore;
-	while (unexpected *u = find_ux(qu, q, r->tag, ignore, r->src)) {
+	while (unexpected *u = qu.n_ux ? find_ux(qu, q, r->tag, ignore, r->src) : nullptr) {
 		size_t off = r->used;
 		size_t into = std::min(r->room(), u->m.len);
 		if (many) {

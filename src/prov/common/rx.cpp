@@ -64,13 +64,49 @@ size_t copy_to_op(op *o, size_t off, const char *src, size_t n) noexcept
 
 /* ---- the receive context ---- */
 
+rx_ctx::~rx_ctx()
+{
+	while (op *o = spare_) {
+		spare_ = static_cast<op *>(o->context);
+		delete o;
+	}
+}
+
 void rx_ctx::release(op *o) noexcept
 {
 	size_t n = posted.load(std::memory_order_relaxed);
 	/* Only the owner's lock holder changes it; a reader (fi_rx_size_left) just loads. */
 	if (n)
 		posted.store(n - 1, std::memory_order_relaxed);
-	delete o;
+	if (!o)
+		return;
+	/* A shared context (tcp's srx) may release under another endpoint's
+	 * lock than it posts under: no spares there. */
+	if (shared || n_spare_ >= spare_max) {
+		delete o;
+		return;
+	}
+	o->context = spare_;
+	spare_ = o;
+	n_spare_++;
+}
+
+op *rx_ctx::take()
+{
+	op *o = spare_;
+	if (!o)
+		return new op();
+	spare_ = static_cast<op *>(o->context);
+	n_spare_--;
+	/* What new op() gives and post_recv does not set (the engine sets
+	 * its own fields of mr in engine::post). */
+	o->kind = OP_RECV;
+	o->want_comp = true;
+	o->discard = false;
+	o->data = 0;
+	o->id = 0;
+	o->mr.discard = false;
+	return o;
 }
 
 void rx_ctx::drain() noexcept
@@ -140,7 +176,13 @@ const char *check_peek(const fi_msg_tagged *m, uint64_t flags) noexcept
 
 void post_recv(rx_ctx &rx, ep_base *b, const msg_xfer &x)
 {
-	op *o = new_op(OP_RECV, x.context, x.flags, x.iov, x.count, iov_total(x.iov, x.count));
+	op *o = rx.take();
+	o->context = x.context;
+	o->flags = x.flags;
+	for (size_t i = 0; i < x.count; i++)
+		o->iov[i] = x.iov[i];
+	o->iov_cnt = x.count;
+	o->len = iov_total(x.iov, x.count);
 	o->tagged = x.tagged;
 	o->addr = rx.directed ? x.addr : FI_ADDR_UNSPEC;
 	o->tag = x.tag;

@@ -84,9 +84,18 @@ struct rx_ctx {
 	bool shared = false;        /* fi_srx_context: completions ask the endpoint they land on */
 	fi_provider *prov = nullptr; /* its log lines */
 
+	rx_ctx() = default;
+	rx_ctx(const rx_ctx &) = delete;
+	rx_ctx &operator=(const rx_ctx &) = delete;
+	~rx_ctx();
+
 	bool full() const noexcept { return posted >= size; }
-	/* A receive is done with: its room comes back, and it is freed. */
+	/* A receive is done with: its room comes back, and it is freed (kept
+	 * for the next post_recv unless shared: no allocation per receive). */
 	void release(op *o) noexcept;
+	/* A receive record for post_recv, from the kept ones if any: what
+	 * post_recv does not set is as new op() makes it. */
+	op *take();
 	/* Close: every posted receive goes, without completions (fi_close(3)). */
 	void drain() noexcept;
 	/* FI_MULTI_RECV: a body for o has landed; true when o is released
@@ -94,6 +103,11 @@ struct rx_ctx {
 	bool done(op *o) noexcept;
 	/* fi_cancel: the first receive posted with context, off its queue. */
 	op *cancel(void *context) noexcept;
+
+	/* rx_ctx's own (public: its holders stay standard-layout). */
+	static constexpr size_t spare_max = 256;
+	op *spare_ = nullptr; /* released receives, chained through their context */
+	size_t n_spare_ = 0;
 };
 
 /* What FI_PEEK reports of a queued message. */

@@ -23,7 +23,8 @@
  *
  * Wake-up: the owner, before sleeping, sets ctl->sleeping and re-checks
  * the head; a producer, after publishing, reads ctl->sleeping.  With a
- * sequentially consistent fence on both sides, either the owner sees the
+ * sequentially consistent fence on the owner's side and sequentially
+ * consistent publish and load on the producer's, either the owner sees the
  * cell or the producer sees the flag; only then does it make a system
  * call (a futex wake, and a byte to the owner's wake-up socket when the
  * owner sleeps in poll on wait_fd). */
@@ -144,9 +145,12 @@ int peer::push(const cell &c) noexcept
 			uint64_t p = pos;
 			ctl_->tail.compare_exchange_strong(p, pos + 1, std::memory_order_relaxed);
 			copy_body(x, &c);
-			x->seq.store(make(L, st_pub, 0), std::memory_order_release);
-			std::atomic_thread_fence(std::memory_order_seq_cst);
-			if (uint32_t sl = ctl_->sleeping.load(std::memory_order_relaxed)) {
+			/* Publish and look at the owner's sleep flag in that order
+			 * (the wake-up protocol above): a sequentially consistent
+			 * exchange and load, one locked instruction rather than a
+			 * store and a full fence (cheaper on x86). */
+			(void)x->seq.exchange(make(L, st_pub, 0), std::memory_order_seq_cst);
+			if (uint32_t sl = ctl_->sleeping.load(std::memory_order_seq_cst)) {
 				if (sl & sleep_futex) {
 					ctl_->wake_word.fetch_add(1, std::memory_order_relaxed);
 					futex_wake(&ctl_->wake_word);

@@ -226,10 +226,28 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 		return;
 	}
 	if (res.r) {
+		rxop *o = prov::op_of(res.r);
+		if (c.kind != K_LARGE && o->iov_cnt == 1 && !o->discard && !(o->flags & FI_MULTI_RECV)) {
+			/* The common case, without land's generality: one buffer,
+			 * res.into bytes of it (res.off is 0). */
+			const void *from = bytes ? bytes
+					   : c.kind == K_INLINE ? static_cast<const void *>(c.data)
+								: r->p->bounce_addr(uint32_t(c.arg));
+			if (from) {
+				if (res.into)
+					memcpy(o->iov[0].iov_base, from, res.into);
+				if (c.kind == K_BOUNCE && !bytes)
+					r->p->bounce_release(uint32_t(c.arg));
+				size_t olen = size_t(c.len) - res.into;
+				prov::complete_rx(ep->b, o, o->iov[0].iov_base, res.into, m.src, tagged, c.tag,
+						  c.flags & F_DATA, c.cq_data, olen, olen ? FI_ETRUNC : 0, true);
+				return;
+			}
+		}
 		if (c.kind == K_LARGE && gen != r->gen) /* set aside, and its sender died since */
-			finish(ep, prov::op_of(res.r), c, res.off, 0, m.src, FI_EHOSTDOWN);
+			finish(ep, o, c, res.off, 0, m.src, FI_EHOSTDOWN);
 		else
-			land(ep, r, c, prov::op_of(res.r), res.off, res.into, m.src, bytes);
+			land(ep, r, c, o, res.off, res.into, m.src, bytes);
 		return;
 	}
 	auto *u = new ux();
@@ -366,6 +384,7 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		flush(ep);
 		return 0;
 	}
+	bool collected;
 	{
 		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)
@@ -376,8 +395,12 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		/* It may have taken unexpected messages: set-aside cells go on
 		 * now, not only when progress next runs (FI_SHM_UNEXP_LIMIT). */
 		ux_gate(ep);
+		/* The common post completes nothing: no second trip through the
+		 * lock.  What another thread collects, it flushes. */
+		collected = !ep->b.comps.empty();
 	}
-	flush(ep);
+	if (collected)
+		flush(ep);
 	return 0;
 }
 

@@ -42,7 +42,7 @@ constexpr uint32_t wx_magic = 0x57585550; /* "WXUP" */
 struct wx_ep {
 	fid_ep ep; /* first */
 	uint32_t magic = wx_magic;
-	std::mutex mtx; /* the sub-endpoints' one lock (ep_lock::share) */
+	prov::ep_mutex mtx; /* the sub-endpoints' one lock (ep_lock::share) */
 	prov::domain *dom = nullptr;
 	fi_info *info = nullptr; /* ours (freed at close) */
 	prov::rx_ctx rx; /* lent to both sub-endpoints */
