@@ -25,8 +25,10 @@ public:
 	void push(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err = 0, size_t olen = 0,
 		  const void *err_data = nullptr, size_t err_len = 0);
 	bool empty() const noexcept { return items_.empty(); }
-	/* Without the endpoint's lock mtx: posts what was collected. */
-	void flush(std::mutex &mtx) noexcept;
+	/* Without the endpoint's lock mtx: posts what was collected.  False
+	 * when a full CQ kept some back: the caller must flush again later
+	 * (progress that skips quiet endpoints must not skip this one). */
+	bool flush(std::mutex &mtx) noexcept;
 
 private:
 	struct item {

@@ -198,8 +198,9 @@ struct ep_base {
 	/* Under mtx: the completion of a transmit-side operation (send, RMA,
 	 * atomic): to the transmit CQ when it failed or want_comp, and its counter. */
 	void complete_tx(op_kind k, bool tagged, void *context, size_t len, bool want_comp, int err);
-	/* Without mtx: posts what was collected. */
-	void flush() noexcept { comps.flush(mtx.native()); }
+	/* Without mtx: posts what was collected; false when a full CQ kept
+	 * some back for a later flush. */
+	bool flush() noexcept { return comps.flush(mtx.native()); }
 };
 
 } // namespace wu::prov
