@@ -1,17 +1,29 @@
 #!/bin/sh
-# MPICH over Wireup's tcp provider against MPICH over UCX's tcp transport,
-# 2 ranks, no shared memory on either side: one ping-pong program
+# MPICH on Wireup against Debian's MPICH (ch4:ucx), 2 ranks on one node,
+# MPICH's own shared memory off on both (MPIR_CVAR_NOLOCAL=1), so every
+# message crosses the fabric library: one ping-pong program
 # (test/prov/mpi_pingpong.c) compiled once with the ch4:ofi MPICH that
-# contrib/mpich/check.sh builds, then run on that MPICH with our
-# libfabric.so.1, and on Debian's libmpich12 (MPICH 4.0.2 built ch4:ucx,
-# the same version and ABI) with UCX_TLS=tcp,self.  Prints the median
-# one-way latency of 8 B and bandwidth of 1 MiB over RUNS runs each.
-# For a person to run on an idle machine: on shared cores the numbers
-# measure the scheduler.
+# contrib/mpich/check.sh builds, then run
+#   - on that MPICH with our libfabric.so.1, on the provider MPICH picks by
+#     itself (wireup, asserted) or on PROVIDER;
+#   - on Debian's libmpich12 (MPICH 4.0.2 built ch4:ucx, same version and
+#     ABI) with UCX's default transports (UCX_TLS unset, i.e. "all": on one
+#     node UCX picks its shared memory transports; the ones it selected are
+#     printed), the target;
+#   - on libmpich12 with UCX_TLS=tcp,self, a second comparison;
+#   - on libmpich12 as Debian runs it by default (MPICH's own POSIX shared
+#     memory, no NOLOCAL), for information only.
+# Prints the median one-way latency of 8 B and bandwidth of 1 MiB over RUNS
+# runs each, Wireup's ratio to each UCX column and whether issue 15's target
+# (at least as good as ch4:ucx) is met.  For a person to run on an idle
+# machine: on shared cores the numbers measure the scheduler (the load is
+# printed before and after).
 #
 # usage: sh contrib/mpich/ucx-compare.sh [WORKDIR]   (default: build-mpich-ucx)
 #   MPICH_PREFIX=dir  the ch4:ofi MPICH (default: build-mpich/install)
 #   WIREUP_LIB=dir    Wireup's libfabric.so.1 (default: build/src/.libs)
+#   PROVIDER=name     export FI_PROVIDER=name (default: unset, MPICH picks
+#                     wireup; e.g. PROVIDER=tcp for the tcp provider alone)
 #   RUNS=5
 set -eu
 
@@ -20,6 +32,7 @@ work=$(mkdir -p "${1:-$top/build-mpich-ucx}" && cd "${1:-$top/build-mpich-ucx}" 
 prefix=${MPICH_PREFIX:-$top/build-mpich/install}
 lib=${WIREUP_LIB:-$top/build/src/.libs}
 runs=${RUNS:-5}
+expect=${PROVIDER:-wireup}
 
 say() { printf '%s\n' "ucx-compare.sh: $*" >&2; }
 
@@ -38,30 +51,82 @@ ucx=$(ls /usr/lib/*/libmpich.so.12 | head -n 1)
 mkdir -p "$work/ucx"
 ln -sf "$ucx" "$work/ucx/libmpi.so.12"
 "$prefix/bin/mpicc" -O2 -o "$work/mpi_pingpong" "$top/test/prov/mpi_pingpong.c"
+mpiexec=$prefix/bin/mpiexec
 
-# run LABEL BYTES ITERS FIELD env... -> median of field FIELD (us or MB/s)
+unset FI_PROVIDER UCX_TLS
+wireup="LD_LIBRARY_PATH=$lib MPIR_CVAR_NOLOCAL=1${PROVIDER:+ FI_PROVIDER=$PROVIDER}"
+ucxall="LD_LIBRARY_PATH=$work/ucx MPIR_CVAR_NOLOCAL=1"
+ucxtcp="LD_LIBRARY_PATH=$work/ucx MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self"
+debian="LD_LIBRARY_PATH=$work/ucx"
+
+# Which provider MPICH on Wireup selected, and which transports UCX selected
+# for the peer (not itself) with its default UCX_TLS.
+# shellcheck disable=SC2086
+env $wireup MPIR_CVAR_DEBUG_SUMMARY=1 timeout 120 "$mpiexec" -n 2 "$work/mpi_pingpong" 8 10 \
+	>"$work/provider.txt" 2>&1 || true
+picked=$(sed -n 's/^libfabric provider: \([^ ]*\) - .*/\1/p' "$work/provider.txt" | head -n 1)
+if [ "$picked" != "$expect" ]; then
+	say "MPICH on Wireup selected provider '${picked:-none}', expected $expect (see $work/provider.txt)"
+	exit 1
+fi
+say "MPICH on Wireup: provider $picked, MPIR_CVAR_NOLOCAL=1, $prefix"
+# shellcheck disable=SC2086
+env $ucxall UCX_LOG_LEVEL=info timeout 120 "$mpiexec" -n 2 "$work/mpi_pingpong" 8 10 \
+	>"$work/ucx-tls.txt" 2>&1 || true
+tls=$(grep 'ep_cfg\[' "$work/ucx-tls.txt" | grep -v 'self/' | head -n 1 | sed 's/.*ep_cfg\[[0-9]*\]: *//')
+say "Debian's MPICH ch4:ucx ($ucx), MPIR_CVAR_NOLOCAL=1, UCX_TLS unset (all): UCX selected ${tls:-nothing printed, see $work/ucx-tls.txt}"
+
+# run LABEL BYTES ITERS FIELD env... -> prints the median of field FIELD (us
+# or MB/s) over RUNS runs, or "none"; the runs go to $work/LABEL.BYTES.txt.
 run() {
 	label=$1 bytes=$2 iters=$3 field=$4
 	shift 4
 	i=0
 	while [ "$i" -lt "$runs" ]; do
-		env "$@" MPIR_CVAR_NOLOCAL=1 timeout 120 "$prefix/bin/mpiexec" -n 2 \
-			"$work/mpi_pingpong" "$bytes" "$iters" 2>"$work/err.txt" |
+		env "$@" timeout 300 "$mpiexec" -n 2 "$work/mpi_pingpong" "$bytes" "$iters" 2>>"$work/err.txt" |
 			sed -n "s/.*: \([0-9.]*\) us one-way, \([0-9.]*\) MB\/s.*/\\$field/p"
 		i=$((i + 1))
-	done | sort -n | awk -v l="$label" '{ v[NR] = $1 } END {
-		if (NR == 0) { print l ": no result"; exit }
-		printf "%s: median %s of %d runs (min %s, max %s)\n", l, v[int((NR + 1) / 2)], NR, v[1], v[NR] }'
+	done | sort -n >"$work/$label.$bytes.txt"
+	awk '{ v[NR] = $1 } END { if (NR == 0) print "none"; else print v[int((NR + 1) / 2)] }' "$work/$label.$bytes.txt"
 }
-wireup="LD_LIBRARY_PATH=$lib FI_PROVIDER=tcp"
-ucxenv="LD_LIBRARY_PATH=$work/ucx UCX_TLS=tcp,self"
-say "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+# spread LABEL BYTES -> "n runs, min .. max"
+spread() {
+	awk '{ v[NR] = $1 } END { printf "%d runs, %s .. %s", NR, v[1], v[NR] }' "$work/$1.$2.txt"
+}
+# verdict OURS THEIRS lat|bw -> "ratio R, met|MISSED"
+verdict() {
+	awk -v a="$1" -v b="$2" -v k="$3" 'BEGIN {
+		if (a == "none" || b == "none" || b + 0 == 0) { print "no ratio"; exit }
+		r = a / b
+		ok = (k == "lat") ? (r <= 1) : (r >= 1)
+		printf "Wireup/UCX %.2f, %s\n", r, ok ? "met" : "MISSED" }'
+}
+
+: >"$work/err.txt"
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+say "load before: $load0"
 # shellcheck disable=SC2086
-run "Wireup tcp 8 B one-way us" 8 10000 1 $wireup
-# shellcheck disable=SC2086
-run "UCX tcp    8 B one-way us" 8 10000 1 $ucxenv
-# shellcheck disable=SC2086
-run "Wireup tcp 1 MiB MB/s    " 1048576 200 2 $wireup
-# shellcheck disable=SC2086
-run "UCX tcp    1 MiB MB/s    " 1048576 200 2 $ucxenv
-say "load: $(cut -d' ' -f1-3 /proc/loadavg)"
+{
+	wl=$(run wireup 8 10000 1 $wireup)
+	al=$(run ucx-all 8 10000 1 $ucxall)
+	tl=$(run ucx-tcp 8 10000 1 $ucxtcp)
+	dl=$(run debian 8 10000 1 $debian)
+	wb=$(run wireup 1048576 200 2 $wireup)
+	ab=$(run ucx-all 1048576 200 2 $ucxall)
+	tb=$(run ucx-tcp 1048576 200 2 $ucxtcp)
+	db=$(run debian 1048576 200 2 $debian)
+}
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+say "load after: $load1"
+printf '%-44s %12s %12s\n' "2 ranks, medians of $runs runs" "8 B us" "1 MiB MB/s"
+printf '%-44s %12s %12s   (%s; %s)\n' "MPICH on Wireup ($picked)" "$wl" "$wb" "$(spread wireup 8)" "$(spread wireup 1048576)"
+printf '%-44s %12s %12s   (%s; %s)\n' "Debian MPICH ch4:ucx, UCX_TLS default (all)" "$al" "$ab" "$(spread ucx-all 8)" "$(spread ucx-all 1048576)"
+printf '%-44s %12s %12s   (%s; %s)\n' "Debian MPICH ch4:ucx, UCX_TLS=tcp,self" "$tl" "$tb" "$(spread ucx-tcp 8)" "$(spread ucx-tcp 1048576)"
+printf '%-44s %12s %12s   (%s; %s)\n' "Debian MPICH, its own shm (info)" "$dl" "$db" "$(spread debian 8)" "$(spread debian 1048576)"
+echo "target: at least as good as ch4:ucx (UCX_TLS default), 8 B and 1 MiB"
+echo "8 B   vs UCX default: $(verdict "$wl" "$al" lat)"
+echo "1 MiB vs UCX default: $(verdict "$wb" "$ab" bw)"
+echo "8 B   vs UCX tcp,self: $(verdict "$wl" "$tl" lat)"
+echo "1 MiB vs UCX tcp,self: $(verdict "$wb" "$tb" bw)"
+echo "UCX selected (UCX_TLS default): ${tls:-unknown}"
+echo "load before $load0, after $load1"

@@ -26,14 +26,14 @@ void comp_batch::queue(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int 
 	items_.push_back(std::move(p));
 }
 
-void comp_batch::flush(ep_lock &mtx) noexcept
+bool comp_batch::flush(ep_lock &mtx) noexcept
 {
 	for (;;) {
 		std::vector<item> batch;
 		{
 			std::lock_guard<ep_lock> g(mtx);
 			if (items_.empty() || flushing_)
-				return;
+				return true; /* the thread flushing loops for what we added */
 			flushing_ = true;
 			batch.swap(items_);
 		}
@@ -63,12 +63,12 @@ void comp_batch::flush(ep_lock &mtx) noexcept
 			retry.insert(retry.end(), std::make_move_iterator(items_.begin()),
 				     std::make_move_iterator(items_.end()));
 			items_.swap(retry);
-			return;
+			return false;
 		}
 		if (items_.empty()) {
 			batch.clear(); /* hand the storage back: no allocation next time */
 			items_.swap(batch);
-			return;
+			return true;
 		}
 	}
 }

@@ -35,8 +35,10 @@ public:
 		queue(cq, cntr, c, err, olen, err_data, err_len);
 	}
 	bool empty() const noexcept { return items_.empty(); }
-	/* Without the endpoint's lock mtx: posts what was collected. */
-	void flush(ep_lock &mtx) noexcept;
+	/* Without the endpoint's lock mtx: posts what was collected.  False
+	 * when a full CQ kept some back: the caller must flush again later
+	 * (progress that skips quiet endpoints must not skip this one). */
+	bool flush(ep_lock &mtx) noexcept;
 
 private:
 	void queue(fid_cq *cq, fid_cntr *cntr, const cq::completion &c, int err, size_t olen, const void *err_data,

@@ -205,7 +205,9 @@ struct ep_base {
 	void complete_tx(op_kind k, bool tagged, void *context, size_t len, bool want_comp, int err,
 			 bool inject = false);
 	/* Without mtx: posts what was collected. */
-	void flush() noexcept { comps.flush(mtx); }
+	/* Without mtx: posts what was collected; false when a full CQ kept
+	 * some back for a later flush. */
+	bool flush() noexcept { return comps.flush(mtx); }
 };
 
 } // namespace wu::prov

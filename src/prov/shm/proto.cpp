@@ -603,7 +603,10 @@ int progress_locked(shm_ep *ep)
 
 void flush(shm_ep *ep) noexcept
 {
-	ep->b.flush();
+	/* A full CQ kept completions back: polls must take the lock (not the
+	 * quiet path) until a flush posts them, or they wait forever. */
+	if (!ep->b.flush())
+		busy(ep);
 }
 
 void progress_cb(void *arg) noexcept
