@@ -99,6 +99,8 @@ void peer_err_cb(void *arg, ucp_ep_h uep, ucs_status_t status) noexcept
 	guard_void("ucx peer error", [&] {
 		auto *p = static_cast<peer *>(arg);
 		ucx_ep *ep = p->owner;
+		if (ep->closing)
+			return; /* peers closing with us: nothing waits on them any more */
 		int err = fi_err(status, "ucx: peer failed");
 		WU_WARN(P(), FI_LOG_EP_DATA, "ucx: peer fi_addr %llu (sender id %08x) failed: %s\n",
 			static_cast<unsigned long long>(p->addr), p->id, fi_strerror(-err));
