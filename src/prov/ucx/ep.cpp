@@ -383,7 +383,7 @@ void close_worker(ucx_ep *ep)
 			ep->closes.push_back(r);
 	}
 	ep->repliers.clear();
-	drain_closing(ep, std::chrono::milliseconds(2000));
+	drain_closing(ep, std::chrono::milliseconds(ep->linger_ms));
 	for (void *r : ep->closes) {
 		ucp_request_cancel(ep->worker, r);
 		ucp_request_free(r);
@@ -674,6 +674,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			tx.inject_size = 4096;
 		ep->directed = ep->b.info->caps & FI_DIRECTED_RECV;
 		ep->peer_errors = param::get_bool(P(), "peer_errors").value;
+		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);
 		ep->b.av_removed = av_removed;
 		ep->b.av_arg = ep.get();
 		if (int r = make_worker(ep.get())) {

@@ -3,6 +3,7 @@
  * ucp_tag_probe_nb and ucp_tag_msg_recv_nbx, and cancel. */
 #include "config.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "av/av.h"
@@ -64,6 +65,86 @@ void set_buffers(op *o, const prov::msg_xfer &x, ucp_request_param_t &prm, void 
 	*count = x.count;
 }
 
+/* Receives of up to small_recv bytes use a UCP generic datatype whose
+ * unpacker keeps what fits and counts the rest, so a truncated message
+ * still fills the buffer (UCP's own truncation delivers nothing); larger
+ * receives keep UCP's zero-copy paths. */
+constexpr size_t small_recv = 4096;
+
+void *gen_start_pack(void *, const void *, size_t) noexcept
+{
+	return nullptr; /* receive-only datatype */
+}
+void *gen_start_unpack(void *, void *buffer, size_t) noexcept
+{
+	return buffer; /* the op (recv_buffers) */
+}
+size_t gen_packed_size(void *) noexcept
+{
+	return SIZE_MAX >> 1; /* never truncated by UCP: finish_recv compares */
+}
+size_t gen_pack(void *, size_t, void *, size_t) noexcept
+{
+	return 0;
+}
+ucs_status_t gen_unpack(void *state, size_t offset, const void *src, size_t len) noexcept
+{
+	auto *o = static_cast<op *>(state);
+	size_t pos = 0;
+	for (size_t i = 0; i < o->iov_cnt && len; i++) {
+		size_t n = o->iov[i].length;
+		if (offset < pos + n) {
+			size_t at = offset - pos, c = std::min(n - at, len);
+			memcpy(static_cast<char *>(o->iov[i].buffer) + at, src, c);
+			src = static_cast<const char *>(src) + c;
+			offset += c;
+			len -= c;
+		}
+		pos += n;
+	}
+	return UCS_OK;
+}
+void gen_finish(void *) noexcept {}
+
+ucp_datatype_t small_dt()
+{
+	static ucp_datatype_t dt = [] {
+		ucp_generic_dt_ops_t ops{};
+		ops.start_pack = gen_start_pack;
+		ops.start_unpack = gen_start_unpack;
+		ops.packed_size = gen_packed_size;
+		ops.pack = gen_pack;
+		ops.unpack = gen_unpack;
+		ops.finish = gen_finish;
+		ucp_datatype_t d = 0;
+		if (ucp_dt_create_generic(&ops, nullptr, &d) != UCS_OK)
+			d = 0;
+		return d;
+	}();
+	return dt;
+}
+
+/* A receive's buffers: the small generic datatype over o->iov (its
+ * context is o), or what set_buffers gives. */
+void recv_buffers(op *o, const prov::msg_xfer &x, ucp_request_param_t &prm, void **buf, size_t *count)
+{
+	if (o->len <= small_recv && small_dt()) {
+		for (size_t i = 0; i < x.count; i++)
+			o->iov[i] = {x.iov[i].iov_base, x.iov[i].iov_len};
+		o->iov_cnt = x.count;
+		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+		prm.datatype = small_dt();
+		*buf = o;
+		*count = 1;
+		return;
+	}
+	set_buffers(o, x, prm, buf, count);
+	if (x.count == 1) {
+		o->iov[0] = {x.iov[0].iov_base, x.iov[0].iov_len};
+		o->iov_cnt = 1;
+	}
+}
+
 void send_cb(void *req, ucs_status_t s, void *user) noexcept
 {
 	guard_void("ucx send completion", [&] {
@@ -91,7 +172,11 @@ void finish_recv(op *o, ucs_status_t s)
 	if (ep->b.info->caps & FI_SOURCE)
 		c.src_addr = source_of(ep, tag_id(o->info.sender_tag));
 	fid_cntr *cn = ep->b.cntr_for(prov::OP_RECV);
-	if (s == UCS_OK) {
+	if (s == UCS_OK && o->copy.empty() && o->info.length > o->len) {
+		/* Through the small datatype: the buffer holds what fit. */
+		c.len = o->len;
+		ep->b.push(ep->b.rx_cq, cn, c, FI_ETRUNC, o->info.length - o->len);
+	} else if (s == UCS_OK) {
 		c.len = o->copy.empty() ? o->info.length : 0; /* a discarded message delivers nothing */
 		ep->b.push(ep->b.rx_wants(o->flags) ? ep->b.rx_cq : nullptr, cn, c);
 	} else if (s == UCS_ERR_MESSAGE_TRUNCATED) {
@@ -210,10 +295,9 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 			ep->b.push(ep->b.rx_cq, nullptr, c);
 	} else {
 		o->len = iov_total(x);
-		set_buffers(o, x, prm, &buf, &count);
-		if (x.count == 1)
-			o->iov[0] = {x.iov[0].iov_base, x.iov[0].iov_len}, o->iov_cnt = 1;
+		recv_buffers(o, x, prm, &buf, &count);
 	}
+	o->info = info;
 	(void)cn;
 	return started(o, ucp_tag_msg_recv_nbx(ep->worker, buf, count, msg, &prm), x.where, true);
 }
@@ -342,10 +426,19 @@ ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 			prm.recv_info.tag_info = &o->info;
 			void *buf;
 			size_t count;
-			set_buffers(o, x, prm, &buf, &count);
-			if (x.count == 1) {
-				o->iov[0] = {x.iov[0].iov_base, x.iov[0].iov_len};
-				o->iov_cnt = 1;
+			recv_buffers(o, x, prm, &buf, &count);
+			/* A message already here is taken through the probe: UCX 1.13's
+			 * ucp_tag_recv_nbx completing at once does not fill recv_info
+			 * (sender tag, length).  No progress runs between the probe and
+			 * the post (the worker is ours under the lock), so a post finds
+			 * nothing to complete at once. */
+			ucp_tag_message_h m = ucp_tag_probe_nb(ep->worker, tag, mask, 1, &o->info);
+			if (m) {
+				ucp_tag_recv_info_t seen = o->info;
+				ucs_status_ptr_t r = ucp_tag_msg_recv_nbx(ep->worker, buf, count, m, &prm);
+				if (r == nullptr || !UCS_PTR_IS_ERR(r))
+					o->info = seen;
+				return started(o, r, x.where, true);
 			}
 			return started(o, ucp_tag_recv_nbx(ep->worker, buf, count, tag, mask, &prm), x.where, true);
 		}();

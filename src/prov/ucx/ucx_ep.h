@@ -135,6 +135,7 @@ struct ucx_ep {
 	bool want_auto = false;
 	bool peer_errors = true; /* FI_UCX_PEER_ERRORS */
 	bool told_no_peer_errors = false;
+	int linger_ms = 250; /* FI_UCX_LINGER */
 	bool closing = false; /* fi_close: callbacks free their ops, post nothing */
 	int efd = -1;
 	prov::auto_runner autop;
