@@ -231,14 +231,32 @@ ssize_t started(op *o, ucs_status_ptr_t r, const char *where, bool recv)
 	return 0;
 }
 
-/* FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)). */
+/* Receives message m (info) into a scratch buffer and drops it: a
+ * discarded message.  Its completion, if any, was already posted. */
+ssize_t drain(ucx_ep *ep, ucp_tag_message_h m, const ucp_tag_recv_info_t &info, const char *where)
+{
+	op *o = new_op(ep, op_kind::CTRL_RX);
+	o->info = info;
+	ep->rx_busy++;
+	o->copy.resize(info.length ? info.length : 1);
+	ucp_request_param_t prm{};
+	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+	prm.cb.recv = recv_cb;
+	prm.user_data = o;
+	prm.recv_info.tag_info = &o->info;
+	return started(o, ucp_tag_msg_recv_nbx(ep->worker, o->copy.data(), info.length, m, &prm), where, true);
+}
+
+/* FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)).  A discarded message is
+ * reported at once (length 0) and drained in the background: UCP has no
+ * way to drop a message but to receive it, which for a rendezvous needs
+ * the sender's progress too. */
 ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t mask)
 {
 	const bool peek = x.flags & FI_PEEK, claim = x.flags & FI_CLAIM, discard = x.flags & FI_DISCARD;
 	cq::completion c;
 	c.op_context = x.context;
 	c.flags = prov::comp_flags(prov::OP_RECV, true);
-	fid_cntr *cn = ep->b.cntr_for(prov::OP_RECV);
 	ucp_tag_message_h msg = nullptr;
 	ucp_tag_recv_info_t info{};
 	if (peek) {
@@ -248,21 +266,8 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 			ep->b.push(ep->b.rx_cq, nullptr, c, FI_ENOMSG);
 			return 0;
 		}
-		c.len = info.length;
-		c.tag = info.sender_tag & user_mask;
-		if (ep->b.info->caps & FI_SOURCE)
-			c.src_addr = source_of(ep, tag_id(info.sender_tag));
-		if (claim) {
-			ep->claimed[x.context] = {msg, info};
-			ep->b.push(ep->b.rx_cq, nullptr, c);
-			return 0;
-		}
-		if (!discard) {
-			ep->b.push(ep->b.rx_cq, nullptr, c);
-			return 0;
-		}
 	} else {
-		auto it = ep->claimed.find(x.context);
+		auto it = x.context ? ep->claimed.find(x.context) : ep->claimed.end();
 		if (it == ep->claimed.end()) {
 			WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_CLAIM with a context no FI_PEEK | FI_CLAIM returned\n",
 				x.where);
@@ -272,11 +277,27 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 		info = it->second.second;
 		ep->claimed.erase(it);
 	}
-	/* Take the message: into the buffers, or (discard) into a scratch copy. */
+	c.len = info.length;
+	c.tag = info.sender_tag & user_mask;
+	if (ep->b.info->caps & FI_SOURCE)
+		c.src_addr = source_of(ep, tag_id(info.sender_tag));
+	if (discard) {
+		c.len = 0;
+		ep->b.push(ep->b.rx_cq, ep->b.cntr_for(prov::OP_RECV), c);
+		return drain(ep, msg, info, x.where);
+	}
+	if (peek) {
+		if (claim)
+			ep->claimed[x.context] = {msg, info};
+		ep->b.push(ep->b.rx_cq, nullptr, c);
+		return 0;
+	}
+	/* The claim: into the buffers. */
 	op *o = new_op(ep, op_kind::RECV);
 	o->context = x.context;
 	o->flags = x.flags;
 	o->tagged = true;
+	o->len = iov_total(x);
 	ep->rx_busy++;
 	ucp_request_param_t prm{};
 	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
@@ -285,20 +306,8 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 	prm.recv_info.tag_info = &o->info;
 	void *buf;
 	size_t count;
-	if (discard) {
-		o->copy.resize(info.length ? info.length : 1);
-		buf = o->copy.data();
-		count = info.length;
-		if (peek) /* the peek's completion was the one; the message just goes */
-			o->kind = op_kind::CTRL_RX;
-		if (peek)
-			ep->b.push(ep->b.rx_cq, nullptr, c);
-	} else {
-		o->len = iov_total(x);
-		recv_buffers(o, x, prm, &buf, &count);
-	}
+	recv_buffers(o, x, prm, &buf, &count);
 	o->info = info;
-	(void)cn;
 	return started(o, ucp_tag_msg_recv_nbx(ep->worker, buf, count, msg, &prm), x.where, true);
 }
 
@@ -312,6 +321,10 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 		ret = [&]() -> ssize_t {
 			if (int r = check_common(ep, x, ep->b.info->tx_attr->iov_limit))
 				return r;
+			if (x.tagged && !(ep->b.info->caps & FI_TAGGED)) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without FI_TAGGED\n", x.where);
+				return -FI_EOPNOTSUPP;
+			}
 			if (x.flags & FI_REMOTE_CQ_DATA) {
 				WU_WARN(P(), FI_LOG_EP_DATA,
 					"%s: the ucx provider carries no remote CQ data (domain_attr->cq_data_size is 0)\n",
@@ -378,7 +391,29 @@ ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 	{
 		std::lock_guard g(ep->b.mtx);
 		ret = [&]() -> ssize_t {
+			if (x.tagged && !(ep->b.info->caps & FI_TAGGED)) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without FI_TAGGED\n", x.where);
+				return -FI_EOPNOTSUPP;
+			}
+			if (!x.tagged && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_PEEK, FI_CLAIM and FI_DISCARD are for tagged receives\n",
+					x.where);
+				return -FI_EOPNOTSUPP;
+			}
+			if (x.flags & FI_MULTI_RECV) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider has no FI_MULTI_RECV\n", x.where);
+				return -FI_EINVAL;
+			}
 			const bool pc = x.tagged && (x.flags & (FI_PEEK | FI_CLAIM));
+			if (x.tagged && (x.flags & FI_DISCARD) && !pc) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_DISCARD goes with FI_PEEK or FI_CLAIM\n", x.where);
+				return -FI_EINVAL;
+			}
+			if (pc && (x.flags & FI_CLAIM) && !x.context) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_CLAIM needs the context that names the message\n",
+					x.where);
+				return -FI_EINVAL;
+			}
 			if (!pc || (x.flags & FI_CLAIM && !(x.flags & FI_PEEK) && !(x.flags & FI_DISCARD)))
 				if (int r = check_common(ep, x, ep->b.info->rx_attr->iov_limit))
 					return r;
@@ -455,8 +490,14 @@ int cancel_locked(ucx_ep *ep, void *context)
 			ucp_request_cancel(ep->worker, o->req);
 			return 0;
 		}
-	if (ep->claimed.erase(context))
+	auto it = ep->claimed.find(context);
+	if (it != ep->claimed.end()) {
+		/* A claimed message nobody will take: dropped. */
+		auto [m, info] = it->second;
+		ep->claimed.erase(it);
+		drain(ep, m, info, "fi_cancel");
 		return 0;
+	}
 	return -FI_ENOENT;
 }
 
