@@ -62,7 +62,7 @@ TEST(fi_getinfo_tcp, null_hints_list_rdm_first)
 	ASSERT_EQ(get(nullptr, nullptr, 0, nullptr, res), 0);
 	ASSERT_TRUE(res);
 	EXPECT_EQ(res->ep_attr->type, FI_EP_RDM) << "best entries first: RDM before MSG";
-	bool saw_lo = false, saw_msg = false, past_tcp = false;
+	bool saw_lo = false, saw_msg = false, past_tcp = false, past_shm = false;
 	EXPECT_STREQ(res->fabric_attr->prov_name, "wireup") << "the multiplexing RDM provider first";
 	fi_info *first = res.get();
 	while (first && strcmp(first->fabric_attr->prov_name, "wireup") == 0) {
@@ -70,10 +70,12 @@ TEST(fi_getinfo_tcp, null_hints_list_rdm_first)
 		first = first->next;
 	}
 	for (fi_info *i = first; i; i = i->next) {
-		/* wireup's entries first, then tcp's; then shm's (the node-local provider). */
+		/* wireup's entries first, then tcp's; then shm's (the node-local
+		 * provider); ucx's, when built, last. */
 		past_tcp |= strcmp(i->fabric_attr->prov_name, "tcp") != 0;
 		if (past_tcp) {
-			EXPECT_STREQ(i->fabric_attr->prov_name, "shm");
+			past_shm |= strcmp(i->fabric_attr->prov_name, "shm") != 0;
+			EXPECT_STREQ(i->fabric_attr->prov_name, past_shm ? "ucx" : "shm");
 			continue;
 		}
 		EXPECT_STREQ(i->fabric_attr->prov_name, "tcp");
