@@ -68,9 +68,10 @@ struct av_format {
 /* Part indices av_format::part may be asked for (0 .. max_parts - 1). */
 inline constexpr int max_parts = 2;
 
-/* Largest stored address; blobs are this plus a length word.  64: the
- * wireup provider's composite addresses (FI_NAME_MAX). */
-inline constexpr size_t max_blob = 64;
+/* Largest stored address; blobs are this plus a length word (each AV's
+ * blobs are sized by its format's max_addrlen, not by this).  512: the
+ * ucx provider's addresses hold a UCP worker address. */
+inline constexpr size_t max_blob = 512;
 
 /* Built-in descriptors for sockaddr-based providers. */
 const av_format *ip_format(uint32_t addr_format) noexcept;

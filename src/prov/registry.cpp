@@ -1,5 +1,7 @@
 #include "prov/registry.h"
 
+#include "config.h"
+
 #include <dirent.h>
 #include <dlfcn.h>
 
@@ -15,16 +17,23 @@
 #include "prov/shm/shm.h"
 #include "prov/tcp/tcp.h"
 #include "prov/wireup/wireup.h"
+#if WU_HAVE_UCX
+#include "prov/ucx/ucx.h"
+#endif
 
 namespace wu::prov {
 namespace {
 
 /* Built-in providers, best first: the multiplexing RDM provider (shm on the
- * node, tcp beyond) is what an RDM request without a provider gets. */
+ * node, tcp beyond) is what an RDM request without a provider gets.  ucx
+ * comes last: only FI_PROVIDER=ucx or a prov_name hint picks it. */
 const fi_provider *(*const builtin[])() noexcept = {
 	wu::wireup::provider,
 	wu::tcp::provider,
 	wu::shm::provider,
+#if WU_HAVE_UCX
+	wu::ucx::provider,
+#endif
 };
 
 struct state {

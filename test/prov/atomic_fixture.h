@@ -24,6 +24,7 @@ struct atomic_pair : provider_test {
 
 	void SetUp() override
 	{
+		WU_NEEDS(FI_ATOMIC);
 		ASSERT_EQ(fi_mr_reg(env.domain, target.data(), target.size(), FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 7,
 				    0, &mr, nullptr),
 			  0);

@@ -15,6 +15,8 @@
 #ifndef WU_TEST_PROV_PROV_FIXTURE_H
 #define WU_TEST_PROV_PROV_FIXTURE_H
 
+#include "config.h"
+
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -37,7 +39,13 @@
 #include "../util/fabric_open.h"
 
 /* The providers every parameterised suite runs over, one X(name) each. */
-#define WU_TEST_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__) X(shm, __VA_ARGS__) X(wireup, __VA_ARGS__)
+#if WU_HAVE_UCX
+#define WU_TEST_UCX_PROVIDER(X, ...) X(ucx, __VA_ARGS__)
+#else
+#define WU_TEST_UCX_PROVIDER(X, ...)
+#endif
+#define WU_TEST_PROVIDER_LIST(X, ...) \
+	X(tcp, __VA_ARGS__) X(shm, __VA_ARGS__) X(wireup, __VA_ARGS__) WU_TEST_UCX_PROVIDER(X, __VA_ARGS__)
 /* Of those, the ones with FI_EP_MSG endpoints (the MSG suites run over these). */
 #define WU_TEST_MSG_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__)
 
@@ -64,6 +72,62 @@
 namespace wu::test {
 
 inline constexpr auto wait_limit = std::chrono::seconds(10);
+
+/* ---- what a provider's fi_getinfo refuses ----
+ *
+ * The one place that says which features a provider does not offer (its
+ * fi_getinfo refuses hints asking for them).  A suite's fixture asks for
+ * its caps minus these; a test that needs one calls WU_NEEDS, which skips
+ * it for such a provider, naming the refusal.  refusals_match_getinfo
+ * (test_prov_rdm.cpp) checks every entry against fi_getinfo both ways, so
+ * a refusal that changes fails there, never turns into a silent skip. */
+enum feature : uint64_t {
+	/* capability bits are themselves; these are not caps: */
+	feat_cq_data = uint64_t(1) << 63, /* domain_attr->cq_data_size 8 (remote CQ data) */
+};
+/* Caps (and feat_*) the provider's RDM fi_getinfo refuses. */
+inline uint64_t refused(const std::string &prov)
+{
+	if (prov == "ucx") /* src/prov/ucx/ucx_prov.cpp: not mapped onto UCP */
+		return FI_MULTI_RECV | FI_ATOMIC | FI_RMA_EVENT | feat_cq_data;
+	return FI_RMA_EVENT; /* no provider counts remote writes through FI_RMA_EVENT */
+}
+/* The RDM fi_getinfo answer for prov asking for f (a cap or feat_*). */
+inline int getinfo_with(const std::string &prov, uint64_t f)
+{
+	fi_info *hints = fi_allocinfo();
+	hints->fabric_attr->prov_name = strdup(prov.c_str());
+	hints->ep_attr->type = FI_EP_RDM;
+	if (f == feat_cq_data)
+		hints->domain_attr->cq_data_size = 8;
+	else
+		hints->caps = f;
+	fi_info *got = nullptr;
+	int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &got);
+	fi_freeinfo(hints);
+	fi_freeinfo(got);
+	return r;
+}
+/* Whether prov offers every feature of f; a listed refusal is checked
+ * against fi_getinfo first (a failure when getinfo now accepts it). */
+inline bool offers(const std::string &prov, uint64_t f)
+{
+	uint64_t no = f & refused(prov);
+	for (uint64_t bit = 1; bit && no; bit <<= 1)
+		if (no & bit) {
+			EXPECT_EQ(getinfo_with(prov, bit), -FI_ENODATA)
+				<< prov << " is listed as refusing 0x" << std::hex << bit
+				<< " but fi_getinfo accepts it: update refused() in prov_fixture.h";
+			no &= ~bit;
+		}
+	return !(f & refused(prov));
+}
+/* In a provider_test: skips the test when the provider refuses f. */
+#define WU_NEEDS(f) \
+	do { \
+		if (!::wu::test::offers(prov(), (f))) \
+			GTEST_SKIP() << prov() << "'s fi_getinfo refuses " #f " (refused() in prov_fixture.h)"; \
+	} while (0)
 
 /* A suite whose parameter is the provider's name. */
 struct provider_test : ::testing::TestWithParam<std::string> {
@@ -111,7 +175,7 @@ struct prov_env {
 		fi_info *hints = fi_allocinfo();
 		hints->fabric_attr->prov_name = strdup(prov.c_str());
 		hints->ep_attr->type = type;
-		hints->caps = caps;
+		hints->caps = caps & ~refused(prov); /* tests that need those say WU_NEEDS */
 		hints->domain_attr->data_progress = progress;
 		hints->domain_attr->control_progress = progress;
 		/* IP providers on 127.0.0.1; the others pick their own names. */

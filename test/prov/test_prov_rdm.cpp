@@ -28,6 +28,21 @@ WU_PROVIDER_SUITE(rdm)
 WU_PROVIDER_SUITE(tagged)
 WU_PROVIDER_SUITE(rma)
 
+/* refused() in prov_fixture.h against fi_getinfo, both ways: each listed
+ * feature is refused, each other one of the suites' is offered. */
+TEST_P(rdm, refusals_match_getinfo)
+{
+	const uint64_t all[] = {FI_MSG,	      FI_TAGGED,      FI_RMA,	  FI_ATOMIC,	FI_MULTI_RECV, FI_SOURCE,
+				FI_DIRECTED_RECV, FI_RMA_EVENT, FI_READ, FI_WRITE, feat_cq_data};
+	for (uint64_t f : all) {
+		int r = getinfo_with(prov(), f);
+		if (refused(prov()) & f)
+			EXPECT_EQ(r, -FI_ENODATA) << prov() << " listed as refusing 0x" << std::hex << f;
+		else
+			EXPECT_EQ(r, 0) << prov() << " refuses 0x" << std::hex << f << " but refused() does not list it";
+	}
+}
+
 TEST_P(rdm, send_recv_both_ways_with_source_address)
 {
 	char out[8] = "ping123", in[8] = {};
@@ -131,6 +146,7 @@ TEST_P(rdm, truncation_is_an_etrunc_error_completion)
 
 TEST_P(rdm, senddata_and_inject_carry_remote_cq_data_without_tx_completions)
 {
+	WU_NEEDS(feat_cq_data);
 	int v = 7, w = 0;
 	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
 	ASSERT_EQ(fi_senddata(a.ep, &v, sizeof v, nullptr, 0xfeed, a_to_b, nullptr), 0);
@@ -179,6 +195,7 @@ TEST_P(rdm, iovecs_and_large_messages_expected_and_unexpected)
 
 TEST_P(rdm, multi_recv_buffer_takes_several_messages)
 {
+	WU_NEEDS(FI_MULTI_RECV);
 	size_t min = 1500;
 	ASSERT_EQ(fi_setopt(&b.ep->fid, FI_OPT_ENDPOINT, FI_OPT_MIN_MULTI_RECV, &min, sizeof min), 0);
 	size_t got = 0, len = sizeof got;

@@ -1,0 +1,691 @@
+/* ucx provider: the RDM endpoint object (one UCP worker, made at
+ * fi_endpoint so fi_getname works at once), its ops (prov/common/ep_ops.h),
+ * peers and their lazily made UCP endpoints, progress (manual, and auto
+ * through the worker's event fd), cancel, names and close. */
+#include "config.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <random>
+
+#include <sys/random.h>
+
+#include <rdma/fi_cm.h>
+#include <ucs/config/global_opts.h>
+
+#include "av/av.h"
+#include "core/info.h"
+#include "core/param.h"
+#include "core/shim.h"
+#include "prov/common/ep_ops.h"
+#include "prov/ucx/ucx_ep.h"
+
+namespace wu::ucx {
+
+ucx_ep *ep_of(fid *f) noexcept
+{
+	if (!f || f->fclass != FI_CLASS_EP)
+		return nullptr;
+	auto *ep = container_of_fid<ucx_ep>(reinterpret_cast<fid_ep *>(f));
+	return ep->magic == ep_magic ? ep : nullptr;
+}
+
+/* ---- ops bookkeeping ---- */
+
+op *new_op(ucx_ep *ep, op_kind k)
+{
+	auto o = std::make_unique<op>();
+	o->ep = ep;
+	o->kind = k;
+	ep->live.insert(o.get());
+	return o.release();
+}
+
+void free_op(op *o) noexcept
+{
+	o->ep->live.erase(o);
+	delete o;
+}
+
+void complete_tx(op *o, int err)
+{
+	ucx_ep *ep = o->ep;
+	if (o->kind == op_kind::SEND || o->kind == op_kind::RMA) {
+		ep->tx_busy--;
+		if (!ep->closing) {
+			prov::op_kind k = o->kind == op_kind::SEND ? prov::OP_SEND
+					  : o->write		   ? prov::OP_WRITE
+								   : prov::OP_READ;
+			ep->b.complete_tx(k, o->tagged, o->context, o->len, o->want_comp, err);
+		}
+	}
+	free_op(o);
+}
+
+/* ---- progress ---- */
+
+void progress_locked(ucx_ep *ep)
+{
+	/* Bounded: a peer streaming at us must not keep one reader forever. */
+	for (int i = 0; i < 256 && ucp_worker_progress(ep->worker); i++) {
+	}
+}
+
+void progress_cb(void *arg) noexcept
+{
+	guard_void("ucx progress", [&] {
+		auto *ep = static_cast<ucx_ep *>(arg);
+		{
+			std::lock_guard g(ep->b.mtx);
+			if (ep->closing)
+				return;
+			progress_locked(ep);
+		}
+		ep->b.flush();
+	});
+}
+
+/* ---- peers ---- */
+
+namespace {
+
+/* A peer failed (UCP_ERR_HANDLING_MODE_PEER): UCP fails the sends and RMA
+ * it holds on that endpoint; what waits for the peer on our side (directed
+ * receives, RMA waiting for an rkey) fails here.  The UCP endpoint goes;
+ * the next send to the fi_addr makes a new one. */
+void peer_err_cb(void *arg, ucp_ep_h uep, ucs_status_t status) noexcept
+{
+	guard_void("ucx peer error", [&] {
+		auto *p = static_cast<peer *>(arg);
+		ucx_ep *ep = p->owner;
+		if (ep->closing)
+			return; /* peers closing with us: nothing waits on them any more */
+		int err = fi_err(status, "ucx: peer failed");
+		WU_WARN(P(), FI_LOG_EP_DATA, "ucx: peer fi_addr %llu (sender id %08x) failed: %s\n",
+			static_cast<unsigned long long>(p->addr), p->id, fi_strerror(-err));
+		p->dead = true;
+		peer_rma_failed(ep, p, err ? -err : FI_EIO);
+		fail_directed(ep, p->id);
+		if (p->ep == uep) {
+			ucp_request_param_t prm{};
+			prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+			prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+			void *r = ucp_ep_close_nbx(uep, &prm);
+			if (UCS_PTR_IS_PTR(r))
+				ep->closes.push_back(r);
+			p->ep = nullptr;
+		}
+	});
+}
+
+/* Repliers (rma.cpp) have no peer: their failure only drops them. */
+void replier_err_cb(void *arg, ucp_ep_h uep, ucs_status_t status) noexcept
+{
+	guard_void("ucx replier error", [&] {
+		auto *ep = static_cast<ucx_ep *>(arg);
+		fi_err(status, "ucx: a peer we answered failed");
+		for (auto it = ep->repliers.begin(); it != ep->repliers.end(); ++it)
+			if (it->second == uep) {
+				ep->repliers.erase(it);
+				break;
+			}
+		ucp_request_param_t prm{};
+		prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+		prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+		void *r = ucp_ep_close_nbx(uep, &prm);
+		if (UCS_PTR_IS_PTR(r))
+			ep->closes.push_back(r);
+	});
+}
+
+} // namespace
+
+ucp_ep_h connect(ucx_ep *ep, const void *worker, peer *p, const char *where, int *err)
+{
+	ucp_ep_params_t prm{};
+	prm.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+	prm.address = static_cast<const ucp_address_t *>(worker);
+	ucp_ep_h uep = nullptr;
+	if (ep->peer_errors) {
+		prm.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | UCP_EP_PARAM_FIELD_ERR_HANDLER;
+		prm.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+		if (p) {
+			prm.err_handler.cb = peer_err_cb;
+			prm.err_handler.arg = p;
+		} else {
+			prm.err_handler.cb = replier_err_cb;
+			prm.err_handler.arg = ep;
+		}
+		/* UCX logs the refusal at ERROR level; the fallback below is
+		 * ours to report (the level is a process global of UCX's). */
+		ucs_log_level_t lvl = ucs_global_opts.log_component.log_level;
+		if (lvl < UCS_LOG_LEVEL_DEBUG)
+			ucs_global_opts.log_component.log_level = UCS_LOG_LEVEL_FATAL;
+		ucs_status_t s = ucp_ep_create(ep->worker, &prm, &uep);
+		if (lvl < UCS_LOG_LEVEL_DEBUG)
+			ucs_global_opts.log_component.log_level = lvl;
+		if (s == UCS_OK)
+			return uep;
+		/* UCX 1.13's shared-memory transports (posix, sysv, self) have no
+		 * peer failure handler: such a peer is reached without one. */
+		if (!ep->told_no_peer_errors) {
+			ep->told_no_peer_errors = true;
+			WU_INFO(P(), FI_LOG_EP_CTRL,
+				"%s: the UCX transports to a peer cannot report its failure (UCX_TLS); reaching it "
+				"without peer failure handling\n",
+				where);
+		}
+		prm.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
+	}
+	ucs_status_t s = ucp_ep_create(ep->worker, &prm, &uep);
+	if (s != UCS_OK) {
+		*err = fi_err(s, where);
+		return nullptr;
+	}
+	return uep;
+}
+
+peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err)
+{
+	auto it = ep->peers.find(a);
+	peer *p = it == ep->peers.end() ? nullptr : it->second.get();
+	if (p && p->ep)
+		return p;
+	unsigned char buf[addr_max];
+	size_t n = ep->b.av ? av::addr_of(ep->b.av, a, buf, sizeof buf) : 0;
+	if (n == 0 || n > sizeof buf || addr_check(buf, n) < 0) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: fi_addr %llu names no ucx address in the endpoint's AV\n", where,
+			static_cast<unsigned long long>(a));
+		*err = -FI_EINVAL;
+		return nullptr;
+	}
+	if (!p) {
+		auto np = std::make_unique<peer>();
+		np->owner = ep;
+		np->addr = a;
+		p = np.get();
+		ep->peers.emplace(a, std::move(np));
+	}
+	size_t wlen;
+	const void *w = addr_worker(buf, &wlen);
+	p->id = addr_id(buf);
+	p->dead = false;
+	/* Lazily, on first use: inserting thousands of addresses costs no
+	 * connection until one is sent to. */
+	p->ep = connect(ep, w, p, where, err);
+	return p->ep ? p : nullptr;
+}
+
+fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
+{
+	if (!ep->b.av || !id)
+		return FI_ADDR_NOTAVAIL;
+	fi_addr_t a = av::reverse_part(ep->b.av, 0, &id, sizeof id);
+	return a == FI_ADDR_NOTAVAIL ? a : av::source_id(ep->b.av, a);
+}
+
+namespace {
+
+struct ucx_traits {
+	using ep_type = ucx_ep;
+	static ucx_ep *lookup(fid_ep *e) noexcept { return ep_of(e); }
+	static uint64_t tx_flags(ucx_ep *ep) { return ep->b.info->tx_attr->op_flags; }
+	static uint64_t rx_flags(ucx_ep *ep) { return ep->b.info->rx_attr->op_flags; }
+	static ssize_t send(ucx_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
+	static ssize_t recv(ucx_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
+	static ssize_t rma(ucx_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
+	static ssize_t atomic(ucx_ep *, const prov::atomic_xfer &x)
+	{
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider offers no atomics (fi_getinfo refuses FI_ATOMIC)\n",
+			x.where);
+		return -FI_EOPNOTSUPP;
+	}
+	static int atomic_valid(ucx_ep *, const char *where, wu::atomic::kind, fi_datatype, fi_op, size_t *)
+	{
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider offers no atomics\n", where);
+		return -FI_EOPNOTSUPP;
+	}
+};
+
+using ucx_ops = prov::ep_ops<ucx_traits>;
+
+/* ---- auto progress: the worker's event fd on the cm engine ---- */
+
+/* Progress, then arm the worker; UCS_ERR_BUSY means events came in while
+ * we progressed: progress again.  A worker that keeps being busy is
+ * visited again on the timer. */
+void auto_event(void *arg, bool) noexcept
+{
+	auto *ep = static_cast<ucx_ep *>(arg);
+	guard("ucx auto progress", [&]() -> int {
+		{
+			std::lock_guard g(ep->b.mtx);
+			if (ep->closing)
+				return 0;
+			int rounds = 0;
+			for (;;) {
+				progress_locked(ep);
+				ucs_status_t s = ucp_worker_arm(ep->worker);
+				if (s != UCS_ERR_BUSY || ++rounds >= 64)
+					break;
+			}
+			ep->autop.arm_in(rounds >= 64 ? 1 : 0);
+		}
+		ep->b.flush();
+		return 0;
+	});
+}
+
+/* Under b.mtx, enabled: true when finish_auto must follow, without it. */
+bool start_auto_locked(ucx_ep *ep)
+{
+	if (ep->efd < 0)
+		return false;
+	return ep->autop.begin(auto_event, ep);
+}
+
+void finish_auto(ucx_ep *ep)
+{
+	ep->autop.finish(ep->efd);
+}
+
+int block_cb(void *arg) noexcept
+{
+	return guard("fi_trywait", [&]() -> int {
+		auto *ep = static_cast<ucx_ep *>(arg);
+		bool fin = false;
+		{
+			/* A try-lock: a thread binding this endpoint holds its lock
+			 * while it waits for the CQ's progress list our caller holds. */
+			std::unique_lock g(ep->b.mtx, std::try_to_lock);
+			if (!g.owns_lock())
+				return -FI_EAGAIN;
+			if (ep->efd < 0)
+				return -FI_EAGAIN;
+			ep->want_auto = true;
+			if (ep->b.enabled)
+				fin = start_auto_locked(ep);
+		}
+		if (fin)
+			finish_auto(ep);
+		return 0;
+	});
+}
+
+/* ---- fid ops ---- */
+
+void av_removed(void *arg, fi_addr_t a) noexcept
+{
+	guard_void("ucx av remove", [&] {
+		auto *ep = static_cast<ucx_ep *>(arg);
+		std::lock_guard g(ep->b.mtx);
+		auto it = ep->peers.find(a);
+		if (it == ep->peers.end())
+			return;
+		peer *p = it->second.get();
+		peer_rma_failed(ep, p, FI_ECANCELED);
+		if (p->ep) {
+			ucp_request_param_t prm{};
+			void *r = ucp_ep_close_nbx(p->ep, &prm);
+			if (UCS_PTR_IS_PTR(r))
+				ep->closes.push_back(r);
+			p->ep = nullptr;
+		}
+		/* Ops waiting on it hold no pointer to it once its rkeys failed. */
+		ep->peers.erase(it);
+	});
+}
+
+/* Runs the worker until the close requests are done or time is up. */
+void drain_closing(ucx_ep *ep, std::chrono::milliseconds limit)
+{
+	auto until = std::chrono::steady_clock::now() + limit;
+	while (!ep->closes.empty()) {
+		ucp_worker_progress(ep->worker);
+		for (auto it = ep->closes.begin(); it != ep->closes.end();) {
+			if (ucp_request_check_status(*it) != UCS_INPROGRESS) {
+				ucp_request_free(*it);
+				it = ep->closes.erase(it);
+			} else {
+				++it;
+			}
+		}
+		if (std::chrono::steady_clock::now() > until)
+			break;
+	}
+}
+
+void close_worker(ucx_ep *ep)
+{
+	ep->closing = true;
+	if (!ep->worker)
+		return;
+	/* Receives and RMA still held: canceled (their callbacks free them). */
+	for (op *o : std::vector<op *>(ep->live.begin(), ep->live.end()))
+		if (o->req && o->kind != op_kind::SEND && o->kind != op_kind::CTRL_TX)
+			ucp_request_cancel(ep->worker, o->req);
+	progress_locked(ep);
+	free_rma(ep);
+	/* Flush what was sent (injected sends count as done for the
+	 * application), then force what a silent peer still holds. */
+	ucp_request_param_t prm{};
+	for (auto &[a, p] : ep->peers)
+		if (p->ep) {
+			void *r = ucp_ep_close_nbx(p->ep, &prm);
+			if (UCS_PTR_IS_PTR(r))
+				ep->closes.push_back(r);
+			p->ep = nullptr;
+		}
+	for (auto &[id, uep] : ep->repliers) {
+		void *r = ucp_ep_close_nbx(uep, &prm);
+		if (UCS_PTR_IS_PTR(r))
+			ep->closes.push_back(r);
+	}
+	ep->repliers.clear();
+	drain_closing(ep, std::chrono::milliseconds(2000));
+	for (void *r : ep->closes) {
+		ucp_request_cancel(ep->worker, r);
+		ucp_request_free(r);
+	}
+	ep->closes.clear();
+	/* Requests UCP still holds are released with the worker. */
+	for (op *o : std::vector<op *>(ep->live.begin(), ep->live.end())) {
+		if (o->req)
+			ucp_request_free(o->req);
+		free_op(o);
+	}
+	ep->ctrl = nullptr;
+	ep->peers.clear();
+	ucp_worker_destroy(ep->worker);
+	ep->worker = nullptr;
+}
+
+int ep_close(fid *f) noexcept
+{
+	return guard("fi_close(ep)", [&]() -> int {
+		ucx_ep *ep = ep_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		/* No auto progress runs or will run once this returns. */
+		ep->autop.stop(ep->efd);
+		ep->b.unbind_all();
+		{
+			std::lock_guard g(ep->b.mtx);
+			close_worker(ep);
+		}
+		info_free(ep->b.info);
+		ep->b.dom->children.put();
+		ep->magic = 0;
+		delete ep;
+		return 0;
+	});
+}
+
+int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
+{
+	return guard("fi_ep_bind", [&]() -> int {
+		ucx_ep *ep = ep_of(f);
+		if (!ep || !bfid)
+			return -FI_EINVAL;
+		return ep->b.bind(bfid, flags);
+	});
+}
+
+int enable(ucx_ep *ep, bool *fin)
+{
+	std::lock_guard g(ep->b.mtx);
+	if (ep->b.enabled)
+		return 0;
+	if (!ep->b.av) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_enable: bind an address vector to the RDM endpoint first (fi_ep_bind)\n");
+		return -FI_ENOAV;
+	}
+	if (int r = ep->b.enable_locked(); r < 0)
+		return r;
+	if (int r = post_ctrl(ep)) {
+		ep->b.enabled = false;
+		return r;
+	}
+	if (ep->want_auto || ep->b.dom->info->domain_attr->data_progress == FI_PROGRESS_AUTO)
+		*fin = start_auto_locked(ep);
+	return 0;
+}
+
+int ep_control(fid *f, int command, void *arg) noexcept
+{
+	return guard("fi_control(ep)", [&]() -> int {
+		ucx_ep *ep = ep_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		switch (command) {
+		case FI_ENABLE: {
+			bool fin = false;
+			if (int r = enable(ep, &fin))
+				return r;
+			if (fin)
+				finish_auto(ep);
+			ep->b.enabled_unlocked(); /* fi_av_remove notices */
+			return 0;
+		}
+		case FI_GETOPSFLAG:
+		case FI_SETOPSFLAG:
+			return ep->b.ops_flag(command, static_cast<uint64_t *>(arg));
+		default:
+			WU_INFO(P(), FI_LOG_EP_CTRL, "fi_control(ep): command %d is not supported\n", command);
+			return -FI_ENOSYS;
+		}
+	});
+}
+
+ssize_t ep_cancel(fid *f, void *context) noexcept
+{
+	return guard("fi_cancel", [&]() -> ssize_t {
+		ucx_ep *ep = ep_of(f);
+		if (!ep)
+			return -FI_EINVAL;
+		int r;
+		{
+			std::lock_guard g(ep->b.mtx);
+			r = cancel_locked(ep, context);
+		}
+		ep->b.flush();
+		return r;
+	});
+}
+
+int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
+{
+	return guard("fi_getopt", [&]() -> int {
+		ucx_ep *ep = ep_of(f);
+		if (!ep || !val || !len)
+			return -FI_EINVAL;
+		(void)level;
+		(void)name;
+		return -FI_ENOPROTOOPT; /* no FI_MULTI_RECV, so no FI_OPT_MIN_MULTI_RECV */
+	});
+}
+
+int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
+{
+	return guard("fi_setopt", [&]() -> int {
+		ucx_ep *ep = ep_of(f);
+		if (!ep || !val)
+			return -FI_EINVAL;
+		if (level != FI_OPT_ENDPOINT || name == FI_OPT_MIN_MULTI_RECV)
+			return -FI_ENOPROTOOPT;
+		size_t unused = 0;
+		return ep->b.setopt(&unused, name, val, len);
+	});
+}
+
+template <class F>
+ssize_t ep_call(fid_ep *e, const char *where, F &&fn) noexcept
+{
+	return guard(where, [&]() -> ssize_t {
+		ucx_ep *ep = ep_of(e);
+		return ep ? fn(ep) : -FI_EINVAL;
+	});
+}
+
+ssize_t ep_rx_left(fid_ep *e) noexcept
+{
+	return ep_call(e, "fi_rx_size_left", [&](ucx_ep *ep) -> ssize_t {
+		std::lock_guard g(ep->b.mtx);
+		return ssize_t(ep->b.info->rx_attr->size - std::min(ep->rx_busy, ep->b.info->rx_attr->size));
+	});
+}
+
+ssize_t ep_tx_left(fid_ep *e) noexcept
+{
+	return ep_call(e, "fi_tx_size_left", [&](ucx_ep *ep) -> ssize_t {
+		std::lock_guard g(ep->b.mtx);
+		return ssize_t(ep->b.info->tx_attr->size - std::min(ep->tx_busy, ep->b.info->tx_attr->size));
+	});
+}
+
+int ep_getname(fid *f, void *addr, size_t *addrlen) noexcept
+{
+	return guard("fi_getname", [&]() -> int {
+		ucx_ep *ep = ep_of(f);
+		if (!ep || !addrlen)
+			return -FI_EINVAL;
+		std::lock_guard g(ep->b.mtx);
+		size_t need = ep->name.size();
+		size_t have = *addrlen;
+		*addrlen = need;
+		if (!addr || have < need)
+			return -FI_ETOOSMALL;
+		memcpy(addr, ep->name.data(), need);
+		return 0;
+	});
+}
+
+int ep_setname(fid *f, void *, size_t) noexcept
+{
+	return guard("fi_setname", [&]() -> int {
+		if (!ep_of(f))
+			return -FI_EINVAL;
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_setname: a ucx endpoint's address is its UCP worker's; it cannot be set\n");
+		return -FI_EOPNOTSUPP;
+	});
+}
+
+fi_ops ep_fi_ops = {
+	sizeof(fi_ops), ep_close, ep_bind, ep_control, WU_NOSYS(fi_ops, ops_open), WU_NOSYS(fi_ops, tostr),
+	WU_NOSYS(fi_ops, ops_set),
+};
+
+fi_ops_ep ep_ops = {
+	sizeof(fi_ops_ep), ep_cancel, ep_getopt, ep_setopt, WU_NOSYS(fi_ops_ep, tx_ctx),
+	WU_NOSYS(fi_ops_ep, rx_ctx), ep_rx_left, ep_tx_left,
+};
+
+fi_ops_cm ep_cm_ops = {
+	sizeof(fi_ops_cm),
+	ep_setname,
+	ep_getname,
+	WU_NOSYS(fi_ops_cm, getpeer),
+	WU_NOSYS(fi_ops_cm, connect),
+	WU_NOSYS(fi_ops_cm, listen),
+	WU_NOSYS(fi_ops_cm, accept),
+	WU_NOSYS(fi_ops_cm, reject),
+	WU_NOSYS(fi_ops_cm, shutdown),
+	WU_NOSYS(fi_ops_cm, join),
+};
+
+/* A sender id: random, so that endpoints of many processes rarely share
+ * one (a receiver with two AV entries of one id reports the first for
+ * FI_SOURCE, and logs it at insert: av's reverse index). */
+uint32_t new_id()
+{
+	uint32_t v = 0;
+	if (getrandom(&v, sizeof v, 0) != ssize_t(sizeof v))
+		v = uint32_t(std::random_device{}());
+	v &= id_max;
+	return v ? v : 1;
+}
+
+/* The worker and its address, at fi_endpoint. */
+int make_worker(ucx_ep *ep)
+{
+	ucp_worker_params_t wp{};
+	wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE | UCP_WORKER_PARAM_FIELD_EVENTS;
+	wp.thread_mode = UCS_THREAD_MODE_SINGLE; /* every call under the endpoint's lock */
+	wp.events = UCP_WAKEUP_TAG_SEND | UCP_WAKEUP_TAG_RECV | UCP_WAKEUP_RMA | UCP_WAKEUP_TX | UCP_WAKEUP_RX;
+	if (int r = fi_err(ucp_worker_create(ep->dom->ctx, &wp, &ep->worker), "fi_endpoint: ucp_worker_create"))
+		return r;
+	ucp_address_t *wa = nullptr;
+	size_t wlen = 0;
+	if (int r = fi_err(ucp_worker_get_address(ep->worker, &wa, &wlen), "fi_endpoint: ucp_worker_get_address"))
+		return r;
+	ep->id = new_id();
+	ep->name.resize(addr_hdr + wlen);
+	size_t n = addr_build(ep->id, wa, wlen, ep->name.data(), ep->name.size());
+	ucp_worker_release_address(ep->worker, wa);
+	if (!n) {
+		WU_WARN(P(), FI_LOG_EP_CTRL,
+			"fi_endpoint: the UCP worker's address is %zu bytes, more than the %zu a ucx address holds "
+			"(set UCX_TLS to fewer transports, or UCX_NET_DEVICES to fewer devices)\n",
+			wlen, worker_max);
+		return -FI_ENOSPC;
+	}
+	int fd = -1;
+	if (ucp_worker_get_efd(ep->worker, &fd) == UCS_OK)
+		ep->efd = fd;
+	else
+		WU_INFO(P(), FI_LOG_EP_CTRL, "fi_endpoint: the UCP worker has no event fd: no auto progress\n");
+	return 0;
+}
+
+} // namespace
+
+int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noexcept
+{
+	return guard("fi_endpoint", [&]() -> int {
+		prov::domain *dom = prov::check_ep_open(P(), "ucx", domain, info, out, prov::ep_type_bit(FI_EP_RDM));
+		if (!dom)
+			return -FI_EINVAL;
+		ucx_domain *ud = ucx_domain_of(dom);
+		if (!ud) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: the domain is not a ucx domain\n");
+			return -FI_EINVAL;
+		}
+		auto ep = std::make_unique<ucx_ep>();
+		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, &ep_ops, &ep_cm_ops, ucx_ops::msg_ops(),
+							     ucx_ops::rma_ops(), ucx_ops::tagged_ops(), ucx_ops::atomic_ops()});
+		ep->dom = ud;
+		fi_info *mine = info_dup(info);
+		if (!mine)
+			return -FI_ENOMEM;
+		ep->b.init(&ep->ep.fid, P(), dom, mine, progress_fn{progress_cb, ep.get(), block_cb});
+		ep->b.info->handle = nullptr;
+		fi_tx_attr &tx = *ep->b.info->tx_attr;
+		fi_rx_attr &rx = *ep->b.info->rx_attr;
+		if (!tx.size)
+			tx.size = 1024;
+		if (!rx.size)
+			rx.size = 1024;
+		if (!tx.iov_limit || tx.iov_limit > max_iov)
+			tx.iov_limit = max_iov;
+		if (!rx.iov_limit || rx.iov_limit > max_iov)
+			rx.iov_limit = max_iov;
+		if (tx.inject_size == 0 || tx.inject_size > 4096)
+			tx.inject_size = 4096;
+		ep->directed = ep->b.info->caps & FI_DIRECTED_RECV;
+		ep->peer_errors = param::get_bool(P(), "peer_errors").value;
+		ep->b.av_removed = av_removed;
+		ep->b.av_arg = ep.get();
+		if (int r = make_worker(ep.get())) {
+			if (ep->worker)
+				ucp_worker_destroy(ep->worker);
+			info_free(ep->b.info);
+			return r;
+		}
+		dom->children.get();
+		*out = &ep.release()->ep;
+		return 0;
+	});
+}
+
+} // namespace wu::ucx

@@ -1,0 +1,382 @@
+/* ucx provider: fi_msg and fi_tagged over UCP tag matching (the tag layout
+ * is in ucx_addr.h), FI_PEEK / FI_CLAIM / FI_DISCARD through
+ * ucp_tag_probe_nb and ucp_tag_msg_recv_nbx, and cancel. */
+#include "config.h"
+
+#include <cstring>
+
+#include "av/av.h"
+#include "prov/ucx/ucx_ep.h"
+
+namespace wu::ucx {
+namespace {
+
+size_t iov_total(const prov::msg_xfer &x)
+{
+	size_t t = 0;
+	for (size_t i = 0; i < x.count; i++)
+		t += x.iov[i].iov_len;
+	return t;
+}
+
+/* Argument checks every send and receive shares; 0 or a negative errno. */
+int check_common(ucx_ep *ep, const prov::msg_xfer &x, size_t limit)
+{
+	if (!ep->b.enabled) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint is not enabled (fi_enable)\n", x.where);
+		return -FI_EOPBADSTATE;
+	}
+	if (x.count > limit || (x.count && !x.iov)) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: %zu buffers (iov %s); this endpoint takes at most %zu\n", x.where,
+			x.count, x.iov ? "given" : "NULL", limit);
+		return -FI_EINVAL;
+	}
+	for (size_t i = 0; i < x.count; i++)
+		if (!x.iov[i].iov_base && x.iov[i].iov_len) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: buffer %zu is NULL with length %zu\n", x.where, i,
+				x.iov[i].iov_len);
+			return -FI_EINVAL;
+		}
+	if (x.tagged && (x.tag & ~user_mask)) {
+		WU_WARN(P(), FI_LOG_EP_DATA,
+			"%s: tag 0x%llx does not fit the ucx provider's 32 tag bits (ep_attr->mem_tag_format 0x%llx)\n",
+			x.where, static_cast<unsigned long long>(x.tag), static_cast<unsigned long long>(user_mask));
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
+/* The UCP buffer arguments of an op's iov: one contiguous buffer, or the
+ * iov datatype over o->iov. */
+void set_buffers(op *o, const prov::msg_xfer &x, ucp_request_param_t &prm, void **buf, size_t *count)
+{
+	if (x.count <= 1) {
+		*buf = x.count ? x.iov[0].iov_base : nullptr;
+		*count = x.count ? x.iov[0].iov_len : 0;
+		return;
+	}
+	for (size_t i = 0; i < x.count; i++)
+		o->iov[i] = {x.iov[i].iov_base, x.iov[i].iov_len};
+	o->iov_cnt = x.count;
+	prm.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+	prm.datatype = ucp_dt_make_iov();
+	*buf = o->iov;
+	*count = x.count;
+}
+
+void send_cb(void *req, ucs_status_t s, void *user) noexcept
+{
+	guard_void("ucx send completion", [&] {
+		auto *o = static_cast<op *>(user);
+		o->req = nullptr;
+		complete_tx(o, s == UCS_OK ? 0 : -fi_err(s, "ucx send"));
+		ucp_request_free(req);
+	});
+}
+
+/* A receive finished (status s, o->info filled): its completion, then o goes. */
+void finish_recv(op *o, ucs_status_t s)
+{
+	ucx_ep *ep = o->ep;
+	ep->rx_busy--;
+	if (ep->closing || o->kind != op_kind::RECV) {
+		free_op(o);
+		return;
+	}
+	cq::completion c;
+	c.op_context = o->context;
+	c.flags = prov::comp_flags(prov::OP_RECV, o->tagged);
+	c.buf = o->iov_cnt ? o->iov[0].buffer : nullptr;
+	c.tag = o->tagged ? (o->info.sender_tag & user_mask) : 0;
+	if (ep->b.info->caps & FI_SOURCE)
+		c.src_addr = source_of(ep, tag_id(o->info.sender_tag));
+	fid_cntr *cn = ep->b.cntr_for(prov::OP_RECV);
+	if (s == UCS_OK) {
+		c.len = o->copy.empty() ? o->info.length : 0; /* a discarded message delivers nothing */
+		ep->b.push(ep->b.rx_wants(o->flags) ? ep->b.rx_cq : nullptr, cn, c);
+	} else if (s == UCS_ERR_MESSAGE_TRUNCATED) {
+		fi_err(s, "ucx receive");
+		c.len = o->len;
+		size_t olen = o->info.length > o->len ? o->info.length - o->len : 0;
+		ep->b.push(ep->b.rx_cq, cn, c, FI_ETRUNC, olen);
+	} else if (s == UCS_ERR_CANCELED) {
+		c.len = 0;
+		c.src_addr = FI_ADDR_NOTAVAIL;
+		c.tag = 0;
+		ep->b.push(ep->b.rx_cq, cn, c, o->fail ? o->fail : FI_ECANCELED);
+	} else {
+		c.len = 0;
+		ep->b.push(ep->b.rx_cq, cn, c, -fi_err(s, "ucx receive"));
+	}
+	free_op(o);
+}
+
+void recv_cb(void *req, ucs_status_t s, const ucp_tag_recv_info_t *info, void *user) noexcept
+{
+	guard_void("ucx receive completion", [&] {
+		auto *o = static_cast<op *>(user);
+		o->req = nullptr;
+		if (info)
+			o->info = *info;
+		finish_recv(o, s);
+		ucp_request_free(req);
+	});
+}
+
+/* What ucp_tag_*_nbx returned for o: done now, failed now, or in flight. */
+ssize_t started(op *o, ucs_status_ptr_t r, const char *where, bool recv)
+{
+	if (r == nullptr) {
+		if (recv)
+			finish_recv(o, UCS_OK);
+		else
+			complete_tx(o, 0);
+		return 0;
+	}
+	if (UCS_PTR_IS_ERR(r)) {
+		int e = fi_err(UCS_PTR_STATUS(r), where);
+		if (recv)
+			o->ep->rx_busy--;
+		else
+			o->ep->tx_busy--;
+		free_op(o);
+		return e ? e : -FI_EIO;
+	}
+	o->req = r;
+	return 0;
+}
+
+/* FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)). */
+ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t mask)
+{
+	const bool peek = x.flags & FI_PEEK, claim = x.flags & FI_CLAIM, discard = x.flags & FI_DISCARD;
+	cq::completion c;
+	c.op_context = x.context;
+	c.flags = prov::comp_flags(prov::OP_RECV, true);
+	fid_cntr *cn = ep->b.cntr_for(prov::OP_RECV);
+	ucp_tag_message_h msg = nullptr;
+	ucp_tag_recv_info_t info{};
+	if (peek) {
+		progress_locked(ep);
+		msg = ucp_tag_probe_nb(ep->worker, tag, mask, claim || discard, &info);
+		if (!msg) {
+			ep->b.push(ep->b.rx_cq, nullptr, c, FI_ENOMSG);
+			return 0;
+		}
+		c.len = info.length;
+		c.tag = info.sender_tag & user_mask;
+		if (ep->b.info->caps & FI_SOURCE)
+			c.src_addr = source_of(ep, tag_id(info.sender_tag));
+		if (claim) {
+			ep->claimed[x.context] = {msg, info};
+			ep->b.push(ep->b.rx_cq, nullptr, c);
+			return 0;
+		}
+		if (!discard) {
+			ep->b.push(ep->b.rx_cq, nullptr, c);
+			return 0;
+		}
+	} else {
+		auto it = ep->claimed.find(x.context);
+		if (it == ep->claimed.end()) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_CLAIM with a context no FI_PEEK | FI_CLAIM returned\n",
+				x.where);
+			return -FI_EINVAL;
+		}
+		msg = it->second.first;
+		info = it->second.second;
+		ep->claimed.erase(it);
+	}
+	/* Take the message: into the buffers, or (discard) into a scratch copy. */
+	op *o = new_op(ep, op_kind::RECV);
+	o->context = x.context;
+	o->flags = x.flags;
+	o->tagged = true;
+	ep->rx_busy++;
+	ucp_request_param_t prm{};
+	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+	prm.cb.recv = recv_cb;
+	prm.user_data = o;
+	prm.recv_info.tag_info = &o->info;
+	void *buf;
+	size_t count;
+	if (discard) {
+		o->copy.resize(info.length ? info.length : 1);
+		buf = o->copy.data();
+		count = info.length;
+		if (peek) /* the peek's completion was the one; the message just goes */
+			o->kind = op_kind::CTRL_RX;
+		if (peek)
+			ep->b.push(ep->b.rx_cq, nullptr, c);
+	} else {
+		o->len = iov_total(x);
+		set_buffers(o, x, prm, &buf, &count);
+		if (x.count == 1)
+			o->iov[0] = {x.iov[0].iov_base, x.iov[0].iov_len}, o->iov_cnt = 1;
+	}
+	(void)cn;
+	return started(o, ucp_tag_msg_recv_nbx(ep->worker, buf, count, msg, &prm), x.where, true);
+}
+
+} // namespace
+
+ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
+{
+	ssize_t ret;
+	{
+		std::lock_guard g(ep->b.mtx);
+		ret = [&]() -> ssize_t {
+			if (int r = check_common(ep, x, ep->b.info->tx_attr->iov_limit))
+				return r;
+			if (x.flags & FI_REMOTE_CQ_DATA) {
+				WU_WARN(P(), FI_LOG_EP_DATA,
+					"%s: the ucx provider carries no remote CQ data (domain_attr->cq_data_size is 0)\n",
+					x.where);
+				return -FI_EINVAL;
+			}
+			const bool inject = x.inject_api || (x.flags & FI_INJECT);
+			size_t len = iov_total(x);
+			if (inject && len > ep->b.info->tx_attr->inject_size) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: %zu bytes to inject; inject_size is %zu\n", x.where, len,
+					ep->b.info->tx_attr->inject_size);
+				return -FI_EINVAL;
+			}
+			if (ep->tx_busy >= ep->b.info->tx_attr->size) {
+				progress_locked(ep);
+				if (ep->tx_busy >= ep->b.info->tx_attr->size)
+					return -FI_EAGAIN;
+			}
+			int err = 0;
+			peer *p = peer_for(ep, x.addr, x.where, &err);
+			if (!p)
+				return err;
+			op *o = new_op(ep, op_kind::SEND);
+			o->context = x.context;
+			o->flags = x.flags;
+			o->tagged = x.tagged;
+			o->len = len;
+			o->want_comp = !x.inject_api && ep->b.tx_wants(x.flags);
+			ep->tx_busy++;
+			ucp_request_param_t prm{};
+			prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+			prm.cb.send = send_cb;
+			prm.user_data = o;
+			void *buf;
+			size_t count;
+			if (inject) {
+				/* The caller's buffer is free on return: ours is sent. */
+				o->copy.resize(len);
+				size_t off = 0;
+				for (size_t i = 0; i < x.count; i++) {
+					if (x.iov[i].iov_len)
+						memcpy(o->copy.data() + off, x.iov[i].iov_base, x.iov[i].iov_len);
+					off += x.iov[i].iov_len;
+				}
+				buf = o->copy.data();
+				count = len;
+			} else {
+				set_buffers(o, x, prm, &buf, &count);
+			}
+			uint64_t tag = x.tagged ? make_tag(false, ep->id, x.tag) : make_tag(true, ep->id, kind_msg);
+			ucs_status_ptr_t r = (x.flags & FI_DELIVERY_COMPLETE)
+						     ? ucp_tag_send_sync_nbx(p->ep, buf, count, tag, &prm)
+						     : ucp_tag_send_nbx(p->ep, buf, count, tag, &prm);
+			return started(o, r, x.where, false);
+		}();
+	}
+	ep->b.flush();
+	return ret;
+}
+
+ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
+{
+	ssize_t ret;
+	{
+		std::lock_guard g(ep->b.mtx);
+		ret = [&]() -> ssize_t {
+			const bool pc = x.tagged && (x.flags & (FI_PEEK | FI_CLAIM));
+			if (!pc || (x.flags & FI_CLAIM && !(x.flags & FI_PEEK) && !(x.flags & FI_DISCARD)))
+				if (int r = check_common(ep, x, ep->b.info->rx_attr->iov_limit))
+					return r;
+			if (pc && !ep->b.enabled)
+				return -FI_EOPBADSTATE;
+			if (x.tagged && (x.tag & ~user_mask)) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: tag 0x%llx does not fit the ucx provider's 32 tag bits\n",
+					x.where, static_cast<unsigned long long>(x.tag));
+				return -FI_EINVAL;
+			}
+			uint64_t tag, mask;
+			if (x.tagged) {
+				tag = x.tag & ~x.ignore & user_mask;
+				mask = tag_reserved | (~x.ignore & user_mask);
+			} else {
+				tag = make_tag(true, 0, kind_msg);
+				mask = tag_reserved | user_mask;
+			}
+			uint32_t src = 0;
+			if (ep->directed && x.addr != FI_ADDR_UNSPEC) {
+				if (!ep->b.av || !av::addr_of_part(ep->b.av, x.addr, 0, &src, sizeof src) || !src) {
+					WU_WARN(P(), FI_LOG_EP_DATA, "%s: source fi_addr %llu is not in the endpoint's AV\n",
+						x.where, static_cast<unsigned long long>(x.addr));
+					return -FI_EINVAL;
+				}
+				tag |= uint64_t(src) << id_shift;
+				mask |= id_mask;
+			}
+			if (pc)
+				return peek_claim(ep, x, tag, mask);
+			if (ep->rx_busy >= ep->b.info->rx_attr->size)
+				return -FI_EAGAIN;
+			op *o = new_op(ep, op_kind::RECV);
+			o->context = x.context;
+			o->flags = x.flags;
+			o->tagged = x.tagged;
+			o->src_id = src;
+			o->len = iov_total(x);
+			ep->rx_busy++;
+			ucp_request_param_t prm{};
+			prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+					   UCP_OP_ATTR_FIELD_RECV_INFO;
+			prm.cb.recv = recv_cb;
+			prm.user_data = o;
+			prm.recv_info.tag_info = &o->info;
+			void *buf;
+			size_t count;
+			set_buffers(o, x, prm, &buf, &count);
+			if (x.count == 1) {
+				o->iov[0] = {x.iov[0].iov_base, x.iov[0].iov_len};
+				o->iov_cnt = 1;
+			}
+			return started(o, ucp_tag_recv_nbx(ep->worker, buf, count, tag, mask, &prm), x.where, true);
+		}();
+	}
+	ep->b.flush();
+	return ret;
+}
+
+int cancel_locked(ucx_ep *ep, void *context)
+{
+	for (op *o : ep->live)
+		if (o->kind == op_kind::RECV && o->context == context && o->req) {
+			/* Its callback completes it with UCS_ERR_CANCELED, maybe now. */
+			ucp_request_cancel(ep->worker, o->req);
+			return 0;
+		}
+	if (ep->claimed.erase(context))
+		return 0;
+	return -FI_ENOENT;
+}
+
+void fail_directed(ucx_ep *ep, uint32_t id)
+{
+	std::vector<op *> v;
+	for (op *o : ep->live)
+		if (o->kind == op_kind::RECV && o->src_id == id && o->req)
+			v.push_back(o);
+	for (op *o : v) {
+		o->fail = FI_EIO;
+		ucp_request_cancel(ep->worker, o->req);
+	}
+}
+
+} // namespace wu::ucx

@@ -1,0 +1,190 @@
+/* ucx provider internals: the domain (one UCP context, the registered
+ * regions), the RDM endpoint (one UCP worker), and what runs under its lock.
+ *
+ * Every UCP call on a worker runs under the endpoint's lock (the worker is
+ * UCS_THREAD_MODE_SINGLE), so UCP's callbacks, which run inside
+ * ucp_worker_progress, ucp_request_cancel or an initiation, find the lock
+ * held and only push completions (ep_base::push); they are posted once the
+ * lock is released (ep_base::flush).
+ *
+ * Files: ucx_prov.cpp (descriptor, getinfo, fabric, domain, AV), ep.cpp
+ * (the endpoint object, progress, auto progress), msg.cpp (msg and tagged,
+ * peek/claim, cancel), rma.cpp (regions, rkeys, read and write),
+ * status.cpp (ucs_status_t to fabric errno), ucx_addr.cpp (addresses). */
+#ifndef WU_PROV_UCX_UCX_EP_H
+#define WU_PROV_UCX_UCX_EP_H
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <ucp/api/ucp.h>
+
+#include <rdma/fi_endpoint.h>
+
+#include "core/log.h"
+#include "prov/common/ep_base.h"
+#include "prov/common/progress.h"
+#include "prov/common/xfer.h"
+#include "prov/ucx/ucx.h"
+#include "prov/ucx/ucx_addr.h"
+
+namespace wu::ucx {
+
+inline fi_provider *P() { return prov_desc(); }
+
+/* ucs_status_t to a negative fabric errno (0 for UCS_OK), with a log line
+ * naming the UCX status; the only place that mapping lives (status.cpp). */
+int fi_err(ucs_status_t s, const char *where) noexcept;
+
+inline constexpr size_t max_iov = 8;
+
+/* A registered region (rma.cpp): what a peer's rkey request is answered from. */
+struct region {
+	ucp_mem_h memh = nullptr;
+	std::vector<char> rkey; /* packed */
+	uint64_t base = 0;	/* remote address of byte 0 (FI_MR_VIRT_ADDR: its address) */
+	uint64_t addr = 0;	/* its address here */
+	size_t len = 0;
+	uint64_t access = 0;
+};
+
+inline constexpr uint32_t domain_magic = 0x57554358; /* "WUCX" */
+
+struct ucx_domain {
+	prov::domain d; /* first: the fid */
+	uint32_t magic = domain_magic;
+	ucp_context_h ctx = nullptr;
+	std::mutex mr_lock;
+	std::unordered_map<uint64_t, region> regions; /* by fi_mr_key */
+};
+ucx_domain *ucx_domain_of(prov::domain *d) noexcept;
+
+struct ucx_ep;
+
+/* One peer this endpoint sent to (by fi_addr): its UCP endpoint, made on
+ * first use. */
+struct peer {
+	ucx_ep *owner = nullptr;
+	fi_addr_t addr = FI_ADDR_NOTAVAIL;
+	ucp_ep_h ep = nullptr;
+	uint32_t id = 0;
+	bool dead = false;
+	/* Remote regions (rma.cpp), by key: rkey unpacked on this ep. */
+	struct rkey_ent {
+		ucp_rkey_h rkey = nullptr;
+		uint64_t base = 0; /* the target's region, as its answer says */
+		uint64_t addr = 0;
+		size_t len = 0;
+		uint64_t access = 0;
+		int err = 0; /* the target refused the key */
+		bool asked = false;
+		std::vector<struct op *> waiting; /* RMA waiting for the answer */
+	};
+	std::unordered_map<uint64_t, rkey_ent> rkeys;
+};
+
+enum class op_kind : uint8_t { SEND, RECV, RMA, CTRL_RX, CTRL_TX };
+
+/* One operation UCP holds a request for. */
+struct op {
+	ucx_ep *ep = nullptr;
+	op_kind kind = op_kind::SEND;
+	void *context = nullptr;
+	uint64_t flags = 0;
+	bool tagged = false;
+	bool want_comp = true;
+	bool write = false; /* RMA */
+	int fail = 0;	    /* set before a cancel: the error it completes with instead */
+	uint32_t src_id = 0; /* a directed receive's sender id, else 0 */
+	size_t len = 0;	    /* bytes asked for */
+	void *req = nullptr; /* UCP's request while in flight */
+	ucp_tag_recv_info_t info{};
+	ucp_dt_iov_t iov[max_iov];
+	size_t iov_cnt = 0;
+	std::vector<char> copy; /* inject payload, control message, discard buffer */
+	peer *to = nullptr;	/* sends and RMA: whom */
+	/* RMA waiting for an rkey: the transfer to start. */
+	std::vector<iovec> liov;
+	uint64_t raddr = 0, rkey_key = 0;
+};
+
+inline constexpr uint32_t ep_magic = 0x55435845; /* "UCXE" */
+
+struct ucx_ep {
+	fid_ep ep; /* first */
+	uint32_t magic = ep_magic;
+	prov::ep_base b;
+	ucx_domain *dom = nullptr;
+	ucp_worker_h worker = nullptr;
+	uint32_t id = 0; /* our sender id */
+	std::vector<char> name; /* our address */
+	std::unordered_map<fi_addr_t, std::unique_ptr<peer>> peers;
+	/* Peers whose sender id we answered rkey requests from (no AV entry needed). */
+	std::unordered_map<uint32_t, ucp_ep_h> repliers;
+	std::unordered_set<op *> live; /* every op UCP holds */
+	std::vector<void *> closes;  /* ucp_ep_close_nbx requests still running */
+	/* Claimed messages (FI_PEEK | FI_CLAIM), by the context of the peek. */
+	std::unordered_map<void *, std::pair<ucp_tag_message_h, ucp_tag_recv_info_t>> claimed;
+	op *ctrl = nullptr; /* the posted receive of control messages */
+	size_t tx_busy = 0, rx_busy = 0;
+	bool directed = false;
+	bool want_auto = false;
+	bool peer_errors = true; /* FI_UCX_PEER_ERRORS */
+	bool told_no_peer_errors = false;
+	bool closing = false; /* fi_close: callbacks free their ops, post nothing */
+	int efd = -1;
+	prov::auto_runner autop;
+};
+
+/* fi_ops_domain::endpoint (ep.cpp). */
+int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
+
+ucx_ep *ep_of(fid *f) noexcept;
+inline ucx_ep *ep_of(fid_ep *e) noexcept
+{
+	return ep_of(&e->fid);
+}
+
+/* Under b.mtx: runs the worker until it has nothing more to do. */
+void progress_locked(ucx_ep *ep);
+/* The progress function CQs and counters call. */
+void progress_cb(void *arg) noexcept;
+
+/* Under b.mtx: the peer of fi_addr a, its UCP endpoint made now if need be;
+ * nullptr with *err set when a names no address or UCX refuses it. */
+peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err);
+/* Under b.mtx: a UCP endpoint to a worker address (err mode PEER). */
+ucp_ep_h connect(ucx_ep *ep, const void *worker, peer *p, const char *where, int *err);
+/* Under b.mtx: the fi_addr of a sender id, FI_ADDR_NOTAVAIL when the AV has none. */
+fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept;
+
+/* Ops bookkeeping (under b.mtx). */
+op *new_op(ucx_ep *ep, op_kind k);
+void free_op(op *o) noexcept;
+/* Transmit-side completion of o (send or RMA); frees o. */
+void complete_tx(op *o, int err);
+
+/* msg.cpp */
+ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x);
+ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x);
+int cancel_locked(ucx_ep *ep, void *context);
+/* A peer died: its directed receives fail (the worker's UCP fails its sends). */
+void fail_directed(ucx_ep *ep, uint32_t id);
+
+/* rma.cpp */
+ssize_t do_rma(ucx_ep *ep, const prov::rma_xfer &x);
+/* Posts the receive of control messages (rkey requests and answers). */
+int post_ctrl(ucx_ep *ep);
+/* At close: rkeys and repliers go. */
+void free_rma(ucx_ep *ep) noexcept;
+void peer_rma_failed(ucx_ep *ep, peer *p, int err);
+extern fi_ops_mr mr_ops;
+int close_regions(ucx_domain *d) noexcept;
+
+} // namespace wu::ucx
+
+#endif

@@ -1,0 +1,334 @@
+/* ucx provider descriptor, its fi_getinfo template, and its fabric, domain
+ * (one UCP context) and AV (ucx_addr.h addresses, variable length). */
+#include "prov/ucx/ucx.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "av/av.h"
+#include "core/info.h"
+#include "core/log.h"
+#include "core/param.h"
+#include "core/shim.h"
+#include "getinfo/match.h"
+#include "prov/common/cq.h"
+#include "prov/common/objects.h"
+#include "prov/common/poll.h"
+#include "prov/ucx/ucx_addr.h"
+#include "prov/ucx/ucx_ep.h"
+
+namespace wu::ucx {
+namespace {
+
+fi_provider ucx_prov_desc;
+
+constexpr char fabric_name[] = "ucx";
+constexpr char domain_name[] = "ucx";
+
+/* What UCP gives: tag matching (msg through the reserved space), RMA
+ * with rkeys.  Not offered, so fi_getinfo refuses them: FI_ATOMIC (not
+ * mapped onto UCP atomics), FI_MULTI_RECV (UCP receives are one message
+ * each), FI_RMA_EVENT and remote CQ data (UCP's put tells the target
+ * nothing; the tag has no room for data), shared contexts. */
+constexpr uint64_t caps = FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | FI_RECV | FI_SEND | FI_REMOTE_READ |
+			  FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM | FI_REMOTE_COMM;
+/* The application's share of the tag (ucx_addr.h). */
+constexpr uint64_t tag_format = user_mask;
+
+fi_info *build_template()
+{
+	fi_info *i = info_alloc();
+	if (!i)
+		throw std::bad_alloc();
+	/* UCP keeps the order of tagged sends on one endpoint; RMA is unordered. */
+	const uint64_t order = FI_ORDER_SAS;
+	i->caps = caps;
+	i->mode = 0;
+	i->addr_format = FI_FORMAT_UNSPEC;
+	i->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | FI_SEND);
+	i->tx_attr->msg_order = order;
+	i->tx_attr->comp_order = FI_ORDER_NONE;
+	i->tx_attr->inject_size = 4096;
+	i->tx_attr->size = 1024;
+	i->tx_attr->iov_limit = max_iov;
+	i->tx_attr->rma_iov_limit = 1;
+	i->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |
+				   FI_DIRECTED_RECV | FI_SOURCE);
+	i->rx_attr->msg_order = order;
+	i->rx_attr->comp_order = FI_ORDER_NONE;
+	i->rx_attr->size = 1024;
+	i->rx_attr->iov_limit = max_iov;
+	i->ep_attr->type = FI_EP_RDM;
+	i->ep_attr->protocol = FI_PROTO_UNSPEC;
+	i->ep_attr->protocol_version = 1;
+	i->ep_attr->max_msg_size = SIZE_MAX >> 1;
+	i->ep_attr->mem_tag_format = tag_format;
+	i->ep_attr->tx_ctx_cnt = 1;
+	i->ep_attr->rx_ctx_cnt = 1;
+	fi_domain_attr &d = *i->domain_attr;
+	d.threading = FI_THREAD_SAFE; /* every worker call runs under the endpoint's lock */
+	d.control_progress = FI_PROGRESS_AUTO;
+	d.data_progress = FI_PROGRESS_MANUAL;
+	d.resource_mgmt = FI_RM_ENABLED;
+	d.av_type = FI_AV_UNSPEC;
+	d.mr_mode = 0;
+	d.mr_key_size = 8;
+	d.cq_data_size = 0;
+	d.cq_cnt = 65536;
+	d.ep_cnt = 65536;
+	d.tx_ctx_cnt = 1;
+	d.rx_ctx_cnt = 1;
+	d.max_ep_tx_ctx = 1;
+	d.max_ep_rx_ctx = 1;
+	d.max_ep_stx_ctx = 0;
+	d.max_ep_srx_ctx = 0;
+	d.cntr_cnt = 65536;
+	d.mr_iov_limit = 1;
+	d.caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
+	d.mr_cnt = 65536;
+	i->domain_attr->name = strdup(domain_name);
+	i->fabric_attr->name = strdup(fabric_name);
+	i->fabric_attr->prov_name = strdup("ucx");
+	i->fabric_attr->prov_version = prov_version;
+	if (!i->domain_attr->name || !i->fabric_attr->name || !i->fabric_attr->prov_name) {
+		info_free(i);
+		throw std::bad_alloc();
+	}
+	return i;
+}
+
+const fi_info *get_template()
+{
+	/* Never freed: fi_getinfo may still run from other threads or atexit. */
+	static const fi_info *t = build_template();
+	return t;
+}
+
+constexpr getinfo::template_opts ucx_opts = {.auto_control_progress = false, .auto_data_progress = true};
+
+/* An address given to fi_getinfo (node, hints): kept as is when it is one
+ * of ours. */
+bool take_addr(const void *a, size_t len, void **out, size_t *outlen, const char *what)
+{
+	ssize_t n = addr_check(a, len);
+	if (n < 0) {
+		WU_INFO(&ucx_prov_desc, FI_LOG_CORE, "fi_getinfo: %s is not a ucx address\n", what);
+		getinfo::set_reason(std::string(what) + " is not a ucx address (fi_getname of a ucx endpoint)");
+		return false;
+	}
+	free(*out);
+	*out = malloc(size_t(n));
+	if (!*out)
+		throw std::bad_alloc();
+	memcpy(*out, a, size_t(n));
+	*outlen = size_t(n);
+	return true;
+}
+
+int ucx_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags, const fi_info *hints,
+		fi_info **info) noexcept
+{
+	return guard("ucx_getinfo", [&]() -> int {
+		if (hints && hints->addr_format != FI_FORMAT_UNSPEC) {
+			getinfo::set_reason("addresses are UCP worker addresses (FI_FORMAT_UNSPEC)");
+			return -FI_ENODATA;
+		}
+		if ((node && *node) || (service && *service)) {
+			getinfo::set_reason("ucx endpoints have no node or service: their address is the UCP worker's");
+			return -FI_ENODATA;
+		}
+		if (hints && hints->ep_attr && (hints->ep_attr->mem_tag_format & ~tag_format)) {
+			getinfo::set_reason("ep_attr->mem_tag_format asks for tag bits above bit 31; ucx carries "
+					    "the sender in the upper half of the UCP tag");
+			return -FI_ENODATA;
+		}
+		std::unique_ptr<fi_info, void (*)(fi_info *)> h(hints ? info_dup(hints) : nullptr, info_free);
+		if (hints && !h)
+			return -FI_ENOMEM;
+		if (h) {
+			free(h->src_addr);
+			free(h->dest_addr);
+			h->src_addr = h->dest_addr = nullptr;
+			h->src_addrlen = h->dest_addrlen = 0;
+		}
+		const fi_info *t = get_template();
+		fi_info *got = nullptr;
+		int r = getinfo::from_templates({&t, 1}, version, nullptr, nullptr, 0, h.get(), &got, ucx_opts);
+		if (r)
+			return r;
+		std::unique_ptr<fi_info, void (*)(fi_info *)> out(got, info_free);
+		for (fi_info *g = got; g; g = g->next)
+			if (!g->ep_attr->mem_tag_format)
+				g->ep_attr->mem_tag_format = tag_format;
+		if (hints && hints->src_addr && hints->src_addrlen) {
+			/* A worker address cannot be chosen: only a dest_addr means something. */
+			getinfo::set_reason("ucx endpoints take no src_addr (their address is the UCP worker's)");
+			return -FI_ENODATA;
+		}
+		if (hints && hints->dest_addr && hints->dest_addrlen &&
+		    !take_addr(hints->dest_addr, hints->dest_addrlen, &got->dest_addr, &got->dest_addrlen,
+			       "hints->dest_addr"))
+			return -FI_ENODATA;
+		(void)flags;
+		*info = out.release();
+		return 0;
+	});
+}
+
+/* ---- AV: variable-length binary addresses; part 0 is the sender id ---- */
+
+ssize_t validate_ucx(const void *addr, size_t avail)
+{
+	return addr_check(addr, avail);
+}
+
+size_t id_part(const void *addr, size_t len, int which, void *out, size_t outlen)
+{
+	if (which != 0 || addr_check(addr, len) < 0)
+		return 0;
+	uint32_t id = addr_id(addr);
+	memcpy(out, &id, std::min(sizeof id, outlen));
+	return sizeof id;
+}
+
+ssize_t print_ucx(const void *addr, size_t len, char *buf, size_t buflen)
+{
+	return addr_print(addr, len, buf, buflen);
+}
+
+const av::av_format ucx_fmt = {"ucx", FI_FORMAT_UNSPEC, addr_max, validate_ucx, nullptr, nullptr,
+			       FI_FORMAT_UNSPEC, FI_FORMAT_UNSPEC, id_part, print_ucx};
+
+int ucx_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) noexcept
+{
+	return av::open(prov::domain_of(dom), &ucx_fmt, attr, av, context);
+}
+
+/* ---- domain: one UCP context ---- */
+
+int ucx_domain_close(fid *f) noexcept
+{
+	return guard("fi_close(domain)", [&]() -> int {
+		prov::domain *pd = prov::domain_of(reinterpret_cast<fid_domain *>(f));
+		ucx_domain *d = pd ? ucx_domain_of(pd) : nullptr;
+		if (!d)
+			return -FI_EINVAL;
+		if (int r = prov::domain_fini(&d->d))
+			return r;
+		ucp_cleanup(d->ctx);
+		d->magic = 0;
+		delete d;
+		return 0;
+	});
+}
+
+fi_ops ucx_domain_fi_ops = {
+	sizeof(fi_ops),
+	ucx_domain_close,
+	WU_NOSYS(fi_ops, bind),
+	WU_NOSYS(fi_ops, control),
+	WU_NOSYS(fi_ops, ops_open),
+	WU_NOSYS(fi_ops, tostr),
+	WU_NOSYS(fi_ops, ops_set),
+};
+
+fi_ops_domain ucx_domain_ops = {
+	sizeof(fi_ops_domain),
+	ucx_av_open,
+	wu::cq::domain_cq_open,
+	ep_open,
+	WU_NOSYS(fi_ops_domain, scalable_ep),
+	wu::cntr::domain_cntr_open,
+	wu::poll::domain_poll_open,
+	WU_NOSYS(fi_ops_domain, stx_ctx),
+	WU_NOSYS(fi_ops_domain, srx_ctx),
+	WU_NOSYS(fi_ops_domain, query_atomic),
+	WU_NOSYS(fi_ops_domain, query_collective),
+	WU_NOSYS(fi_ops_domain, endpoint2),
+};
+
+int ucx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
+{
+	if (info->domain_attr && info->domain_attr->name && strcmp(info->domain_attr->name, domain_name) != 0) {
+		WU_WARN(&ucx_prov_desc, FI_LOG_DOMAIN, "fi_domain: no ucx domain named \"%s\" (it is \"%s\")\n",
+			info->domain_attr->name, domain_name);
+		return -FI_ENODEV;
+	}
+	auto d = std::make_unique<ucx_domain>();
+	ucp_config_t *cfg = nullptr;
+	/* UCX_* from the environment (UCX_TLS, UCX_NET_DEVICES, ...). */
+	if (int r = fi_err(ucp_config_read(nullptr, nullptr, &cfg), "fi_domain: ucp_config_read"))
+		return r;
+	ucp_params_t p{};
+	p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME;
+	p.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP; /* WAKEUP: blocking through the worker's fd */
+	p.mt_workers_shared = 1; /* endpoints (workers) of one domain run in any threads */
+	p.name = "wireup-ucx";
+	ucs_status_t s = ucp_init(&p, cfg, &d->ctx);
+	ucp_config_release(cfg);
+	if (int r = fi_err(s, "fi_domain: ucp_init"))
+		return r;
+	int r = prov::domain_init(&d->d, fab, info, &ucx_domain_ops, &mr_ops, &ucx_domain_fi_ops, context);
+	if (r) {
+		ucp_cleanup(d->ctx);
+		return r;
+	}
+	*dom = &d.release()->d.fid;
+	return 0;
+}
+
+const prov::fabric_hooks ucx_hooks = {&ucx_prov_desc, ucx_domain_open, nullptr};
+
+int ucx_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
+{
+	return guard("ucx_fabric", [&]() -> int {
+		if (!attr->name || strcmp(attr->name, fabric_name) != 0) {
+			WU_WARN(&ucx_prov_desc, FI_LOG_FABRIC, "fi_fabric: no ucx fabric named \"%s\" (it is \"%s\")\n",
+				attr->name ? attr->name : "(null)", fabric_name);
+			return -FI_ENODATA;
+		}
+		return prov::fabric_open(&ucx_hooks, attr, fabric, context);
+	});
+}
+
+/* Provider knobs (FI_UCX_*); UCX's own come from UCX_* (ucp_config_read). */
+constexpr param::def ucx_knobs[] = {
+	{FI_PARAM_BOOL, "peer_errors", "true",
+	 "Create UCP endpoints with UCP_ERR_HANDLING_MODE_PEER, so that a peer that dies fails the operations waiting on it with error completions; a peer whose transports cannot report failures (UCX 1.13's posix, sysv and self) is reached without it, and false never asks for it (UCX may then pick faster transports)"},
+};
+
+void ucx_cleanup() noexcept {}
+
+} // namespace
+
+ucx_domain *ucx_domain_of(prov::domain *d) noexcept
+{
+	if (!d || d->fab->hooks != &ucx_hooks)
+		return nullptr;
+	auto *u = reinterpret_cast<ucx_domain *>(d);
+	return u->magic == domain_magic ? u : nullptr;
+}
+
+fi_provider *prov_desc() noexcept
+{
+	provider();
+	return &ucx_prov_desc;
+}
+
+const fi_provider *provider() noexcept
+{
+	fi_provider &p = ucx_prov_desc;
+	if (!p.name) {
+		p.version = prov_version;
+		p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
+		p.getinfo = ucx_getinfo;
+		p.fabric = ucx_fabric;
+		p.cleanup = ucx_cleanup;
+		p.name = "ucx";
+		param::define_all(&p, ucx_knobs);
+	}
+	return &p;
+}
+
+} // namespace wu::ucx

@@ -1,0 +1,254 @@
+/* The ucx provider's own behaviour (issue 16): it comes last and only when
+ * asked for, its tag layout leaves the application 32 bits, UCP endpoints
+ * are made on first send (not at fi_av_insert), corrupt addresses are
+ * refused at insert, and a peer that dies fails what waits on it. */
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <rdma/fi_tagged.h>
+
+#include "prov/ucx/ucx_addr.h"
+#include "prov/ucx/ucx_ep.h"
+#include "prov_fixture.h"
+
+namespace {
+
+using namespace wu::test;
+
+std::string first_provider(const fi_info *hints)
+{
+	fi_info *got = nullptr;
+	int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &got);
+	std::string p = r == 0 && got ? got->fabric_attr->prov_name : "(none)";
+	fi_freeinfo(got);
+	return p;
+}
+
+TEST(ucx, comes_last_and_only_when_asked_for)
+{
+	EXPECT_EQ(first_provider(nullptr), "wireup");
+	fi_info *hints = fi_allocinfo();
+	hints->ep_attr->type = FI_EP_RDM;
+	EXPECT_EQ(first_provider(hints), "wireup");
+	/* Listed, and last. */
+	fi_info *all = nullptr;
+	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &all), 0);
+	std::string last;
+	bool seen_ucx = false;
+	for (fi_info *i = all; i; i = i->next) {
+		last = i->fabric_attr->prov_name;
+		if (last == "ucx")
+			seen_ucx = true;
+		else
+			EXPECT_FALSE(seen_ucx) << last << " after ucx";
+	}
+	EXPECT_TRUE(seen_ucx);
+	fi_freeinfo(all);
+	hints->fabric_attr->prov_name = strdup("ucx");
+	EXPECT_EQ(first_provider(hints), "ucx");
+	fi_freeinfo(hints);
+	ASSERT_EQ(setenv("FI_PROVIDER", "ucx", 1), 0);
+	EXPECT_EQ(first_provider(nullptr), "ucx");
+	unsetenv("FI_PROVIDER");
+}
+
+struct ucx_pair : ::testing::Test, rdm_pair {
+	ucx_pair() : rdm_pair("ucx", FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE | FI_DIRECTED_RECV) {}
+};
+
+TEST_F(ucx_pair, the_application_has_32_tag_bits)
+{
+	EXPECT_EQ(env.info->ep_attr->mem_tag_format, 0xffffffffULL);
+	fi_info *hints = fi_allocinfo();
+	hints->fabric_attr->prov_name = strdup("ucx");
+	hints->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaULL;
+	EXPECT_EQ(first_provider(hints), "(none)");
+	hints->ep_attr->mem_tag_format = 0xaaaaaaaaULL;
+	EXPECT_EQ(first_provider(hints), "ucx");
+	fi_freeinfo(hints);
+
+	uint32_t v = 1, w = 0;
+	EXPECT_EQ(fi_tsend(a.ep, &v, sizeof v, nullptr, a_to_b, uint64_t(1) << 32, nullptr), -FI_EINVAL);
+	EXPECT_EQ(fi_tinject(a.ep, &v, sizeof v, a_to_b, ~uint64_t(0)), -FI_EINVAL);
+	EXPECT_EQ(fi_trecv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, uint64_t(1) << 40, 0, nullptr), -FI_EINVAL);
+	/* The largest tag, directed, with FI_SOURCE and an ignore of every bit
+	 * above the application's (UCP's own bits are never ignored). */
+	ASSERT_EQ(fi_trecv(b.ep, &w, sizeof w, nullptr, b_to_a, 0xffffffffULL, ~0xffffffffULL, nullptr), 0);
+	ASSERT_EQ(fi_tsend(a.ep, &v, sizeof v, nullptr, a_to_b, 0xffffffffULL, nullptr), 0);
+	fi_cq_tagged_entry e;
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(wait_rx(b, e, nullptr, &src), 1);
+	EXPECT_EQ(e.tag, 0xffffffffULL);
+	EXPECT_EQ(src, b_to_a);
+	EXPECT_EQ(w, 1u);
+	ASSERT_EQ(wait_tx(a, e), 1);
+	/* A tagged message is not an untagged one: each space matches its own. */
+	int x = 5, y = 0, z = 0;
+	ASSERT_EQ(fi_recv(b.ep, &y, sizeof y, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_tsend(a.ep, &x, sizeof x, nullptr, a_to_b, 0, nullptr), 0);
+	ASSERT_EQ(wait_tx(a, e), 1);
+	spin({a.rx, b.rx}, 200);
+	EXPECT_EQ(fi_cq_read(b.rx, &e, 1), -FI_EAGAIN);
+	ASSERT_EQ(fi_trecv(b.ep, &z, sizeof z, nullptr, FI_ADDR_UNSPEC, 0, 0, nullptr), 0);
+	ASSERT_EQ(wait_rx(b, e), 1);
+	EXPECT_EQ(e.flags, FI_RECV | FI_TAGGED);
+	EXPECT_EQ(z, 5);
+	EXPECT_EQ(y, 0);
+	ASSERT_EQ(fi_send(a.ep, &x, sizeof x, nullptr, a_to_b, nullptr), 0);
+	ASSERT_EQ(wait_rx(b, e), 1);
+	EXPECT_EQ(e.flags, FI_RECV | FI_MSG);
+	EXPECT_EQ(y, 5);
+}
+
+TEST_F(ucx_pair, ucp_endpoints_are_made_on_first_send)
+{
+	wu::ucx::ucx_ep *ua = wu::ucx::ep_of(a.ep);
+	ASSERT_NE(ua, nullptr);
+	EXPECT_TRUE(ua->peers.empty()); /* inserted, never used */
+	/* Thousands of inserts cost no connection. */
+	std::vector<fi_addr_t> out(2000);
+	std::vector<char> names;
+	for (size_t i = 0; i < out.size(); i++)
+		names.insert(names.end(), b.name.begin(), b.name.end());
+	ASSERT_EQ(fi_av_insert(a.av, names.data(), out.size(), out.data(), 0, nullptr), int(out.size()));
+	EXPECT_TRUE(ua->peers.empty());
+	int v = 7, w = 0;
+	ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, a_to_b, nullptr), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wait_rx(b, e), 1);
+	EXPECT_EQ(w, 7);
+	{
+		std::lock_guard g(ua->b.mtx);
+		ASSERT_EQ(ua->peers.size(), 1u);
+		EXPECT_NE(ua->peers.begin()->second->ep, nullptr);
+	}
+	ASSERT_EQ(wait_tx(a, e), 1);
+}
+
+TEST_F(ucx_pair, corrupt_addresses_are_refused_at_insert)
+{
+	char text[128];
+	size_t tl = sizeof text;
+	ASSERT_NE(fi_av_straddr(a.av, b.name.data(), text, &tl), nullptr);
+	EXPECT_EQ(std::string(text).rfind("fi_ucx://", 0), 0u) << text;
+
+	auto refused = [&](std::vector<char> n, const char *why) {
+		fi_addr_t fa = 0;
+		EXPECT_EQ(fi_av_insert(a.av, n.data(), 1, &fa, 0, nullptr), 0) << why;
+		EXPECT_EQ(fa, FI_ADDR_NOTAVAIL) << why;
+	};
+	std::vector<char> n = b.name;
+	n[0] ^= 1;
+	refused(n, "magic");
+	n = b.name;
+	n[4] = 9;
+	refused(n, "version");
+	n = b.name;
+	n.back() ^= 0x40;
+	refused(n, "a worker address byte (checksum)");
+	n = b.name;
+	n[6] = char(0xff);
+	n[7] = char(0x7f);
+	refused(n, "worker length beyond the blob");
+	n = b.name;
+	memset(n.data() + 8, 0, 4);
+	refused(n, "sender id 0");
+	n = b.name;
+	n.resize(wu::ucx::addr_hdr - 1);
+	refused(n, "shorter than the header");
+	EXPECT_LT(wu::ucx::addr_check(b.name.data(), b.name.size() - 1), 0); /* truncated */
+	EXPECT_EQ(wu::ucx::addr_check(b.name.data(), b.name.size()), ssize_t(b.name.size()));
+}
+
+/* A child process's endpoint that dies while we wait on it (UCX_TLS=tcp:
+ * UCX 1.13's shared-memory transports cannot report a peer's failure). */
+TEST(ucx, a_peer_that_dies_fails_what_waits_on_it)
+{
+	const char *old = getenv("UCX_TLS");
+	std::string saved = old ? old : "";
+	ASSERT_EQ(setenv("UCX_TLS", "tcp", 1), 0);
+	int to_child[2], to_parent[2];
+	ASSERT_EQ(pipe(to_child), 0);
+	ASSERT_EQ(pipe(to_parent), 0);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		/* The child: answers one message, then waits to be killed. */
+		prov_env env("ucx", FI_EP_RDM, FI_TAGGED);
+		rdm_ep me(env);
+		uint32_t n = uint32_t(me.name.size());
+		if (write(to_parent[1], &n, 4) != 4 || write(to_parent[1], me.name.data(), n) != ssize_t(n))
+			_exit(2);
+		std::vector<char> peer(512);
+		if (read(to_child[0], &n, 4) != 4 || n > peer.size() || read(to_child[0], peer.data(), n) != ssize_t(n))
+			_exit(3);
+		fi_addr_t p = FI_ADDR_NOTAVAIL;
+		if (fi_av_insert(me.av, peer.data(), 1, &p, 0, nullptr) != 1)
+			_exit(4);
+		int v = 0;
+		if (fi_trecv(me.ep, &v, sizeof v, nullptr, FI_ADDR_UNSPEC, 1, 0, nullptr))
+			_exit(5);
+		fi_cq_tagged_entry e;
+		if (wait_one(me.rx, e, nullptr, {me.tx}) != 1)
+			_exit(6);
+		if (fi_tsend(me.ep, &v, sizeof v, nullptr, p, 2, nullptr))
+			_exit(7);
+		for (;;)
+			(void)fi_cq_read(me.tx, &e, 0), (void)fi_cq_read(me.rx, &e, 0);
+	}
+	{
+		prov_env env("ucx", FI_EP_RDM, FI_TAGGED | FI_DIRECTED_RECV);
+		rdm_ep me(env);
+		uint32_t n = 0;
+		std::vector<char> peer(512);
+		ASSERT_EQ(read(to_parent[0], &n, 4), 4);
+		ASSERT_LE(n, peer.size());
+		ASSERT_EQ(read(to_parent[0], peer.data(), n), ssize_t(n));
+		uint32_t mine = uint32_t(me.name.size());
+		ASSERT_EQ(write(to_child[1], &mine, 4), 4);
+		ASSERT_EQ(write(to_child[1], me.name.data(), mine), ssize_t(mine));
+		fi_addr_t p = FI_ADDR_NOTAVAIL;
+		ASSERT_EQ(fi_av_insert(me.av, peer.data(), 1, &p, 0, nullptr), 1);
+		int v = 42, w = 0;
+		ASSERT_EQ(fi_trecv(me.ep, &w, sizeof w, nullptr, p, 2, 0, nullptr), 0);
+		ASSERT_EQ(fi_tsend(me.ep, &v, sizeof v, nullptr, p, 1, nullptr), 0);
+		fi_cq_tagged_entry e;
+		ASSERT_EQ(wait_one(me.rx, e, nullptr, {me.tx}), 1); /* its answer: connected both ways */
+		ASSERT_EQ(wait_one(me.tx, e, nullptr, {me.rx}), 1);
+		kill(pid, SIGKILL);
+		int st = 0;
+		ASSERT_EQ(waitpid(pid, &st, 0), pid);
+		/* A directed receive from it, then sends until UCP notices. */
+		int ctx_r = 0;
+		ASSERT_EQ(fi_trecv(me.ep, &w, sizeof w, nullptr, p, 3, 0, &ctx_r), 0);
+		fi_cq_err_entry err{};
+		int r = 0;
+		for (int i = 0; i < 20 && r != -FI_EAVAIL; i++) {
+			ssize_t s = fi_tsend(me.ep, &v, sizeof v, nullptr, p, 4, nullptr);
+			if (s != 0) {
+				EXPECT_LT(s, 0);
+				break; /* refused at once: the peer is known dead */
+			}
+			r = wait_one(me.tx, e, &err, {me.rx});
+		}
+		fi_cq_err_entry rerr{};
+		ASSERT_EQ(wait_one(me.rx, e, &rerr, {me.tx}), -FI_EAVAIL);
+		EXPECT_EQ(rerr.op_context, &ctx_r);
+		EXPECT_EQ(rerr.err, FI_EIO);
+	}
+	if (old)
+		setenv("UCX_TLS", saved.c_str(), 1);
+	else
+		unsetenv("UCX_TLS");
+}
+
+} // namespace

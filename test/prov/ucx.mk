@@ -1,0 +1,17 @@
+# ucx provider (issue 16): its own suite (tag layout limits, lazy UCP
+# endpoints, corrupt addresses, peer death, provider order) and Debian's
+# fi_pingpong on it; the provider suites run it through prov_fixture.h.
+EXTRA_DIST += test/prov/ucx_fi_pingpong.sh
+if WU_HAVE_UCX
+TESTS += test/prov/ucx_fi_pingpong.sh
+endif
+if WU_HAVE_UCX
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_ucx
+TESTS += test/prov/test_ucx
+UNIT_TESTS += test/prov/test_ucx
+test_prov_test_ucx_SOURCES = test/prov/test_ucx.cpp test/prov/prov_fixture.h
+test_prov_test_ucx_CPPFLAGS = $(GTEST_CPPFLAGS_ALL) $(UCX_CPPFLAGS)
+test_prov_test_ucx_LDADD = $(GTEST_LDADD_ALL) $(UCX_LDFLAGS) $(UCX_LIBS) -lpthread
+endif
+endif
