@@ -55,6 +55,9 @@ sources_shm_header='test/fuzz/fuzz_shm_header.cpp src/prov/shm/layout.cpp'
 # The wireup provider's addresses (a peer's published name).
 targets="$targets wx_addr"
 sources_wx_addr='test/fuzz/fuzz_wx_addr.cpp src/prov/wireup/wx_addr.cpp src/prov/shm/shm_addr.cpp src/core/addr.cpp src/core/addr_node.cpp src/core/addr_print.cpp test/fuzz/log_stub.cpp'
+# The ucx provider's addresses (a peer's published name).
+targets="$targets ucx_addr"
+sources_ucx_addr='test/fuzz/fuzz_ucx_addr.cpp src/prov/ucx/ucx_addr.cpp'
 # WU_FUZZ_TARGETS="a b" runs only those.
 targets=${WU_FUZZ_TARGETS:-$targets}
 

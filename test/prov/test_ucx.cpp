@@ -169,6 +169,32 @@ TEST_F(ucx_pair, corrupt_addresses_are_refused_at_insert)
 	EXPECT_EQ(wu::ucx::addr_check(b.name.data(), b.name.size()), ssize_t(b.name.size()));
 }
 
+/* FI_PROGRESS_AUTO: the worker's event fd on the progress thread moves a
+ * rendezvous while the sender never reads a CQ and the receiver sleeps in
+ * fi_cq_sread. */
+TEST(ucx, auto_progress_moves_data_while_the_application_sleeps)
+{
+	prov_env env("ucx", FI_EP_RDM, FI_TAGGED, FI_PROGRESS_AUTO);
+	ASSERT_NE(env.info, nullptr);
+	EXPECT_EQ(env.info->domain_attr->data_progress, FI_PROGRESS_AUTO);
+	rdm_ep a(env), b(env, nullptr, FI_WAIT_UNSPEC);
+	fi_addr_t to_b = a.insert(b);
+	b.insert(a);
+	std::vector<char> out(1 << 20), in(1 << 20, 0);
+	for (size_t i = 0; i < out.size(); i++)
+		out[i] = char(i * 7);
+	int rctx = 0;
+	ASSERT_EQ(fi_trecv(b.ep, in.data(), in.size(), nullptr, FI_ADDR_UNSPEC, 5, 0, &rctx), 0);
+	ASSERT_EQ(fi_tsend(a.ep, out.data(), out.size(), nullptr, to_b, 5, nullptr), 0);
+	fi_cq_tagged_entry e{};
+	ssize_t r = fi_cq_sread(b.rx, &e, 1, nullptr, 20000);
+	ASSERT_EQ(r, 1) << fi_strerror(int(-r));
+	EXPECT_EQ(e.op_context, &rctx);
+	EXPECT_EQ(e.len, out.size());
+	EXPECT_EQ(in, out);
+	ASSERT_EQ(wait_one(a.tx, e), 1);
+}
+
 /* A child process's endpoint that dies while we wait on it (UCX_TLS=tcp:
  * UCX 1.13's shared-memory transports cannot report a peer's failure). */
 TEST(ucx, a_peer_that_dies_fails_what_waits_on_it)

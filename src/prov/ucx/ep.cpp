@@ -35,16 +35,34 @@ ucx_ep *ep_of(fid *f) noexcept
 
 op *new_op(ucx_ep *ep, op_kind k)
 {
-	auto o = std::make_unique<op>();
+	op *o;
+	if (!ep->spare.empty()) {
+		o = ep->spare.back();
+		ep->spare.pop_back();
+	} else {
+		o = new op;
+	}
 	o->ep = ep;
 	o->kind = k;
-	ep->live.insert(o.get());
-	return o.release();
+	ep->live.insert(o);
+	return o;
 }
 
 void free_op(op *o) noexcept
 {
-	o->ep->live.erase(o);
+	ucx_ep *ep = o->ep;
+	ep->live.erase(o);
+	if (ep->spare.size() < 64 && !ep->closing) {
+		std::vector<char> keep = std::move(o->copy); /* an inject buffer, reused */
+		keep.clear();
+		*o = op{};
+		o->copy = std::move(keep);
+		try {
+			ep->spare.push_back(o);
+			return;
+		} catch (...) {
+		}
+	}
 	delete o;
 }
 
@@ -362,7 +380,7 @@ void close_worker(ucx_ep *ep)
 	if (!ep->worker)
 		return;
 	/* Receives and RMA still held: canceled (their callbacks free them). */
-	for (op *o : std::vector<op *>(ep->live.begin(), ep->live.end()))
+	for (op *o : ep->live.snapshot())
 		if (o->req && o->kind != op_kind::SEND && o->kind != op_kind::CTRL_TX)
 			ucp_request_cancel(ep->worker, o->req);
 	progress_locked(ep);
@@ -383,22 +401,23 @@ void close_worker(ucx_ep *ep)
 			ep->closes.push_back(r);
 	}
 	ep->repliers.clear();
-	drain_closing(ep, std::chrono::milliseconds(2000));
+	drain_closing(ep, std::chrono::milliseconds(ep->linger_ms));
 	for (void *r : ep->closes) {
 		ucp_request_cancel(ep->worker, r);
 		ucp_request_free(r);
 	}
 	ep->closes.clear();
-	/* Requests UCP still holds are released with the worker. */
-	for (op *o : std::vector<op *>(ep->live.begin(), ep->live.end())) {
-		if (o->req)
-			ucp_request_free(o->req);
-		free_op(o);
-	}
 	ep->ctrl = nullptr;
+	for (op *o : ep->spare)
+		delete o;
+	ep->spare.clear();
 	ep->peers.clear();
+	/* Requests UCP still holds go with the worker (a callback it runs
+	 * meanwhile frees its op); the ops left are ours to free after. */
 	ucp_worker_destroy(ep->worker);
 	ep->worker = nullptr;
+	for (op *o : ep->live.snapshot())
+		free_op(o);
 }
 
 int ep_close(fid *f) noexcept
@@ -674,6 +693,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			tx.inject_size = 4096;
 		ep->directed = ep->b.info->caps & FI_DIRECTED_RECV;
 		ep->peer_errors = param::get_bool(P(), "peer_errors").value;
+		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);
 		ep->b.av_removed = av_removed;
 		ep->b.av_arg = ep.get();
 		if (int r = make_worker(ep.get())) {

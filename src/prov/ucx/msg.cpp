@@ -3,6 +3,7 @@
  * ucp_tag_probe_nb and ucp_tag_msg_recv_nbx, and cancel. */
 #include "config.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "av/av.h"
@@ -64,6 +65,86 @@ void set_buffers(op *o, const prov::msg_xfer &x, ucp_request_param_t &prm, void 
 	*count = x.count;
 }
 
+/* Receives of up to small_recv bytes use a UCP generic datatype whose
+ * unpacker keeps what fits and counts the rest, so a truncated message
+ * still fills the buffer (UCP's own truncation delivers nothing); larger
+ * receives keep UCP's zero-copy paths. */
+constexpr size_t small_recv = 4096;
+
+void *gen_start_pack(void *, const void *, size_t) noexcept
+{
+	return nullptr; /* receive-only datatype */
+}
+void *gen_start_unpack(void *, void *buffer, size_t) noexcept
+{
+	return buffer; /* the op (recv_buffers) */
+}
+size_t gen_packed_size(void *) noexcept
+{
+	return SIZE_MAX >> 1; /* never truncated by UCP: finish_recv compares */
+}
+size_t gen_pack(void *, size_t, void *, size_t) noexcept
+{
+	return 0;
+}
+ucs_status_t gen_unpack(void *state, size_t offset, const void *src, size_t len) noexcept
+{
+	auto *o = static_cast<op *>(state);
+	size_t pos = 0;
+	for (size_t i = 0; i < o->iov_cnt && len; i++) {
+		size_t n = o->iov[i].length;
+		if (offset < pos + n) {
+			size_t at = offset - pos, c = std::min(n - at, len);
+			memcpy(static_cast<char *>(o->iov[i].buffer) + at, src, c);
+			src = static_cast<const char *>(src) + c;
+			offset += c;
+			len -= c;
+		}
+		pos += n;
+	}
+	return UCS_OK;
+}
+void gen_finish(void *) noexcept {}
+
+ucp_datatype_t small_dt()
+{
+	static ucp_datatype_t dt = [] {
+		ucp_generic_dt_ops_t ops{};
+		ops.start_pack = gen_start_pack;
+		ops.start_unpack = gen_start_unpack;
+		ops.packed_size = gen_packed_size;
+		ops.pack = gen_pack;
+		ops.unpack = gen_unpack;
+		ops.finish = gen_finish;
+		ucp_datatype_t d = 0;
+		if (ucp_dt_create_generic(&ops, nullptr, &d) != UCS_OK)
+			d = 0;
+		return d;
+	}();
+	return dt;
+}
+
+/* A receive's buffers: the small generic datatype over o->iov (its
+ * context is o), or what set_buffers gives. */
+void recv_buffers(op *o, const prov::msg_xfer &x, ucp_request_param_t &prm, void **buf, size_t *count)
+{
+	if (o->len <= small_recv && small_dt()) {
+		for (size_t i = 0; i < x.count; i++)
+			o->iov[i] = {x.iov[i].iov_base, x.iov[i].iov_len};
+		o->iov_cnt = x.count;
+		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
+		prm.datatype = small_dt();
+		*buf = o;
+		*count = 1;
+		return;
+	}
+	set_buffers(o, x, prm, buf, count);
+	if (x.count == 1) {
+		o->iov[0] = {x.iov[0].iov_base, x.iov[0].iov_len};
+		o->iov_cnt = 1;
+	}
+}
+
 void send_cb(void *req, ucs_status_t s, void *user) noexcept
 {
 	guard_void("ucx send completion", [&] {
@@ -91,7 +172,11 @@ void finish_recv(op *o, ucs_status_t s)
 	if (ep->b.info->caps & FI_SOURCE)
 		c.src_addr = source_of(ep, tag_id(o->info.sender_tag));
 	fid_cntr *cn = ep->b.cntr_for(prov::OP_RECV);
-	if (s == UCS_OK) {
+	if (s == UCS_OK && o->copy.empty() && o->info.length > o->len) {
+		/* Through the small datatype: the buffer holds what fit. */
+		c.len = o->len;
+		ep->b.push(ep->b.rx_cq, cn, c, FI_ETRUNC, o->info.length - o->len);
+	} else if (s == UCS_OK) {
 		c.len = o->copy.empty() ? o->info.length : 0; /* a discarded message delivers nothing */
 		ep->b.push(ep->b.rx_wants(o->flags) ? ep->b.rx_cq : nullptr, cn, c);
 	} else if (s == UCS_ERR_MESSAGE_TRUNCATED) {
@@ -146,14 +231,32 @@ ssize_t started(op *o, ucs_status_ptr_t r, const char *where, bool recv)
 	return 0;
 }
 
-/* FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)). */
+/* Receives message m (info) into a scratch buffer and drops it: a
+ * discarded message.  Its completion, if any, was already posted. */
+ssize_t drain(ucx_ep *ep, ucp_tag_message_h m, const ucp_tag_recv_info_t &info, const char *where)
+{
+	op *o = new_op(ep, op_kind::CTRL_RX);
+	o->info = info;
+	ep->rx_busy++;
+	o->copy.resize(info.length ? info.length : 1);
+	ucp_request_param_t prm{};
+	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+	prm.cb.recv = recv_cb;
+	prm.user_data = o;
+	prm.recv_info.tag_info = &o->info;
+	return started(o, ucp_tag_msg_recv_nbx(ep->worker, o->copy.data(), info.length, m, &prm), where, true);
+}
+
+/* FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)).  A discarded message is
+ * reported at once (length 0) and drained in the background: UCP has no
+ * way to drop a message but to receive it, which for a rendezvous needs
+ * the sender's progress too. */
 ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t mask)
 {
 	const bool peek = x.flags & FI_PEEK, claim = x.flags & FI_CLAIM, discard = x.flags & FI_DISCARD;
 	cq::completion c;
 	c.op_context = x.context;
 	c.flags = prov::comp_flags(prov::OP_RECV, true);
-	fid_cntr *cn = ep->b.cntr_for(prov::OP_RECV);
 	ucp_tag_message_h msg = nullptr;
 	ucp_tag_recv_info_t info{};
 	if (peek) {
@@ -163,21 +266,8 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 			ep->b.push(ep->b.rx_cq, nullptr, c, FI_ENOMSG);
 			return 0;
 		}
-		c.len = info.length;
-		c.tag = info.sender_tag & user_mask;
-		if (ep->b.info->caps & FI_SOURCE)
-			c.src_addr = source_of(ep, tag_id(info.sender_tag));
-		if (claim) {
-			ep->claimed[x.context] = {msg, info};
-			ep->b.push(ep->b.rx_cq, nullptr, c);
-			return 0;
-		}
-		if (!discard) {
-			ep->b.push(ep->b.rx_cq, nullptr, c);
-			return 0;
-		}
 	} else {
-		auto it = ep->claimed.find(x.context);
+		auto it = x.context ? ep->claimed.find(x.context) : ep->claimed.end();
 		if (it == ep->claimed.end()) {
 			WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_CLAIM with a context no FI_PEEK | FI_CLAIM returned\n",
 				x.where);
@@ -187,11 +277,27 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 		info = it->second.second;
 		ep->claimed.erase(it);
 	}
-	/* Take the message: into the buffers, or (discard) into a scratch copy. */
+	c.len = info.length;
+	c.tag = info.sender_tag & user_mask;
+	if (ep->b.info->caps & FI_SOURCE)
+		c.src_addr = source_of(ep, tag_id(info.sender_tag));
+	if (discard) {
+		c.len = 0;
+		ep->b.push(ep->b.rx_cq, ep->b.cntr_for(prov::OP_RECV), c);
+		return drain(ep, msg, info, x.where);
+	}
+	if (peek) {
+		if (claim)
+			ep->claimed[x.context] = {msg, info};
+		ep->b.push(ep->b.rx_cq, nullptr, c);
+		return 0;
+	}
+	/* The claim: into the buffers. */
 	op *o = new_op(ep, op_kind::RECV);
 	o->context = x.context;
 	o->flags = x.flags;
 	o->tagged = true;
+	o->len = iov_total(x);
 	ep->rx_busy++;
 	ucp_request_param_t prm{};
 	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
@@ -200,21 +306,8 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 	prm.recv_info.tag_info = &o->info;
 	void *buf;
 	size_t count;
-	if (discard) {
-		o->copy.resize(info.length ? info.length : 1);
-		buf = o->copy.data();
-		count = info.length;
-		if (peek) /* the peek's completion was the one; the message just goes */
-			o->kind = op_kind::CTRL_RX;
-		if (peek)
-			ep->b.push(ep->b.rx_cq, nullptr, c);
-	} else {
-		o->len = iov_total(x);
-		set_buffers(o, x, prm, &buf, &count);
-		if (x.count == 1)
-			o->iov[0] = {x.iov[0].iov_base, x.iov[0].iov_len}, o->iov_cnt = 1;
-	}
-	(void)cn;
+	recv_buffers(o, x, prm, &buf, &count);
+	o->info = info;
 	return started(o, ucp_tag_msg_recv_nbx(ep->worker, buf, count, msg, &prm), x.where, true);
 }
 
@@ -228,6 +321,10 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 		ret = [&]() -> ssize_t {
 			if (int r = check_common(ep, x, ep->b.info->tx_attr->iov_limit))
 				return r;
+			if (x.tagged && !(ep->b.info->caps & FI_TAGGED)) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without FI_TAGGED\n", x.where);
+				return -FI_EOPNOTSUPP;
+			}
 			if (x.flags & FI_REMOTE_CQ_DATA) {
 				WU_WARN(P(), FI_LOG_EP_DATA,
 					"%s: the ucx provider carries no remote CQ data (domain_attr->cq_data_size is 0)\n",
@@ -294,7 +391,29 @@ ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 	{
 		std::lock_guard g(ep->b.mtx);
 		ret = [&]() -> ssize_t {
+			if (x.tagged && !(ep->b.info->caps & FI_TAGGED)) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without FI_TAGGED\n", x.where);
+				return -FI_EOPNOTSUPP;
+			}
+			if (!x.tagged && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_PEEK, FI_CLAIM and FI_DISCARD are for tagged receives\n",
+					x.where);
+				return -FI_EOPNOTSUPP;
+			}
+			if (x.flags & FI_MULTI_RECV) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider has no FI_MULTI_RECV\n", x.where);
+				return -FI_EINVAL;
+			}
 			const bool pc = x.tagged && (x.flags & (FI_PEEK | FI_CLAIM));
+			if (x.tagged && (x.flags & FI_DISCARD) && !pc) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_DISCARD goes with FI_PEEK or FI_CLAIM\n", x.where);
+				return -FI_EINVAL;
+			}
+			if (pc && (x.flags & FI_CLAIM) && !x.context) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_CLAIM needs the context that names the message\n",
+					x.where);
+				return -FI_EINVAL;
+			}
 			if (!pc || (x.flags & FI_CLAIM && !(x.flags & FI_PEEK) && !(x.flags & FI_DISCARD)))
 				if (int r = check_common(ep, x, ep->b.info->rx_attr->iov_limit))
 					return r;
@@ -342,10 +461,19 @@ ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 			prm.recv_info.tag_info = &o->info;
 			void *buf;
 			size_t count;
-			set_buffers(o, x, prm, &buf, &count);
-			if (x.count == 1) {
-				o->iov[0] = {x.iov[0].iov_base, x.iov[0].iov_len};
-				o->iov_cnt = 1;
+			recv_buffers(o, x, prm, &buf, &count);
+			/* A message already here is taken through the probe: UCX 1.13's
+			 * ucp_tag_recv_nbx completing at once does not fill recv_info
+			 * (sender tag, length).  No progress runs between the probe and
+			 * the post (the worker is ours under the lock), so a post finds
+			 * nothing to complete at once. */
+			ucp_tag_message_h m = ucp_tag_probe_nb(ep->worker, tag, mask, 1, &o->info);
+			if (m) {
+				ucp_tag_recv_info_t seen = o->info;
+				ucs_status_ptr_t r = ucp_tag_msg_recv_nbx(ep->worker, buf, count, m, &prm);
+				if (r == nullptr || !UCS_PTR_IS_ERR(r))
+					o->info = seen;
+				return started(o, r, x.where, true);
 			}
 			return started(o, ucp_tag_recv_nbx(ep->worker, buf, count, tag, mask, &prm), x.where, true);
 		}();
@@ -362,8 +490,14 @@ int cancel_locked(ucx_ep *ep, void *context)
 			ucp_request_cancel(ep->worker, o->req);
 			return 0;
 		}
-	if (ep->claimed.erase(context))
+	auto it = ep->claimed.find(context);
+	if (it != ep->claimed.end()) {
+		/* A claimed message nobody will take: dropped. */
+		auto [m, info] = it->second;
+		ep->claimed.erase(it);
+		drain(ep, m, info, "fi_cancel");
 		return 0;
+	}
 	return -FI_ENOENT;
 }
 

@@ -18,7 +18,6 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include <ucp/api/ucp.h>
@@ -110,6 +109,47 @@ struct op {
 	/* RMA waiting for an rkey: the transfer to start. */
 	std::vector<iovec> liov;
 	uint64_t raddr = 0, rkey_key = 0;
+	op *prev = nullptr, *next = nullptr; /* in ucx_ep::live */
+};
+
+/* The ops UCP holds, linked through the ops themselves: no allocation or
+ * hashing on the data path. */
+struct op_list {
+	op *head = nullptr;
+	struct iterator {
+		op *o;
+		op *operator*() const noexcept { return o; }
+		iterator &operator++() noexcept
+		{
+			o = o->next;
+			return *this;
+		}
+		bool operator!=(const iterator &x) const noexcept { return o != x.o; }
+	};
+	iterator begin() const noexcept { return {head}; }
+	iterator end() const noexcept { return {nullptr}; }
+	void insert(op *o) noexcept
+	{
+		o->prev = nullptr;
+		o->next = head;
+		if (head)
+			head->prev = o;
+		head = o;
+	}
+	void erase(op *o) noexcept
+	{
+		(o->prev ? o->prev->next : head) = o->next;
+		if (o->next)
+			o->next->prev = o->prev;
+		o->prev = o->next = nullptr;
+	}
+	std::vector<op *> snapshot() const
+	{
+		std::vector<op *> v;
+		for (op *o = head; o; o = o->next)
+			v.push_back(o);
+		return v;
+	}
 };
 
 inline constexpr uint32_t ep_magic = 0x55435845; /* "UCXE" */
@@ -125,7 +165,8 @@ struct ucx_ep {
 	std::unordered_map<fi_addr_t, std::unique_ptr<peer>> peers;
 	/* Peers whose sender id we answered rkey requests from (no AV entry needed). */
 	std::unordered_map<uint32_t, ucp_ep_h> repliers;
-	std::unordered_set<op *> live; /* every op UCP holds */
+	op_list live;		      /* every op UCP holds */
+	std::vector<op *> spare;      /* freed ops kept for reuse */
 	std::vector<void *> closes;  /* ucp_ep_close_nbx requests still running */
 	/* Claimed messages (FI_PEEK | FI_CLAIM), by the context of the peek. */
 	std::unordered_map<void *, std::pair<ucp_tag_message_h, ucp_tag_recv_info_t>> claimed;
@@ -135,6 +176,7 @@ struct ucx_ep {
 	bool want_auto = false;
 	bool peer_errors = true; /* FI_UCX_PEER_ERRORS */
 	bool told_no_peer_errors = false;
+	int linger_ms = 250; /* FI_UCX_LINGER */
 	bool closing = false; /* fi_close: callbacks free their ops, post nothing */
 	int efd = -1;
 	prov::auto_runner autop;

@@ -296,6 +296,8 @@ int ucx_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcep
 constexpr param::def ucx_knobs[] = {
 	{FI_PARAM_BOOL, "peer_errors", "true",
 	 "Create UCP endpoints with UCP_ERR_HANDLING_MODE_PEER, so that a peer that dies fails the operations waiting on it with error completions; a peer whose transports cannot report failures (UCX 1.13's posix, sysv and self) is reached without it, and false never asks for it (UCX may then pick faster transports)"},
+	{FI_PARAM_INT, "linger", "250",
+	 "Milliseconds fi_close of an endpoint lets its UCP endpoints flush what was sent (injected sends count as done) before closing them by force; a peer that does not progress meanwhile may lose them"},
 };
 
 void ucx_cleanup() noexcept {}
