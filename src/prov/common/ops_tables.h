@@ -23,9 +23,10 @@
 
 namespace wu::prov {
 
-/* fi_ops of a plain domain (prov::domain_open's); fi_open_ops gives the
- * PMIx wire-up extension when built with PMIx (rdma/fi_ext_wireup.h). */
-constexpr fi_ops domain_fi_ops(bool pmix_ext)
+/* fi_ops of a domain: close is prov::domain_close unless the provider's
+ * domain holds more; fi_open_ops gives the PMIx wire-up extension when
+ * asked and built with PMIx (rdma/fi_ext_wireup.h). */
+constexpr fi_ops domain_fi_ops(bool pmix_ext, decltype(fi_ops::close) close = domain_close)
 {
 	auto ops_open = WU_NOSYS(fi_ops, ops_open);
 #ifdef WU_HAVE_PMIX
@@ -34,7 +35,7 @@ constexpr fi_ops domain_fi_ops(bool pmix_ext)
 #else
 	(void)pmix_ext;
 #endif
-	return {sizeof(fi_ops),	   domain_close,	    WU_NOSYS(fi_ops, bind), WU_NOSYS(fi_ops, control),
+	return {sizeof(fi_ops),	   close,	    WU_NOSYS(fi_ops, bind), WU_NOSYS(fi_ops, control),
 		ops_open,	   WU_NOSYS(fi_ops, tostr), WU_NOSYS(fi_ops, ops_set)};
 }
 

@@ -19,6 +19,7 @@
 #include "core/param.h"
 #include "core/shim.h"
 #include "prov/common/ep_ops.h"
+#include "prov/common/ops_tables.h"
 #include "prov/ucx/ucx_ep.h"
 
 namespace wu::ucx {
@@ -590,28 +591,11 @@ int ep_setname(fid *f, void *, size_t) noexcept
 	});
 }
 
-fi_ops ep_fi_ops = {
-	sizeof(fi_ops), ep_close, ep_bind, ep_control, WU_NOSYS(fi_ops, ops_open), WU_NOSYS(fi_ops, tostr),
-	WU_NOSYS(fi_ops, ops_set),
-};
+constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ep_control);
 
-fi_ops_ep ep_ops = {
-	sizeof(fi_ops_ep), ep_cancel, ep_getopt, ep_setopt, WU_NOSYS(fi_ops_ep, tx_ctx),
-	WU_NOSYS(fi_ops_ep, rx_ctx), ep_rx_left, ep_tx_left,
-};
+constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
 
-fi_ops_cm ep_cm_ops = {
-	sizeof(fi_ops_cm),
-	ep_setname,
-	ep_getname,
-	WU_NOSYS(fi_ops_cm, getpeer),
-	WU_NOSYS(fi_ops_cm, connect),
-	WU_NOSYS(fi_ops_cm, listen),
-	WU_NOSYS(fi_ops_cm, accept),
-	WU_NOSYS(fi_ops_cm, reject),
-	WU_NOSYS(fi_ops_cm, shutdown),
-	WU_NOSYS(fi_ops_cm, join),
-};
+constinit fi_ops_cm ep_cm_ops = prov::rdm_cm_ops(ep_setname, ep_getname);
 
 /* A sender id: random, so that endpoints of many processes rarely share
  * one (a receiver with two AV entries of one id reports the first for

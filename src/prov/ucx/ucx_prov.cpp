@@ -14,6 +14,7 @@
 #include "getinfo/match.h"
 #include "prov/common/cq.h"
 #include "prov/common/objects.h"
+#include "prov/common/ops_tables.h"
 #include "prov/common/poll.h"
 #include "prov/ucx/ucx_addr.h"
 #include "prov/ucx/ucx_ep.h"
@@ -223,38 +224,14 @@ int ucx_domain_close(fid *f) noexcept
 	});
 }
 
-fi_ops ucx_domain_fi_ops = {
-	sizeof(fi_ops),
-	ucx_domain_close,
-	WU_NOSYS(fi_ops, bind),
-	WU_NOSYS(fi_ops, control),
-	WU_NOSYS(fi_ops, ops_open),
-	WU_NOSYS(fi_ops, tostr),
-	WU_NOSYS(fi_ops, ops_set),
-};
+constinit fi_ops ucx_domain_fi_ops = prov::domain_fi_ops(false, ucx_domain_close);
 
-fi_ops_domain ucx_domain_ops = {
-	sizeof(fi_ops_domain),
-	ucx_av_open,
-	wu::cq::domain_cq_open,
-	ep_open,
-	WU_NOSYS(fi_ops_domain, scalable_ep),
-	wu::cntr::domain_cntr_open,
-	wu::poll::domain_poll_open,
-	WU_NOSYS(fi_ops_domain, stx_ctx),
-	WU_NOSYS(fi_ops_domain, srx_ctx),
-	WU_NOSYS(fi_ops_domain, query_atomic),
-	WU_NOSYS(fi_ops_domain, query_collective),
-	WU_NOSYS(fi_ops_domain, endpoint2),
-};
+/* No atomics: fi_query_atomic is -FI_ENOSYS (getinfo refuses FI_ATOMIC). */
+constinit fi_ops_domain ucx_domain_ops =
+	prov::rdm_domain_ops(ucx_av_open, ep_open, WU_NOSYS(fi_ops_domain, query_atomic));
 
 int ucx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {
-	if (info->domain_attr && info->domain_attr->name && strcmp(info->domain_attr->name, domain_name) != 0) {
-		WU_WARN(&ucx_prov_desc, FI_LOG_DOMAIN, "fi_domain: no ucx domain named \"%s\" (it is \"%s\")\n",
-			info->domain_attr->name, domain_name);
-		return -FI_ENODEV;
-	}
 	auto d = std::make_unique<ucx_domain>();
 	ucp_config_t *cfg = nullptr;
 	/* UCX_* from the environment (UCX_TLS, UCX_NET_DEVICES, ...). */
@@ -278,19 +255,12 @@ int ucx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 	return 0;
 }
 
-const prov::fabric_hooks ucx_hooks = {&ucx_prov_desc, ucx_domain_open, nullptr};
-
-int ucx_fabric(fi_fabric_attr *attr, fid_fabric **fabric, void *context) noexcept
+bool ucx_known(const char *name, bool domain) noexcept
 {
-	return guard("ucx_fabric", [&]() -> int {
-		if (!attr->name || strcmp(attr->name, fabric_name) != 0) {
-			WU_WARN(&ucx_prov_desc, FI_LOG_FABRIC, "fi_fabric: no ucx fabric named \"%s\" (it is \"%s\")\n",
-				attr->name ? attr->name : "(null)", fabric_name);
-			return -FI_ENODATA;
-		}
-		return prov::fabric_open(&ucx_hooks, attr, fabric, context);
-	});
+	return strcmp(name, domain ? domain_name : fabric_name) == 0;
 }
+
+const prov::fabric_hooks ucx_hooks = {&ucx_prov_desc, ucx_domain_open, nullptr, ucx_known};
 
 /* Provider knobs (FI_UCX_*); UCX's own come from UCX_* (ucp_config_read). */
 constexpr param::def ucx_knobs[] = {
@@ -321,15 +291,8 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = ucx_prov_desc;
-	if (!p.name) {
-		p.version = prov_version;
-		p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
-		p.getinfo = ucx_getinfo;
-		p.fabric = ucx_fabric;
-		p.cleanup = ucx_cleanup;
-		p.name = "ucx";
+	if (prov::describe(p, "ucx", prov_version, ucx_getinfo, prov::fabric_entry<ucx_hooks>, ucx_cleanup))
 		param::define_all(&p, ucx_knobs);
-	}
 	return &p;
 }
 
