@@ -242,7 +242,7 @@ TEST(atomic_engine, concurrent_sums_lose_nothing)
 /* ---- over a provider ---- */
 
 struct atomics : atomic_pair {};
-WU_PROVIDER_SUITE(atomics)
+WU_TEST_ATOMIC_PROVIDER_LIST(WU_TEST_INSTANTIATE_ONE, atomics)
 
 TEST_P(atomics, valid_calls_and_query_atomic_agree_with_the_man_page)
 {

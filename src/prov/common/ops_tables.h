@@ -17,25 +17,14 @@
 #include "prov/common/objects.h"
 #include "prov/common/poll.h"
 
-#ifdef WU_HAVE_PMIX
-#include "pmix_glue/wireup.h"
-#endif
-
 namespace wu::prov {
 
 /* fi_ops of a domain: close is prov::domain_close unless the provider's
- * domain holds more; fi_open_ops gives the PMIx wire-up extension when
- * asked and built with PMIx (rdma/fi_ext_wireup.h). */
-constexpr fi_ops domain_fi_ops(bool pmix_ext, decltype(fi_ops::close) close = domain_close)
+ * domain holds more; ops_open (fi_open_ops) is the provider's to give. */
+constexpr fi_ops domain_fi_ops(decltype(fi_ops::ops_open) ops_open = WU_NOSYS(fi_ops, ops_open),
+			       decltype(fi_ops::close) close = domain_close)
 {
-	auto ops_open = WU_NOSYS(fi_ops, ops_open);
-#ifdef WU_HAVE_PMIX
-	if (pmix_ext)
-		ops_open = pmix::domain_ops_open;
-#else
-	(void)pmix_ext;
-#endif
-	return {sizeof(fi_ops),	   close,	    WU_NOSYS(fi_ops, bind), WU_NOSYS(fi_ops, control),
+	return {sizeof(fi_ops),	   close,		    WU_NOSYS(fi_ops, bind), WU_NOSYS(fi_ops, control),
 		ops_open,	   WU_NOSYS(fi_ops, tostr), WU_NOSYS(fi_ops, ops_set)};
 }
 

@@ -196,7 +196,7 @@ int shm_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) n
 
 /* ---- domain ---- */
 
-constinit fi_ops shm_domain_fi_ops = prov::domain_fi_ops(false);
+constinit fi_ops shm_domain_fi_ops = prov::domain_fi_ops();
 
 constinit fi_ops_domain shm_domain_ops =
 	prov::rdm_domain_ops(shm_av_open, ep_open, prov::query_atomic<&shm_prov_desc>);

@@ -224,8 +224,12 @@ int wx_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) no
 	return av::open(prov::domain_of(dom), format(), attr, av, context);
 }
 
-/* With PMIx, fi_open_ops "wireup_pmix" (rdma/fi_ext_wireup.h). */
-constinit fi_ops wx_domain_fi_ops = prov::domain_fi_ops(true);
+#ifdef WU_HAVE_PMIX
+/* fi_open_ops "wireup_pmix": the PMIx wire-up extension (rdma/fi_ext_wireup.h). */
+constinit fi_ops wx_domain_fi_ops = prov::domain_fi_ops(pmix::domain_ops_open);
+#else
+constinit fi_ops wx_domain_fi_ops = prov::domain_fi_ops();
+#endif
 
 constinit fi_ops_domain wx_domain_ops =
 	prov::rdm_domain_ops(wx_av_open, ep_open, prov::query_atomic<&wx_prov_desc>);
