@@ -162,9 +162,9 @@ TEST_F(ucx_pair, corrupt_addresses_are_refused_at_insert)
 	n = b.name;
 	memset(n.data() + 8, 0, 4);
 	refused(n, "sender id 0");
-	n = b.name;
-	n.resize(wu::ucx::addr_hdr - 1);
-	refused(n, "shorter than the header");
+	/* fi_av_insert has no per-address length (the caller passes whole
+	 * addresses), so a blob shorter than the header is checked directly. */
+	EXPECT_LT(wu::ucx::addr_check(b.name.data(), wu::ucx::addr_hdr - 1), 0);
 	EXPECT_LT(wu::ucx::addr_check(b.name.data(), b.name.size() - 1), 0); /* truncated */
 	EXPECT_EQ(wu::ucx::addr_check(b.name.data(), b.name.size()), ssize_t(b.name.size()));
 }
