@@ -156,6 +156,38 @@ inline uint32_t ld32(const uint32_t *p)
 	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 }
 
+/* A record's blob is rewritten in place while readers may be copying it
+ * (they re-read the record word afterwards to spot a torn copy), so both
+ * sides move it as relaxed atomic words: a seqlock, race-free to the
+ * memory model and to TSan.  Slots are 8-byte aligned, a multiple of 8. */
+constexpr size_t blob_words = (max_blob + 4 + 7) / 8;
+
+inline void blob_store(unsigned char *slot, const unsigned char *bytes, uint32_t len)
+{
+	uint64_t w[blob_words] = {};
+	memcpy(w, &len, 4);
+	memcpy(reinterpret_cast<unsigned char *>(w) + 4, bytes, len);
+	uint64_t *d = reinterpret_cast<uint64_t *>(slot);
+	for (size_t i = 0, n = (len + 4 + 7) / 8; i < n; i++)
+		__atomic_store_n(&d[i], w[i], __ATOMIC_RELAXED);
+}
+
+/* Length of the blob copied into bytes (0 when the slot is garbage). */
+inline uint32_t blob_load(const unsigned char *slot, uint32_t slot_size, unsigned char *bytes)
+{
+	const uint64_t *s = reinterpret_cast<const uint64_t *>(slot);
+	uint64_t w[blob_words];
+	w[0] = __atomic_load_n(&s[0], __ATOMIC_RELAXED);
+	uint32_t len;
+	memcpy(&len, w, 4);
+	if (len > max_blob || len + 4 > slot_size)
+		return 0;
+	for (size_t i = 1, n = (len + 4 + 7) / 8; i < n; i++)
+		w[i] = __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+	memcpy(bytes, reinterpret_cast<const unsigned char *>(w) + 4, len);
+	return len;
+}
+
 /* ---- entries.cpp ---- */
 
 void set_free(region &r, uint64_t f);
@@ -379,10 +411,7 @@ struct writer {
 		if (k.packed) {
 			st(&r.rec[f], rec_make(rec_packed, k.value));
 		} else {
-			unsigned char *b = r.blob + f * r.hdr->blob_size;
-			uint32_t len = uint32_t(k.len);
-			memcpy(b, &len, 4);
-			memcpy(b + 4, k.bytes, k.len);
+			blob_store(r.blob + f * r.hdr->blob_size, k.bytes, uint32_t(k.len));
 			if (test_crash_hook)
 				test_crash_hook(1);
 			st(&r.rec[f], rec_make(rec_blob, r.hdr->gen + 1));

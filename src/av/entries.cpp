@@ -120,14 +120,9 @@ bool read_record(const region &r, uint64_t f, key &k, uint64_t *pending_token)
 			k.value = v & payload_mask;
 			return true;
 		case rec_blob: {
-			const unsigned char *b = r.blob + f * r.hdr->blob_size;
-			uint32_t len;
-			memcpy(&len, b, 4);
-			if (len > max_blob || len + 4 > r.hdr->blob_size)
-				len = 0;
+			uint32_t len = blob_load(r.blob + f * r.hdr->blob_size, r.hdr->blob_size, k.bytes);
 			k.packed = false;
 			k.len = len;
-			memcpy(k.bytes, b + 4, len);
 			__atomic_thread_fence(__ATOMIC_ACQUIRE);
 			if (__atomic_load_n(&r.rec[f], __ATOMIC_RELAXED) != v)
 				continue; /* rewritten while copying */
