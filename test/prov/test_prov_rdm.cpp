@@ -264,6 +264,33 @@ TEST_P(rdm, cancel_reports_ecanceled_and_options)
 	EXPECT_EQ(fi_getopt(&a.ep->fid, FI_OPT_ENDPOINT, FI_OPT_TX_SIZE + 100, &v, &len), -FI_ENOPROTOOPT);
 }
 
+/* fi_control (fi_endpoint(3)): enabling twice is harmless, the ops flags
+ * read back what was set, and an unknown command is -FI_ENOSYS. */
+TEST_P(rdm, control_enable_twice_ops_flags_and_unknown_command)
+{
+	EXPECT_EQ(fi_enable(a.ep), 0);
+	uint64_t fl = FI_TRANSMIT;
+	ASSERT_EQ(fi_control(&a.ep->fid, FI_GETOPSFLAG, &fl), 0);
+	uint64_t want = (fl & ~(FI_TRANSMIT | FI_RECV)) | FI_COMPLETION;
+	fl = want | FI_TRANSMIT;
+	ASSERT_EQ(fi_control(&a.ep->fid, FI_SETOPSFLAG, &fl), 0);
+	fl = FI_TRANSMIT;
+	ASSERT_EQ(fi_control(&a.ep->fid, FI_GETOPSFLAG, &fl), 0);
+	EXPECT_TRUE(fl & FI_COMPLETION);
+	EXPECT_EQ(fi_control(&a.ep->fid, FI_GETOPSFLAG, nullptr), -FI_EINVAL);
+	fl = 0; /* neither FI_TRANSMIT nor FI_RECV */
+	EXPECT_EQ(fi_control(&a.ep->fid, FI_GETOPSFLAG, &fl), -FI_EINVAL);
+	EXPECT_EQ(fi_control(&a.ep->fid, FI_GETWAIT, nullptr), -FI_ENOSYS);
+	EXPECT_EQ(fi_control(&a.ep->fid, 9999, nullptr), -FI_ENOSYS);
+	/* Still works after all that. */
+	char out[4] = "abc", in[4] = {};
+	ASSERT_EQ(fi_recv(b.ep, in, sizeof in, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(a.ep, out, sizeof out, nullptr, a_to_b, nullptr), 0);
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wait_rx(b, e), 1);
+	EXPECT_STREQ(in, "abc");
+}
+
 TEST_P(rdm, close_rules_ebusy_while_bound)
 {
 	EXPECT_EQ(fi_close(&a.tx->fid), -FI_EBUSY);

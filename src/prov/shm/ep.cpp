@@ -13,6 +13,7 @@
 #include "core/log.h"
 #include "core/param.h"
 #include "core/shim.h"
+#include "prov/common/ep_control.h"
 #include "prov/common/ep_ops.h"
 #include "prov/common/ops_tables.h"
 #include "prov/shm/shm_ep.h"
@@ -101,32 +102,6 @@ bool start_auto_locked(shm_ep *ep)
 void finish_auto(shm_ep *ep)
 {
 	ep->autop.finish(ep->rg->wait_fd());
-}
-
-int block_cb(void *arg) noexcept
-{
-	return guard("fi_trywait", [&]() -> int {
-		auto *ep = static_cast<shm_ep *>(arg);
-		bool fin = false;
-		{
-			/* A try-lock: a thread binding this endpoint holds its lock
-			 * while it waits for the CQ's progress list that our caller holds. */
-			std::unique_lock g(ep->b.mtx, std::try_to_lock);
-			if (!g.owns_lock())
-				return -FI_EAGAIN;
-			ep->want_auto = true;
-			if (ep->b.enabled)
-				fin = start_auto_locked(ep);
-		}
-		if (fin)
-			finish_auto(ep);
-		return 0;
-	});
-}
-
-progress_fn pfn(shm_ep *ep)
-{
-	return progress_fn{progress_cb, ep, block_cb};
 }
 
 /* ---- fid ops ---- */
@@ -218,12 +193,11 @@ int create_region(shm_ep *ep, bool generated)
 	return 0;
 }
 
-/* fi_enable: the region, then the base's checks; *fin: finish_auto next. */
-int enable(shm_ep *ep, bool *fin)
+/* fi_enable under b.mtx: the region, then the base's checks. */
+int enable_locked(shm_ep *ep)
 {
-	std::lock_guard g(ep->b.mtx);
 	if (ep->b.enabled)
-		return 0;
+		return 1;
 	if (!ep->b.av) {
 		WU_WARN(P(), FI_LOG_EP_CTRL,
 			"fi_enable: bind an address vector to the RDM endpoint first (fi_ep_bind)\n");
@@ -238,34 +212,21 @@ int enable(shm_ep *ep, bool *fin)
 	/* Injected bytes travel inline or in one bounce slot. */
 	if (ep->b.info->tx_attr->inject_size > ep->rg->bounce_size())
 		ep->b.info->tx_attr->inject_size = ep->rg->bounce_size();
-	if (ep->want_auto || ep->b.dom->info->domain_attr->data_progress == FI_PROGRESS_AUTO)
-		*fin = start_auto_locked(ep);
 	return 0;
 }
 
-int ep_control(fid *f, int command, void *arg) noexcept
+struct ctl_hooks {
+	using ep_type = shm_ep;
+	static shm_ep *lookup(fid *f) noexcept { return ep_of(f); }
+	static int enable_locked(shm_ep *ep) { return shm::enable_locked(ep); }
+	static bool begin_auto_locked(shm_ep *ep) { return start_auto_locked(ep); }
+	static void finish_auto(shm_ep *ep) { shm::finish_auto(ep); }
+};
+using ctl = prov::ep_control<ctl_hooks>;
+
+progress_fn pfn(shm_ep *ep)
 {
-	return guard("fi_control(ep)", [&]() -> int {
-		shm_ep *ep = ep_of(f);
-		if (!ep)
-			return -FI_EINVAL;
-		switch (command) {
-		case FI_ENABLE: {
-			bool fin = false;
-			if (int r = enable(ep, &fin))
-				return r;
-			if (fin)
-				finish_auto(ep);
-			ep->b.enabled_unlocked(); /* fi_av_remove notices */
-			return 0;
-		}
-		case FI_GETOPSFLAG:
-		case FI_SETOPSFLAG:
-			return ep->b.ops_flag(command, static_cast<uint64_t *>(arg));
-		default:
-			return -FI_ENOSYS;
-		}
-	});
+	return progress_fn{progress_cb, ep, ctl::block};
 }
 
 ssize_t ep_cancel(fid *f, void *context) noexcept
@@ -374,7 +335,7 @@ int ep_setname(fid *f, void *addr, size_t addrlen) noexcept
 	});
 }
 
-constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ep_control);
+constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ctl::control);
 
 constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
 

@@ -5,6 +5,7 @@
 #ifdef WU_HAVE_PMIX
 #include "pmix_glue/wireup.h"
 #endif
+#include "prov/common/ep_control.h"
 #include "prov/common/ep_ops.h"
 #include "prov/common/ops_tables.h"
 #include "prov/tcp/tcp_impl.h"
@@ -263,42 +264,26 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 	});
 }
 
-int ep_control(fid *f, int command, void *arg) noexcept
-{
-	return guard("fi_control(ep)", [&]() -> int {
-		tcp_ep *ep = ep_of(f);
-		if (!ep)
-			return -FI_EINVAL;
-		switch (command) {
-		case FI_ENABLE: {
-			{
-				std::lock_guard g(ep->b.mtx);
-				int r = ep->b.enable_locked();
-				if (r)
-					return r < 0 ? r : 0;
-			}
-			ep->b.enabled_unlocked();
-			start_auto(ep);
+struct ctl_hooks {
+	using ep_type = tcp_ep;
+	static tcp_ep *lookup(fid *f) noexcept { return ep_of(f); }
+	static int enable_locked(tcp_ep *ep) { return ep->b.enable_locked(); }
+	static bool begin_auto_locked(tcp_ep *ep) { return detail::begin_auto_locked(ep); }
+	static void finish_auto(tcp_ep *ep) { detail::finish_auto(ep); }
+	static void enabled([[maybe_unused]] tcp_ep *ep)
+	{
 #ifdef WU_HAVE_PMIX
-			/* Lets "pmix:" named AVs of other ranks resolve this endpoint
-			 * with no application code (FI_PMIX_AUTO_PUBLISH).  A
-			 * sub-endpoint's name is not the process's: the wireup
-			 * endpoint publishes its own. */
-			if (ep->b.type == FI_EP_RDM && ep->b.addr_part < 0)
-				pmix::endpoint_named(ep->self.data(), ep->self.size(),
-						     ep->self.size() == sizeof(sockaddr_in) ? FI_SOCKADDR_IN
-											    : FI_SOCKADDR_IN6);
+		/* Lets "pmix:" named AVs of other ranks resolve this endpoint
+		 * with no application code (FI_PMIX_AUTO_PUBLISH).  A
+		 * sub-endpoint's name is not the process's: the wireup
+		 * endpoint publishes its own. */
+		if (ep->b.type == FI_EP_RDM && ep->b.addr_part < 0)
+			pmix::endpoint_named(ep->self.data(), ep->self.size(),
+					     ep->self.size() == sizeof(sockaddr_in) ? FI_SOCKADDR_IN : FI_SOCKADDR_IN6);
 #endif
-			return 0;
-		}
-		case FI_GETOPSFLAG:
-		case FI_SETOPSFLAG:
-			return ep->b.ops_flag(command, static_cast<uint64_t *>(arg));
-		default:
-			return -FI_ENOSYS;
-		}
-	});
-}
+	}
+};
+using ctl = prov::ep_control<ctl_hooks>;
 
 ssize_t ep_cancel(fid *f, void *context) noexcept
 {
@@ -372,7 +357,7 @@ ssize_t ep_tx_left(fid_ep *e) noexcept
 	});
 }
 
-constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ep_control);
+constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ctl::control);
 
 constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
 
@@ -435,7 +420,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		fi_info *dup = info_dup(info);
 		if (!dup)
 			return -FI_ENOMEM;
-		ep->b.init(&ep->ep.fid, P(), dom, dup, progress_fn{progress_cb, ep.get(), block_cb});
+		ep->b.init(&ep->ep.fid, P(), dom, dup, progress_fn{progress_cb, ep.get(), ctl::block});
 		ep->b.av_removed = av_removed;
 		ep->b.av_arg = ep.get();
 		ep->b.info->handle = nullptr;

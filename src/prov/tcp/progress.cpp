@@ -190,6 +190,8 @@ void auto_event(void *arg, bool timer) noexcept
 	});
 }
 
+} // namespace
+
 /* Starts auto progress once the endpoint is enabled (fi_enable, or
  * fi_connect / fi_accept for MSG) if its domain asked for it.  Called
  * without ep->b.mtx: the engine calls into the endpoint under its own lock. */
@@ -210,8 +212,6 @@ void finish_auto(tcp_ep *ep)
 	ep->autop.finish(ep->epfd);
 }
 
-} // namespace
-
 void start_auto(tcp_ep *ep)
 {
 	{
@@ -220,33 +220,6 @@ void start_auto(tcp_ep *ep)
 			return;
 	}
 	finish_auto(ep);
-}
-
-/* progress_fn::block: the application is about to sleep on a bound CQ's or
- * counter's wait object (fi_trywait returned 0), where manual progress
- * would never run: this endpoint switches to auto progress for good.  A
- * try-lock, since a thread binding this endpoint holds ep->b.mtx while it
- * waits for the CQ's progress list that our caller holds. */
-int block_cb(void *arg) noexcept
-{
-	return guard("fi_trywait", [&]() -> int {
-		auto *ep = static_cast<tcp_ep *>(arg);
-		{
-			std::unique_lock g(ep->b.mtx, std::try_to_lock);
-			if (!g.owns_lock())
-				return -FI_EAGAIN;
-			if (!ep->want_auto)
-				WU_INFO(P(), FI_LOG_EP_DATA,
-					"endpoint %p: the application blocks on a CQ/counter wait object; "
-					"data progress is automatic from now on\n",
-					static_cast<void *>(ep));
-			ep->want_auto = true;
-			if (!ep->b.enabled || !begin_auto_locked(ep))
-				return 0;
-		}
-		finish_auto(ep);
-		return 0;
-	});
 }
 
 } // namespace wu::tcp::detail

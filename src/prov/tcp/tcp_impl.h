@@ -551,7 +551,9 @@ void progress_cb(void *arg) noexcept;
 void av_removed(void *arg, fi_addr_t fa) noexcept;
 void auto_progress(tcp_ep *ep);
 void start_auto(tcp_ep *ep);
-int block_cb(void *arg) noexcept;
+/* Under ep->b.mtx, enabled: true when finish_auto must follow, without it. */
+bool begin_auto_locked(tcp_ep *ep);
+void finish_auto(tcp_ep *ep);
 
 /* msg_cm.cpp */
 int put_name(const void *a, size_t n, void *addr, size_t *addrlen);

@@ -18,6 +18,7 @@
 #include "core/info.h"
 #include "core/param.h"
 #include "core/shim.h"
+#include "prov/common/ep_control.h"
 #include "prov/common/ep_ops.h"
 #include "prov/common/ops_tables.h"
 #include "prov/ucx/ucx_ep.h"
@@ -309,29 +310,6 @@ void finish_auto(ucx_ep *ep)
 	ep->autop.finish(ep->efd);
 }
 
-int block_cb(void *arg) noexcept
-{
-	return guard("fi_trywait", [&]() -> int {
-		auto *ep = static_cast<ucx_ep *>(arg);
-		bool fin = false;
-		{
-			/* A try-lock: a thread binding this endpoint holds its lock
-			 * while it waits for the CQ's progress list our caller holds. */
-			std::unique_lock g(ep->b.mtx, std::try_to_lock);
-			if (!g.owns_lock())
-				return -FI_EAGAIN;
-			if (ep->efd < 0)
-				return -FI_EAGAIN;
-			ep->want_auto = true;
-			if (ep->b.enabled)
-				fin = start_auto_locked(ep);
-		}
-		if (fin)
-			finish_auto(ep);
-		return 0;
-	});
-}
-
 /* ---- fid ops ---- */
 
 void av_removed(void *arg, fi_addr_t a) noexcept
@@ -452,51 +430,28 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 	});
 }
 
-int enable(ucx_ep *ep, bool *fin)
+/* fi_enable under b.mtx: the base's checks, then the control receive. */
+int enable_locked(ucx_ep *ep)
 {
-	std::lock_guard g(ep->b.mtx);
-	if (ep->b.enabled)
-		return 0;
-	if (!ep->b.av) {
-		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_enable: bind an address vector to the RDM endpoint first (fi_ep_bind)\n");
-		return -FI_ENOAV;
-	}
-	if (int r = ep->b.enable_locked(); r < 0)
+	if (int r = ep->b.enable_locked())
 		return r;
 	if (int r = post_ctrl(ep)) {
 		ep->b.enabled = false;
 		return r;
 	}
-	if (ep->want_auto || ep->b.dom->info->domain_attr->data_progress == FI_PROGRESS_AUTO)
-		*fin = start_auto_locked(ep);
 	return 0;
 }
 
-int ep_control(fid *f, int command, void *arg) noexcept
-{
-	return guard("fi_control(ep)", [&]() -> int {
-		ucx_ep *ep = ep_of(f);
-		if (!ep)
-			return -FI_EINVAL;
-		switch (command) {
-		case FI_ENABLE: {
-			bool fin = false;
-			if (int r = enable(ep, &fin))
-				return r;
-			if (fin)
-				finish_auto(ep);
-			ep->b.enabled_unlocked(); /* fi_av_remove notices */
-			return 0;
-		}
-		case FI_GETOPSFLAG:
-		case FI_SETOPSFLAG:
-			return ep->b.ops_flag(command, static_cast<uint64_t *>(arg));
-		default:
-			WU_INFO(P(), FI_LOG_EP_CTRL, "fi_control(ep): command %d is not supported\n", command);
-			return -FI_ENOSYS;
-		}
-	});
-}
+struct ctl_hooks {
+	using ep_type = ucx_ep;
+	static ucx_ep *lookup(fid *f) noexcept { return ep_of(f); }
+	static int enable_locked(ucx_ep *ep) { return ucx::enable_locked(ep); }
+	static bool begin_auto_locked(ucx_ep *ep) { return start_auto_locked(ep); }
+	static void finish_auto(ucx_ep *ep) { ucx::finish_auto(ep); }
+	/* Without UCP's event fd nothing can wake a sleeper. */
+	static bool can_block(ucx_ep *ep) { return ep->efd >= 0; }
+};
+using ctl = prov::ep_control<ctl_hooks>;
 
 ssize_t ep_cancel(fid *f, void *context) noexcept
 {
@@ -591,7 +546,7 @@ int ep_setname(fid *f, void *, size_t) noexcept
 	});
 }
 
-constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ep_control);
+constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ctl::control);
 
 constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
 
@@ -661,7 +616,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		fi_info *mine = info_dup(info);
 		if (!mine)
 			return -FI_ENOMEM;
-		ep->b.init(&ep->ep.fid, P(), dom, mine, progress_fn{progress_cb, ep.get(), block_cb});
+		ep->b.init(&ep->ep.fid, P(), dom, mine, progress_fn{progress_cb, ep.get(), ctl::block});
 		ep->b.info->handle = nullptr;
 		fi_tx_attr &tx = *ep->b.info->tx_attr;
 		fi_rx_attr &rx = *ep->b.info->rx_attr;
