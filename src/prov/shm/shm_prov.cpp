@@ -16,6 +16,7 @@
 #include "getinfo/match.h"
 #include "prov/common/atomic.h"
 #include "prov/common/cq.h"
+#include "prov/common/info_template.h"
 #include "prov/common/objects.h"
 #include "prov/common/ops_tables.h"
 #include "prov/common/poll.h"
@@ -32,70 +33,23 @@ constexpr char domain_name[] = "shm";
 
 fi_info *build_template()
 {
-	fi_info *i = info_alloc();
-	if (!i)
-		throw std::bad_alloc();
-	const uint64_t caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_RECV | FI_SEND |
-			      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE |
-			      FI_LOCAL_COMM;
+	prov::template_desc d;
+	d.caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_RECV | FI_SEND | FI_REMOTE_READ |
+		 FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM;
 	/* One queue per receiver, filled in the order each sender pushes, and
 	 * the target applies RMA and atomics in arrival order. */
-	const uint64_t order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAR |
-			       FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW | FI_ORDER_ATOMIC_RAR |
-			       FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
-	i->caps = caps;
-	i->mode = 0;
-	i->addr_format = FI_ADDR_STR;
-	i->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_SEND);
-	i->tx_attr->msg_order = order;
-	i->tx_attr->comp_order = FI_ORDER_NONE;
-	i->tx_attr->inject_size = 4096;
-	i->tx_attr->size = 1024;
-	i->tx_attr->iov_limit = 4;
-	i->tx_attr->rma_iov_limit = 4;
-	i->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |
-				   FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
-	i->rx_attr->msg_order = order;
-	i->rx_attr->comp_order = FI_ORDER_NONE;
-	i->rx_attr->size = 1024;
-	i->rx_attr->iov_limit = 4;
-	i->ep_attr->type = FI_EP_RDM;
-	i->ep_attr->protocol = FI_PROTO_SHM;
-	i->ep_attr->protocol_version = 1;
-	i->ep_attr->max_msg_size = SIZE_MAX >> 1;
-	i->ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaULL;
-	i->ep_attr->tx_ctx_cnt = 1;
-	i->ep_attr->rx_ctx_cnt = 1;
-	fi_domain_attr &d = *i->domain_attr;
-	d.threading = FI_THREAD_SAFE;
-	d.control_progress = FI_PROGRESS_AUTO;
-	d.data_progress = FI_PROGRESS_MANUAL;
-	d.resource_mgmt = FI_RM_ENABLED;
-	d.av_type = FI_AV_UNSPEC;
-	d.mr_mode = 0;
-	d.mr_key_size = 8;
-	d.cq_data_size = 8;
-	d.cq_cnt = 65536;
-	d.ep_cnt = 65536;
-	d.tx_ctx_cnt = 1;
-	d.rx_ctx_cnt = 1;
-	d.max_ep_tx_ctx = 1;
-	d.max_ep_rx_ctx = 1;
-	d.max_ep_stx_ctx = 0;
-	d.max_ep_srx_ctx = 0;
-	d.cntr_cnt = 65536;
-	d.mr_iov_limit = 1;
-	d.caps = FI_LOCAL_COMM;
-	d.mr_cnt = 65536;
-	i->domain_attr->name = strdup(domain_name);
-	i->fabric_attr->name = strdup(fabric_name);
-	i->fabric_attr->prov_name = strdup("shm");
-	i->fabric_attr->prov_version = prov_version;
-	if (!i->domain_attr->name || !i->fabric_attr->name || !i->fabric_attr->prov_name) {
-		info_free(i);
-		throw std::bad_alloc();
-	}
-	return i;
+	d.msg_order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAR | FI_ORDER_WAW |
+		      FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW | FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |
+		      FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
+	d.addr_format = FI_ADDR_STR;
+	d.protocol = FI_PROTO_SHM;
+	d.inject_size = 4096;
+	d.rma_iov_limit = 4;
+	d.fabric_name = fabric_name;
+	d.domain_name = domain_name;
+	d.prov_name = "shm";
+	d.prov_version = prov_version;
+	return prov::new_template(d);
 }
 
 const fi_info *get_template()
@@ -110,19 +64,8 @@ constexpr getinfo::template_opts shm_opts = {.auto_control_progress = false, .au
 /* An address given to fi_getinfo: "fi_shm://name" text, kept as is. */
 bool take_addr(const void *a, size_t len, void **out, size_t *outlen, const char *what)
 {
-	long n = a ? addr_len(a, len) : -FI_EINVAL;
-	if (n < 0) {
-		WU_INFO(&shm_prov_desc, FI_LOG_CORE, "fi_getinfo: %s is not an fi_shm://<name> address\n", what);
-		getinfo::set_reason(std::string(what) + " is not an fi_shm://<name> address");
-		return false;
-	}
-	free(*out);
-	*out = malloc(size_t(n));
-	if (!*out)
-		throw std::bad_alloc();
-	memcpy(*out, a, size_t(n));
-	*outlen = size_t(n);
-	return true;
+	return prov::take_addr(&shm_prov_desc, a ? addr_len(a, len) : -FI_EINVAL, a, out, outlen, what,
+			       "an fi_shm://<name> address", getinfo::set_reason);
 }
 
 int shm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags, const fi_info *hints,
@@ -138,21 +81,13 @@ int shm_getinfo(uint32_t version, const char *node, const char *service, uint64_
 			return -FI_ENODATA;
 		}
 		/* The template matcher places IP addresses; ours are placed here. */
-		std::unique_ptr<fi_info, void (*)(fi_info *)> h(hints ? info_dup(hints) : nullptr, info_free);
-		if (hints && !h)
-			return -FI_ENOMEM;
-		if (h) {
-			free(h->src_addr);
-			free(h->dest_addr);
-			h->src_addr = h->dest_addr = nullptr;
-			h->src_addrlen = h->dest_addrlen = 0;
-		}
+		prov::info_ptr h = prov::hints_without_addrs(hints);
 		const fi_info *t = get_template();
 		fi_info *got = nullptr;
 		int r = getinfo::from_templates({&t, 1}, version, nullptr, nullptr, 0, h.get(), &got, shm_opts);
 		if (r)
 			return r;
-		std::unique_ptr<fi_info, void (*)(fi_info *)> out(got, info_free);
+		prov::info_ptr out(got, info_free);
 		if (node && *node) {
 			bool ok = flags & FI_SOURCE
 					  ? take_addr(node, strlen(node) + 1, &got->src_addr, &got->src_addrlen, "node")
@@ -206,12 +141,7 @@ int shm_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 	return prov::domain_open(fab, info, &shm_domain_ops, &wu::mr::ops, &shm_domain_fi_ops, context, dom);
 }
 
-bool shm_known(const char *name, bool domain) noexcept
-{
-	return strcmp(name, domain ? domain_name : fabric_name) == 0;
-}
-
-const prov::fabric_hooks shm_hooks = {&shm_prov_desc, shm_domain_open, nullptr, shm_known};
+const prov::fabric_hooks shm_hooks = {&shm_prov_desc, shm_domain_open, nullptr, prov::known_names<fabric_name, domain_name>};
 
 /* Provider knobs (FI_SHM_*). */
 constexpr param::def shm_knobs[] = {

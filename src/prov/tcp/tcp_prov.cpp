@@ -21,6 +21,7 @@
 #include "core/shim.h"
 #include "getinfo/match.h"
 #include "getinfo/nic.h"
+#include "prov/common/info_template.h"
 #include "prov/common/objects.h"
 #include "prov/common/ops_tables.h"
 #ifdef WU_HAVE_PMIX
@@ -43,63 +44,25 @@ fi_provider tcp_prov_desc;
 /* What one endpoint type offers; the same for every interface. */
 void fill_common(fi_info &i, fi_ep_type type)
 {
-	const uint64_t caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_RECV | FI_SEND |
-			      FI_REMOTE_READ | FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV |
-			      FI_LOCAL_COMM | FI_REMOTE_COMM | (type == FI_EP_RDM ? FI_SOURCE : 0);
-	const uint64_t order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS |
-			       FI_ORDER_WAR | FI_ORDER_WAW | FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW |
-			       /* atomics travel in order on the peer's one connection and
-				* the target applies them in arrival order (on_atomic) */
-			       FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR |
-			       FI_ORDER_ATOMIC_WAW;
-	i.caps = caps;
-	i.mode = 0;
-	i.tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_SEND);
-	i.tx_attr->msg_order = order;
-	i.tx_attr->comp_order = FI_ORDER_NONE;
-	i.tx_attr->inject_size = 64;
-	i.tx_attr->size = 2048;
-	i.tx_attr->iov_limit = 4;
-	i.tx_attr->rma_iov_limit = 4;
-	i.rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |
-				  FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
-	i.rx_attr->msg_order = order;
-	i.rx_attr->comp_order = FI_ORDER_NONE;
-	i.rx_attr->size = 2048;
-	i.rx_attr->iov_limit = 4;
-	i.ep_attr->type = type;
-	i.ep_attr->protocol = FI_PROTO_SOCK_TCP;
-	i.ep_attr->protocol_version = 1;
-	i.ep_attr->max_msg_size = frame::max_payload; /* a real limit: longer sends fail with -FI_EMSGSIZE */
-	i.ep_attr->max_order_raw_size = SIZE_MAX;
-	i.ep_attr->max_order_war_size = SIZE_MAX;
-	i.ep_attr->max_order_waw_size = SIZE_MAX;
-	i.ep_attr->mem_tag_format = 0xaaaaaaaaaaaaaaaaULL;
-	i.ep_attr->tx_ctx_cnt = 1;
-	i.ep_attr->rx_ctx_cnt = 1;
-	fi_domain_attr &d = *i.domain_attr;
-	d.threading = FI_THREAD_SAFE;
-	d.control_progress = FI_PROGRESS_AUTO;
-	d.data_progress = FI_PROGRESS_MANUAL;
-	d.resource_mgmt = FI_RM_ENABLED;
-	d.av_type = FI_AV_UNSPEC;
-	d.mr_mode = 0;
-	d.mr_key_size = 8;
-	d.cq_data_size = 8;
-	d.cq_cnt = 65536;
+	prov::template_desc d;
+	d.type = type;
+	d.caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_RECV | FI_SEND | FI_REMOTE_READ |
+		 FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM |
+		 (type == FI_EP_RDM ? FI_SOURCE : 0);
+	d.msg_order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAR | FI_ORDER_WAW |
+		      FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW |
+		      /* atomics travel in order on the peer's one connection and
+		       * the target applies them in arrival order (on_atomic) */
+		      FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW | FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
+	d.protocol = FI_PROTO_SOCK_TCP;
+	d.inject_size = 64;
+	d.queue_size = 2048;
+	d.rma_iov_limit = 4;
+	d.max_msg_size = frame::max_payload; /* a real limit: longer sends fail with -FI_EMSGSIZE */
+	d.max_order_size = SIZE_MAX;
 	d.ep_cnt = 32768;
-	d.tx_ctx_cnt = 1;
-	d.rx_ctx_cnt = 1;
-	d.max_ep_tx_ctx = 1;
-	d.max_ep_rx_ctx = 1;
-	d.max_ep_stx_ctx = 0; /* no shared transmit contexts (fi_stx_context: -FI_ENOSYS) */
 	d.max_ep_srx_ctx = 1; /* fi_srx_context (srx.cpp) */
-	d.cntr_cnt = 65536;
-	d.mr_iov_limit = 1;
-	d.caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
-	d.max_err_data = 0;
-	d.mr_cnt = 65536;
-	d.max_group_id = 0;
+	prov::fill_template(i, d);
 }
 
 std::string cidr(const nics::if_address &a)

@@ -13,6 +13,7 @@
 #include "core/shim.h"
 #include "getinfo/match.h"
 #include "prov/common/cq.h"
+#include "prov/common/info_template.h"
 #include "prov/common/objects.h"
 #include "prov/common/ops_tables.h"
 #include "prov/common/poll.h"
@@ -39,64 +40,19 @@ constexpr uint64_t tag_format = user_mask;
 
 fi_info *build_template()
 {
-	fi_info *i = info_alloc();
-	if (!i)
-		throw std::bad_alloc();
-	/* UCP keeps the order of tagged sends on one endpoint; RMA is unordered. */
-	const uint64_t order = FI_ORDER_SAS;
-	i->caps = caps;
-	i->mode = 0;
-	i->addr_format = FI_FORMAT_UNSPEC;
-	i->tx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_READ | FI_WRITE | FI_SEND);
-	i->tx_attr->msg_order = order;
-	i->tx_attr->comp_order = FI_ORDER_NONE;
-	i->tx_attr->inject_size = 4096;
-	i->tx_attr->size = 1024;
-	i->tx_attr->iov_limit = max_iov;
-	i->tx_attr->rma_iov_limit = 1;
-	i->rx_attr->caps = caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |
-				   FI_DIRECTED_RECV | FI_SOURCE);
-	i->rx_attr->msg_order = order;
-	i->rx_attr->comp_order = FI_ORDER_NONE;
-	i->rx_attr->size = 1024;
-	i->rx_attr->iov_limit = max_iov;
-	i->ep_attr->type = FI_EP_RDM;
-	i->ep_attr->protocol = FI_PROTO_UNSPEC;
-	i->ep_attr->protocol_version = 1;
-	i->ep_attr->max_msg_size = SIZE_MAX >> 1;
-	i->ep_attr->mem_tag_format = tag_format;
-	i->ep_attr->tx_ctx_cnt = 1;
-	i->ep_attr->rx_ctx_cnt = 1;
-	fi_domain_attr &d = *i->domain_attr;
-	d.threading = FI_THREAD_SAFE; /* every worker call runs under the endpoint's lock */
-	d.control_progress = FI_PROGRESS_AUTO;
-	d.data_progress = FI_PROGRESS_MANUAL;
-	d.resource_mgmt = FI_RM_ENABLED;
-	d.av_type = FI_AV_UNSPEC;
-	d.mr_mode = 0;
-	d.mr_key_size = 8;
+	prov::template_desc d;
+	d.caps = caps;
+	d.msg_order = FI_ORDER_SAS; /* UCP keeps the order of tagged sends on one endpoint; RMA is unordered. */
+	d.inject_size = 4096;
+	d.iov_limit = max_iov;
+	d.rma_iov_limit = 1;
+	d.mem_tag_format = tag_format;
 	d.cq_data_size = 0;
-	d.cq_cnt = 65536;
-	d.ep_cnt = 65536;
-	d.tx_ctx_cnt = 1;
-	d.rx_ctx_cnt = 1;
-	d.max_ep_tx_ctx = 1;
-	d.max_ep_rx_ctx = 1;
-	d.max_ep_stx_ctx = 0;
-	d.max_ep_srx_ctx = 0;
-	d.cntr_cnt = 65536;
-	d.mr_iov_limit = 1;
-	d.caps = FI_LOCAL_COMM | FI_REMOTE_COMM;
-	d.mr_cnt = 65536;
-	i->domain_attr->name = strdup(domain_name);
-	i->fabric_attr->name = strdup(fabric_name);
-	i->fabric_attr->prov_name = strdup("ucx");
-	i->fabric_attr->prov_version = prov_version;
-	if (!i->domain_attr->name || !i->fabric_attr->name || !i->fabric_attr->prov_name) {
-		info_free(i);
-		throw std::bad_alloc();
-	}
-	return i;
+	d.fabric_name = fabric_name;
+	d.domain_name = domain_name;
+	d.prov_name = "ucx";
+	d.prov_version = prov_version;
+	return prov::new_template(d);
 }
 
 const fi_info *get_template()
@@ -108,23 +64,11 @@ const fi_info *get_template()
 
 constexpr getinfo::template_opts ucx_opts = {.auto_control_progress = false, .auto_data_progress = true};
 
-/* An address given to fi_getinfo (node, hints): kept as is when it is one
- * of ours. */
+/* An address given to fi_getinfo (hints): kept as is when it is one of ours. */
 bool take_addr(const void *a, size_t len, void **out, size_t *outlen, const char *what)
 {
-	ssize_t n = addr_check(a, len);
-	if (n < 0) {
-		WU_INFO(&ucx_prov_desc, FI_LOG_CORE, "fi_getinfo: %s is not a ucx address\n", what);
-		getinfo::set_reason(std::string(what) + " is not a ucx address (fi_getname of a ucx endpoint)");
-		return false;
-	}
-	free(*out);
-	*out = malloc(size_t(n));
-	if (!*out)
-		throw std::bad_alloc();
-	memcpy(*out, a, size_t(n));
-	*outlen = size_t(n);
-	return true;
+	return prov::take_addr(&ucx_prov_desc, a ? addr_check(a, len) : -FI_EINVAL, a, out, outlen, what,
+			       "a ucx address (fi_getname of a ucx endpoint)", getinfo::set_reason);
 }
 
 int ucx_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags, const fi_info *hints,
@@ -144,21 +88,13 @@ int ucx_getinfo(uint32_t version, const char *node, const char *service, uint64_
 					    "the sender in the upper half of the UCP tag");
 			return -FI_ENODATA;
 		}
-		std::unique_ptr<fi_info, void (*)(fi_info *)> h(hints ? info_dup(hints) : nullptr, info_free);
-		if (hints && !h)
-			return -FI_ENOMEM;
-		if (h) {
-			free(h->src_addr);
-			free(h->dest_addr);
-			h->src_addr = h->dest_addr = nullptr;
-			h->src_addrlen = h->dest_addrlen = 0;
-		}
+		prov::info_ptr h = prov::hints_without_addrs(hints);
 		const fi_info *t = get_template();
 		fi_info *got = nullptr;
 		int r = getinfo::from_templates({&t, 1}, version, nullptr, nullptr, 0, h.get(), &got, ucx_opts);
 		if (r)
 			return r;
-		std::unique_ptr<fi_info, void (*)(fi_info *)> out(got, info_free);
+		prov::info_ptr out(got, info_free);
 		for (fi_info *g = got; g; g = g->next)
 			if (!g->ep_attr->mem_tag_format)
 				g->ep_attr->mem_tag_format = tag_format;
@@ -255,12 +191,7 @@ int ucx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 	return 0;
 }
 
-bool ucx_known(const char *name, bool domain) noexcept
-{
-	return strcmp(name, domain ? domain_name : fabric_name) == 0;
-}
-
-const prov::fabric_hooks ucx_hooks = {&ucx_prov_desc, ucx_domain_open, nullptr, ucx_known};
+const prov::fabric_hooks ucx_hooks = {&ucx_prov_desc, ucx_domain_open, nullptr, prov::known_names<fabric_name, domain_name>};
 
 /* Provider knobs (FI_UCX_*); UCX's own come from UCX_* (ucp_config_read). */
 constexpr param::def ucx_knobs[] = {

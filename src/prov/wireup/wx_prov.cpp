@@ -21,6 +21,7 @@
 #include "getinfo/match.h"
 #include "prov/common/atomic.h"
 #include "prov/common/cq.h"
+#include "prov/common/info_template.h"
 #include "prov/common/objects.h"
 #include "prov/common/ops_tables.h"
 #include "prov/common/poll.h"
@@ -37,7 +38,7 @@ namespace {
 
 fi_provider wx_prov_desc;
 
-using info_ptr = std::unique_ptr<fi_info, void (*)(fi_info *)>;
+using prov::info_ptr;
 
 /* What both sub-providers honour, from tcp's RDM template t and shm's s:
  * caps and orders they share (and both kinds of communication), each
@@ -155,19 +156,8 @@ constexpr getinfo::template_opts wx_opts = {.auto_control_progress = false, .aut
 bool take_addr(const void *a, size_t len, void **out, size_t *outlen, const char *what)
 {
 	parts p;
-	long n = a ? decode(a, len, &p) : -FI_EINVAL;
-	if (n < 0) {
-		WU_INFO(&wx_prov_desc, FI_LOG_CORE, "fi_getinfo: %s is not a wireup address\n", what);
-		getinfo::set_reason(std::string(what) + " is not a wireup address");
-		return false;
-	}
-	free(*out);
-	*out = malloc(size_t(n));
-	if (!*out)
-		throw std::bad_alloc();
-	memcpy(*out, a, size_t(n));
-	*outlen = size_t(n);
-	return true;
+	return prov::take_addr(&wx_prov_desc, a ? decode(a, len, &p) : -FI_EINVAL, a, out, outlen, what,
+			       "a wireup address", getinfo::set_reason);
 }
 
 int wx_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags, const fi_info *hints,
@@ -182,15 +172,7 @@ int wx_getinfo(uint32_t version, const char *node, const char *service, uint64_t
 			getinfo::set_reason("wireup endpoints take no node or service: peers' addresses come from fi_getname");
 			return -FI_ENODATA;
 		}
-		info_ptr h(hints ? info_dup(hints) : nullptr, info_free);
-		if (hints && !h)
-			return -FI_ENOMEM;
-		if (h) {
-			free(h->src_addr);
-			free(h->dest_addr);
-			h->src_addr = h->dest_addr = nullptr;
-			h->src_addrlen = h->dest_addrlen = 0;
-		}
+		prov::info_ptr h = prov::hints_without_addrs(hints);
 		const templates &t = get_templates();
 		if (t.all.empty()) {
 			getinfo::set_reason("tcp or shm offers no RDM endpoint here");
