@@ -1,9 +1,11 @@
-/* fi_control(FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG) and the switch to
- * auto progress of an endpoint built on ep_base, the same for every
- * provider.  A provider writes a hooks class
+/* fi_control(FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG), the switch to auto
+ * progress, fi_ep_bind of what ep_base binds, and the end of fi_close of an
+ * endpoint built on ep_base, the same for every provider.  A provider
+ * writes a hooks class
  *
  *	struct my_ctl {
- *		using ep_type = my_ep;                 // has ep_base b, bool want_auto
+ *		using ep_type = my_ep;                 // has ep_base b, bool want_auto,
+ *		                                       // uint32_t magic
  *		static my_ep *lookup(fid *) noexcept;  // NULL: not ours
  *		static int enable_locked(my_ep *);     // under b.mtx: <0 error,
  *		                                       // 0 enabled now, >0 already was
@@ -24,6 +26,7 @@
 
 #include <rdma/fi_endpoint.h>
 
+#include "core/info.h"
 #include "core/log.h"
 #include "core/shim.h"
 #include "prov/common/ep_base.h"
@@ -78,6 +81,27 @@ public:
 				return -FI_ENOSYS;
 			}
 		});
+	}
+
+	/* fi_ops::bind of an endpoint that binds only what ep_base knows. */
+	static int bind(fid *f, fid *bfid, uint64_t flags) noexcept
+	{
+		return guard("fi_ep_bind", [&]() -> int {
+			ep_t *ep = H::lookup(f);
+			if (!ep || !bfid)
+				return -FI_EINVAL;
+			return ep->b.bind(bfid, flags);
+		});
+	}
+
+	/* The end of fi_close, once the transport's state is gone: frees the
+	 * endpoint and lets its domain close. */
+	static void destroy(ep_t *ep) noexcept
+	{
+		info_free(ep->b.info);
+		ep->b.dom->children.put();
+		ep->magic = 0;
+		delete ep;
 	}
 
 	/* progress_fn::block: the application is about to sleep on a bound CQ's

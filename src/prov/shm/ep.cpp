@@ -106,6 +106,17 @@ void finish_auto(shm_ep *ep)
 
 /* ---- fid ops ---- */
 
+int enable_locked(shm_ep *ep);
+
+struct ctl_hooks {
+	using ep_type = shm_ep;
+	static shm_ep *lookup(fid *f) noexcept { return ep_of(f); }
+	static int enable_locked(shm_ep *ep) { return shm::enable_locked(ep); }
+	static bool begin_auto_locked(shm_ep *ep) { return start_auto_locked(ep); }
+	static void finish_auto(shm_ep *ep) { shm::finish_auto(ep); }
+};
+using ctl = prov::ep_control<ctl_hooks>;
+
 int ep_close(fid *f) noexcept
 {
 	return guard("fi_close(ep)", [&]() -> int {
@@ -134,21 +145,8 @@ int ep_close(fid *f) noexcept
 			free_proto(ep);
 			ep->rg.reset(); /* unlinks the region */
 		}
-		info_free(ep->b.info);
-		ep->b.dom->children.put();
-		ep->magic = 0;
-		delete ep;
+		ctl::destroy(ep);
 		return 0;
-	});
-}
-
-int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
-{
-	return guard("fi_ep_bind", [&]() -> int {
-		shm_ep *ep = ep_of(f);
-		if (!ep || !bfid)
-			return -FI_EINVAL;
-		return ep->b.bind(bfid, flags);
 	});
 }
 
@@ -215,14 +213,6 @@ int enable_locked(shm_ep *ep)
 	return 0;
 }
 
-struct ctl_hooks {
-	using ep_type = shm_ep;
-	static shm_ep *lookup(fid *f) noexcept { return ep_of(f); }
-	static int enable_locked(shm_ep *ep) { return shm::enable_locked(ep); }
-	static bool begin_auto_locked(shm_ep *ep) { return start_auto_locked(ep); }
-	static void finish_auto(shm_ep *ep) { shm::finish_auto(ep); }
-};
-using ctl = prov::ep_control<ctl_hooks>;
 
 progress_fn pfn(shm_ep *ep)
 {
@@ -335,7 +325,7 @@ int ep_setname(fid *f, void *addr, size_t addrlen) noexcept
 	});
 }
 
-constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ctl::control);
+constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ctl::bind, ctl::control);
 
 constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
 

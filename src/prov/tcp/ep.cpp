@@ -208,6 +208,27 @@ void linger(tcp_ep *ep)
 	}
 }
 
+struct ctl_hooks {
+	using ep_type = tcp_ep;
+	static tcp_ep *lookup(fid *f) noexcept { return ep_of(f); }
+	static int enable_locked(tcp_ep *ep) { return ep->b.enable_locked(); }
+	static bool begin_auto_locked(tcp_ep *ep) { return detail::begin_auto_locked(ep); }
+	static void finish_auto(tcp_ep *ep) { detail::finish_auto(ep); }
+	static void enabled([[maybe_unused]] tcp_ep *ep)
+	{
+#ifdef WU_HAVE_PMIX
+		/* Lets "pmix:" named AVs of other ranks resolve this endpoint
+		 * with no application code (FI_PMIX_AUTO_PUBLISH).  A
+		 * sub-endpoint's name is not the process's: the wireup
+		 * endpoint publishes its own. */
+		if (ep->b.type == FI_EP_RDM && ep->b.addr_part < 0)
+			pmix::endpoint_named(ep->self.data(), ep->self.size(),
+					     ep->self.size() == sizeof(sockaddr_in) ? FI_SOCKADDR_IN : FI_SOCKADDR_IN6);
+#endif
+	}
+};
+using ctl = prov::ep_control<ctl_hooks>;
+
 int ep_close(fid *f) noexcept
 {
 	return guard("fi_close(ep)", [&]() -> int {
@@ -237,10 +258,7 @@ int ep_close(fid *f) noexcept
 		srx_detach(ep);
 		if (ep->cr)
 			free_connreq(ep->cr);
-		info_free(ep->b.info);
-		ep->b.dom->children.put();
-		ep->magic = 0;
-		delete ep;
+		ctl::destroy(ep);
 		return 0;
 	});
 }
@@ -264,26 +282,6 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 	});
 }
 
-struct ctl_hooks {
-	using ep_type = tcp_ep;
-	static tcp_ep *lookup(fid *f) noexcept { return ep_of(f); }
-	static int enable_locked(tcp_ep *ep) { return ep->b.enable_locked(); }
-	static bool begin_auto_locked(tcp_ep *ep) { return detail::begin_auto_locked(ep); }
-	static void finish_auto(tcp_ep *ep) { detail::finish_auto(ep); }
-	static void enabled([[maybe_unused]] tcp_ep *ep)
-	{
-#ifdef WU_HAVE_PMIX
-		/* Lets "pmix:" named AVs of other ranks resolve this endpoint
-		 * with no application code (FI_PMIX_AUTO_PUBLISH).  A
-		 * sub-endpoint's name is not the process's: the wireup
-		 * endpoint publishes its own. */
-		if (ep->b.type == FI_EP_RDM && ep->b.addr_part < 0)
-			pmix::endpoint_named(ep->self.data(), ep->self.size(),
-					     ep->self.size() == sizeof(sockaddr_in) ? FI_SOCKADDR_IN : FI_SOCKADDR_IN6);
-#endif
-	}
-};
-using ctl = prov::ep_control<ctl_hooks>;
 
 ssize_t ep_cancel(fid *f, void *context) noexcept
 {

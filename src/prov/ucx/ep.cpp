@@ -399,6 +399,19 @@ void close_worker(ucx_ep *ep)
 		free_op(o);
 }
 
+int enable_locked(ucx_ep *ep);
+
+struct ctl_hooks {
+	using ep_type = ucx_ep;
+	static ucx_ep *lookup(fid *f) noexcept { return ep_of(f); }
+	static int enable_locked(ucx_ep *ep) { return ucx::enable_locked(ep); }
+	static bool begin_auto_locked(ucx_ep *ep) { return start_auto_locked(ep); }
+	static void finish_auto(ucx_ep *ep) { ucx::finish_auto(ep); }
+	/* Without UCP's event fd nothing can wake a sleeper. */
+	static bool can_block(ucx_ep *ep) { return ep->efd >= 0; }
+};
+using ctl = prov::ep_control<ctl_hooks>;
+
 int ep_close(fid *f) noexcept
 {
 	return guard("fi_close(ep)", [&]() -> int {
@@ -412,21 +425,8 @@ int ep_close(fid *f) noexcept
 			std::lock_guard g(ep->b.mtx);
 			close_worker(ep);
 		}
-		info_free(ep->b.info);
-		ep->b.dom->children.put();
-		ep->magic = 0;
-		delete ep;
+		ctl::destroy(ep);
 		return 0;
-	});
-}
-
-int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
-{
-	return guard("fi_ep_bind", [&]() -> int {
-		ucx_ep *ep = ep_of(f);
-		if (!ep || !bfid)
-			return -FI_EINVAL;
-		return ep->b.bind(bfid, flags);
 	});
 }
 
@@ -442,16 +442,6 @@ int enable_locked(ucx_ep *ep)
 	return 0;
 }
 
-struct ctl_hooks {
-	using ep_type = ucx_ep;
-	static ucx_ep *lookup(fid *f) noexcept { return ep_of(f); }
-	static int enable_locked(ucx_ep *ep) { return ucx::enable_locked(ep); }
-	static bool begin_auto_locked(ucx_ep *ep) { return start_auto_locked(ep); }
-	static void finish_auto(ucx_ep *ep) { ucx::finish_auto(ep); }
-	/* Without UCP's event fd nothing can wake a sleeper. */
-	static bool can_block(ucx_ep *ep) { return ep->efd >= 0; }
-};
-using ctl = prov::ep_control<ctl_hooks>;
 
 ssize_t ep_cancel(fid *f, void *context) noexcept
 {
@@ -546,7 +536,7 @@ int ep_setname(fid *f, void *, size_t) noexcept
 	});
 }
 
-constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ctl::control);
+constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ctl::bind, ctl::control);
 
 constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
 
