@@ -27,6 +27,11 @@
 #include <tuple>
 #include <vector>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -255,13 +260,15 @@ struct rdm_ep {
 	fid_av *av = nullptr;
 	std::vector<char> name;
 
-	explicit rdm_ep(prov_env &env, fi_info *info = nullptr, fi_wait_obj wait = FI_WAIT_NONE)
+	/* rx_cq_size 0: the provider's default size. */
+	explicit rdm_ep(prov_env &env, fi_info *info = nullptr, fi_wait_obj wait = FI_WAIT_NONE, size_t rx_cq_size = 0)
 	{
 		fi_info *i = info ? info : env.info;
 		fi_cq_attr ca{};
 		ca.format = FI_CQ_FORMAT_TAGGED;
 		ca.wait_obj = wait;
 		EXPECT_EQ(fi_cq_open(env.domain, &ca, &tx, nullptr), 0);
+		ca.size = rx_cq_size;
 		EXPECT_EQ(fi_cq_open(env.domain, &ca, &rx, nullptr), 0);
 		fi_av_attr aa{};
 		aa.type = FI_AV_TABLE;
@@ -356,6 +363,80 @@ inline void spin(std::initializer_list<fid_cq *> cqs, int rounds = 2000)
 			fi_cq_tagged_entry x;
 			(void)fi_cq_read(c, &x, 0);
 		}
+}
+
+/* An RDM endpoint with one CQ for both directions, an AV and counters of
+ * FI_SEND (sc) and, when asked, FI_WRITE (wc) completions: for tests of
+ * what failed operations report. */
+struct counted_ep {
+	fid_ep *ep = nullptr;
+	fid_cq *cq = nullptr;
+	fid_av *av = nullptr;
+	fid_cntr *sc = nullptr, *wc = nullptr;
+
+	counted_ep(prov_env &env, bool write_counter = false)
+	{
+		fi_cq_attr ca{};
+		ca.format = FI_CQ_FORMAT_TAGGED;
+		EXPECT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
+		fi_av_attr aa{};
+		aa.type = FI_AV_TABLE;
+		EXPECT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
+		fi_cntr_attr na{};
+		na.events = FI_CNTR_EVENTS_COMP;
+		EXPECT_EQ(fi_cntr_open(env.domain, &na, &sc, nullptr), 0);
+		if (write_counter)
+			EXPECT_EQ(fi_cntr_open(env.domain, &na, &wc, nullptr), 0);
+		EXPECT_EQ(fi_endpoint(env.domain, env.info, &ep, nullptr), 0);
+		if (!ep || !cq || !av || !sc)
+			return;
+		EXPECT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
+		EXPECT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
+		EXPECT_EQ(fi_ep_bind(ep, &sc->fid, FI_SEND), 0);
+		if (wc)
+			EXPECT_EQ(fi_ep_bind(ep, &wc->fid, FI_WRITE), 0);
+		EXPECT_EQ(fi_enable(ep), 0);
+	}
+	~counted_ep()
+	{
+		for (fid *f : {ep ? &ep->fid : nullptr, sc ? &sc->fid : nullptr, wc ? &wc->fid : nullptr,
+			       av ? &av->fid : nullptr, cq ? &cq->fid : nullptr})
+			if (f)
+				EXPECT_EQ(fi_close(f), 0);
+	}
+	/* Polls the CQ, failing the test on any completion or error entry,
+	 * until counter c counts n errors (or 20 s pass); its error count. */
+	uint64_t errors_reach(fid_cntr *c, uint64_t n)
+	{
+		fi_cq_tagged_entry e;
+		fi_cq_err_entry err{};
+		auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+		while (fi_cntr_readerr(c) < n && std::chrono::steady_clock::now() < until) {
+			ssize_t r = fi_cq_read(cq, &e, 1);
+			if (r == -FI_EAVAIL) {
+				EXPECT_EQ(fi_cq_readerr(cq, &err, 0), 1);
+				ADD_FAILURE() << "an inject made an error completion (op_context " << err.op_context
+					      << ", " << fi_strerror(err.err) << ")";
+			} else {
+				EXPECT_EQ(r, -FI_EAGAIN) << "an inject made a completion";
+			}
+		}
+		return fi_cntr_readerr(c);
+	}
+};
+
+/* A loopback port nobody listens on (bound once, then released). */
+inline sockaddr_in free_port()
+{
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	socklen_t l = sizeof a;
+	EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
+	EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr *>(&a), &l), 0);
+	::close(fd);
+	return a;
 }
 
 /* Waits on who's rx (tx) CQ, driving progress on all four. */

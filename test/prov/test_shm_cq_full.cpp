@@ -21,65 +21,17 @@ using namespace wu::test;
 
 namespace {
 
-/* An shm RDM endpoint whose receive CQ holds at most rx_size entries. */
-struct small_cq_ep {
-	fid_ep *ep = nullptr;
-	fid_cq *tx = nullptr, *rx = nullptr;
-	fid_av *av = nullptr;
-	std::vector<char> name;
-
-	small_cq_ep(prov_env &env, size_t rx_size)
-	{
-		fi_cq_attr ca{};
-		ca.format = FI_CQ_FORMAT_TAGGED;
-		ca.wait_obj = FI_WAIT_NONE;
-		EXPECT_EQ(fi_cq_open(env.domain, &ca, &tx, nullptr), 0);
-		ca.size = rx_size;
-		EXPECT_EQ(fi_cq_open(env.domain, &ca, &rx, nullptr), 0);
-		fi_av_attr aa{};
-		aa.type = FI_AV_TABLE;
-		EXPECT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
-		EXPECT_EQ(fi_endpoint(env.domain, env.info, &ep, nullptr), 0);
-		if (!ep)
-			return;
-		EXPECT_EQ(fi_ep_bind(ep, &tx->fid, FI_TRANSMIT), 0);
-		EXPECT_EQ(fi_ep_bind(ep, &rx->fid, FI_RECV), 0);
-		EXPECT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
-		EXPECT_EQ(fi_enable(ep), 0);
-		size_t len = 0;
-		EXPECT_EQ(fi_getname(&ep->fid, nullptr, &len), -FI_ETOOSMALL);
-		name.resize(len);
-		EXPECT_EQ(fi_getname(&ep->fid, name.data(), &len), 0);
-	}
-	~small_cq_ep()
-	{
-		if (ep) {
-			EXPECT_EQ(fi_close(&ep->fid), 0);
-		}
-		if (av) {
-			EXPECT_EQ(fi_close(&av->fid), 0);
-		}
-		if (tx) {
-			EXPECT_EQ(fi_close(&tx->fid), 0);
-		}
-		if (rx) {
-			EXPECT_EQ(fi_close(&rx->fid), 0);
-		}
-	}
-};
-
 TEST(shm_cq_full, completions_kept_back_by_a_full_cq_arrive_once_it_has_room)
 {
 	prov_env env("shm", FI_EP_RDM, FI_MSG);
 	ASSERT_NE(env.domain, nullptr);
 	constexpr size_t cq_size = 4;
 	constexpr int n = 32;
-	small_cq_ep a(env, 1024), b(env, cq_size);
+	rdm_ep a(env), b(env, nullptr, FI_WAIT_NONE, cq_size);
 	ASSERT_NE(a.ep, nullptr);
 	ASSERT_NE(b.ep, nullptr);
-	fi_addr_t to_b = FI_ADDR_NOTAVAIL, to_a = FI_ADDR_NOTAVAIL;
-	ASSERT_EQ(fi_av_insert(a.av, b.name.data(), 1, &to_b, 0, nullptr), 1);
-	ASSERT_EQ(fi_av_insert(b.av, a.name.data(), 1, &to_a, 0, nullptr), 1);
+	fi_addr_t to_b = a.insert(b);
+	b.insert(a);
 
 	std::vector<uint64_t> in(n, 0);
 	for (int i = 0; i < n; i++)

@@ -72,20 +72,6 @@ long wait_closed(std::vector<int> fds, std::initializer_list<fid_cq *> cqs)
 	return -1;
 }
 
-/* A loopback port nobody listens on (bound once, then released). */
-sockaddr_in free_port()
-{
-	sockaddr_in a{};
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	socklen_t l = sizeof a;
-	EXPECT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a), 0);
-	EXPECT_EQ(getsockname(fd, reinterpret_cast<sockaddr *>(&a), &l), 0);
-	::close(fd);
-	return a;
-}
-
 void silent_and_partial_clients_are_dropped(fi_progress mode)
 {
 	conn_timeout t{"300"};
@@ -244,63 +230,26 @@ TEST(tcp_refused_retry, failed_injects_make_no_completion_and_count_as_errors)
 	conn_timeout t{"200"};
 	tcp_env env{FI_EP_RDM, FI_MSG | FI_RMA};
 	ASSERT_NE(env.domain, nullptr);
-	fid_cq *cq = nullptr;
-	fid_av *av = nullptr;
-	fid_cntr *sc = nullptr, *wc = nullptr;
-	fid_ep *ep = nullptr;
-	fi_cq_attr ca{};
-	ca.format = FI_CQ_FORMAT_TAGGED;
-	ASSERT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
-	fi_av_attr aa{};
-	aa.type = FI_AV_TABLE;
-	ASSERT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
-	fi_cntr_attr na{};
-	na.events = FI_CNTR_EVENTS_COMP;
-	ASSERT_EQ(fi_cntr_open(env.domain, &na, &sc, nullptr), 0);
-	ASSERT_EQ(fi_cntr_open(env.domain, &na, &wc, nullptr), 0);
-	ASSERT_EQ(fi_endpoint(env.domain, env.info, &ep, nullptr), 0);
-	ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
-	ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
-	ASSERT_EQ(fi_ep_bind(ep, &sc->fid, FI_SEND), 0);
-	ASSERT_EQ(fi_ep_bind(ep, &wc->fid, FI_WRITE), 0);
-	ASSERT_EQ(fi_enable(ep), 0);
+	counted_ep x(env, true);
+	ASSERT_NE(x.ep, nullptr);
 	sockaddr_in nobody = free_port();
 	fi_addr_t peer;
-	ASSERT_EQ(fi_av_insert(av, &nobody, 1, &peer, 0, nullptr), 1);
+	ASSERT_EQ(fi_av_insert(x.av, &nobody, 1, &peer, 0, nullptr), 1);
 	fi_cq_tagged_entry e;
 	fi_cq_err_entry err{};
-	auto errors_reach = [&](fid_cntr *c, uint64_t n) {
-		auto t0 = clk::now();
-		while (fi_cntr_readerr(c) < n && ms_since(t0) < 20000) {
-			ssize_t r = fi_cq_read(cq, &e, 1);
-			if (r == -FI_EAVAIL) {
-				EXPECT_EQ(fi_cq_readerr(cq, &err, 0), 1);
-				ADD_FAILURE() << "an inject made an error completion (op_context " << err.op_context
-					      << ", " << fi_strerror(err.err) << ")";
-			} else {
-				EXPECT_EQ(r, -FI_EAGAIN) << "an inject made a completion";
-			}
-		}
-		return fi_cntr_readerr(c);
-	};
 	int v = 1;
-	ASSERT_EQ(fi_inject(ep, &v, sizeof v, peer), 0);
-	EXPECT_EQ(errors_reach(sc, 1), 1u);
-	ASSERT_EQ(fi_inject_write(ep, &v, sizeof v, peer, 0, 0), 0);
-	EXPECT_EQ(errors_reach(wc, 1), 1u);
+	ASSERT_EQ(fi_inject(x.ep, &v, sizeof v, peer), 0);
+	EXPECT_EQ(x.errors_reach(x.sc, 1), 1u);
+	ASSERT_EQ(fi_inject_write(x.ep, &v, sizeof v, peer, 0, 0), 0);
+	EXPECT_EQ(x.errors_reach(x.wc, 1), 1u);
 	int ctx;
-	ASSERT_EQ(fi_send(ep, &v, sizeof v, nullptr, peer, &ctx), 0);
-	ASSERT_EQ(wait_one(cq, e, &err), -FI_EAVAIL);
+	ASSERT_EQ(fi_send(x.ep, &v, sizeof v, nullptr, peer, &ctx), 0);
+	ASSERT_EQ(wait_one(x.cq, e, &err), -FI_EAVAIL);
 	EXPECT_EQ(err.op_context, &ctx);
 	EXPECT_EQ(err.err, FI_ECONNREFUSED);
-	EXPECT_EQ(fi_cntr_readerr(sc), 2u);
-	spin({cq}, 200);
-	EXPECT_EQ(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
-	EXPECT_EQ(fi_close(&ep->fid), 0);
-	EXPECT_EQ(fi_close(&sc->fid), 0);
-	EXPECT_EQ(fi_close(&wc->fid), 0);
-	EXPECT_EQ(fi_close(&av->fid), 0);
-	EXPECT_EQ(fi_close(&cq->fid), 0);
+	EXPECT_EQ(fi_cntr_readerr(x.sc), 2u);
+	spin({x.cq}, 200);
+	EXPECT_EQ(fi_cq_read(x.cq, &e, 1), -FI_EAGAIN);
 }
 
 /* FI_TCP_CONN_TIMEOUT=0 keeps the old behaviour: refused at once. */

@@ -357,34 +357,10 @@ TEST(wireup_refused, failed_inject_makes_no_completion)
 	setenv("FI_TCP_CONN_TIMEOUT", "200", 1);
 	prov_env env{"wireup", FI_EP_RDM, FI_TAGGED};
 	ASSERT_NE(env.domain, nullptr);
-	fid_cq *cq = nullptr;
-	fid_av *av = nullptr;
-	fid_cntr *sc = nullptr;
-	fid_ep *ep = nullptr;
-	fi_cq_attr ca{};
-	ca.format = FI_CQ_FORMAT_TAGGED;
-	ASSERT_EQ(fi_cq_open(env.domain, &ca, &cq, nullptr), 0);
-	fi_av_attr aa{};
-	aa.type = FI_AV_TABLE;
-	ASSERT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
-	fi_cntr_attr na{};
-	na.events = FI_CNTR_EVENTS_COMP;
-	ASSERT_EQ(fi_cntr_open(env.domain, &na, &sc, nullptr), 0);
-	ASSERT_EQ(fi_endpoint(env.domain, env.info, &ep, nullptr), 0);
+	counted_ep x(env);
 	unsetenv("FI_TCP_CONN_TIMEOUT");
-	ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
-	ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
-	ASSERT_EQ(fi_ep_bind(ep, &sc->fid, FI_SEND), 0);
-	ASSERT_EQ(fi_enable(ep), 0);
-	/* A loopback port nobody listens on. */
-	sockaddr_in nobody{};
-	nobody.sin_family = AF_INET;
-	nobody.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	socklen_t l = sizeof nobody;
-	ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr *>(&nobody), sizeof nobody), 0);
-	ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr *>(&nobody), &l), 0);
-	::close(fd);
+	ASSERT_NE(x.ep, nullptr);
+	sockaddr_in nobody = free_port();
 	wu::wireup::parts p;
 	p.host = wu::wireup::host_id() ^ 0x5a5a5a5a5a5a5a5aULL;
 	p.tcp = &nobody;
@@ -392,34 +368,20 @@ TEST(wireup_refused, failed_inject_makes_no_completion)
 	std::vector<char> addr(wu::wireup::addr_max);
 	ASSERT_GT(wu::wireup::encode(p, addr.data(), addr.size()), 0);
 	fi_addr_t peer = FI_ADDR_NOTAVAIL;
-	ASSERT_EQ(fi_av_insert(av, addr.data(), 1, &peer, 0, nullptr), 1);
+	ASSERT_EQ(fi_av_insert(x.av, addr.data(), 1, &peer, 0, nullptr), 1);
 	uint64_t v = 1;
-	ASSERT_EQ(fi_tinject(ep, &v, sizeof v, peer, 1), 0);
+	ASSERT_EQ(fi_tinject(x.ep, &v, sizeof v, peer, 1), 0);
+	EXPECT_EQ(x.errors_reach(x.sc, 1), 1u);
 	fi_cq_tagged_entry e;
 	fi_cq_err_entry err{};
-	auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-	while (fi_cntr_readerr(sc) < 1 && std::chrono::steady_clock::now() < until) {
-		ssize_t r = fi_cq_read(cq, &e, 1);
-		if (r == -FI_EAVAIL) {
-			EXPECT_EQ(fi_cq_readerr(cq, &err, 0), 1);
-			ADD_FAILURE() << "the inject made an error completion (op_context " << err.op_context << ")";
-		} else {
-			EXPECT_EQ(r, -FI_EAGAIN) << "the inject made a completion";
-		}
-	}
-	EXPECT_EQ(fi_cntr_readerr(sc), 1u);
 	int ctx;
-	ASSERT_EQ(fi_tsend(ep, &v, sizeof v, nullptr, peer, 1, &ctx), 0);
-	ASSERT_EQ(wait_one(cq, e, &err), -FI_EAVAIL);
+	ASSERT_EQ(fi_tsend(x.ep, &v, sizeof v, nullptr, peer, 1, &ctx), 0);
+	ASSERT_EQ(wait_one(x.cq, e, &err), -FI_EAVAIL);
 	EXPECT_EQ(err.op_context, &ctx);
 	EXPECT_EQ(err.err, FI_ECONNREFUSED);
-	spin({cq}, 200);
-	EXPECT_EQ(fi_cq_read(cq, &e, 1), -FI_EAGAIN);
-	EXPECT_EQ(stats_of_ep(ep).tcp, 1u);
-	EXPECT_EQ(fi_close(&ep->fid), 0);
-	EXPECT_EQ(fi_close(&sc->fid), 0);
-	EXPECT_EQ(fi_close(&av->fid), 0);
-	EXPECT_EQ(fi_close(&cq->fid), 0);
+	spin({x.cq}, 200);
+	EXPECT_EQ(fi_cq_read(x.cq, &e, 1), -FI_EAGAIN);
+	EXPECT_EQ(stats_of_ep(x.ep).tcp, 1u);
 }
 
 /* FI_PROGRESS_AUTO: each sub-endpoint runs its own auto progress, both on
