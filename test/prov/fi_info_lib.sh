@@ -1,17 +1,9 @@
 # Sourced by the <provider>_fi_info.sh tests: Debian's unmodified fi_info
 # (libfabric-bin) run on our library, and the checks every provider's
 # listing shares.  Exits 77 (skip) when fi_info is not installed.
-fi=$(command -v fi_info 2>/dev/null || true)
-if [ -z "$fi" ]; then
-	echo "SKIP: fi_info not found (Debian: apt-get install libfabric-bin)"
-	exit 77
-fi
-lib=${WU_LIB:-${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}/src/.libs/libfabric.so.1}
-libdir=$(dirname "$lib")
-if [ ! -e "$libdir/libfabric.so.1" ]; then
-	echo "FAIL: our library not found in $libdir"
-	exit 1
-fi
+. "$(dirname "$0")/debian_bin.sh"
+need_tool fi fi_info
+our_lib
 run() { LD_LIBRARY_PATH=$libdir timeout 30 "$fi" "$@" 2>&1; }
 status=0
 pass() { echo "PASS: $1"; }

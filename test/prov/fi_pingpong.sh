@@ -3,17 +3,9 @@
 # and MSG, server and client on 127.0.0.1, sizes 8 B .. 1 MiB, each run
 # bounded by a timeout.  Exit 77 (skip) when fi_pingpong is not installed.
 set -u
-pp=$(command -v fi_pingpong 2>/dev/null || true)
-if [ -z "$pp" ]; then
-	echo "SKIP: fi_pingpong not found (Debian: apt-get install libfabric-bin)"
-	exit 77
-fi
-lib=${WU_LIB:-${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}/src/.libs/libfabric.so.1}
-libdir=$(dirname "$lib")
-if [ ! -e "$libdir/libfabric.so.1" ]; then
-	echo "FAIL: our library not found in $libdir"
-	exit 1
-fi
+. "$(dirname "$0")/debian_bin.sh"
+need_tool pp fi_pingpong
+our_lib
 # A port of our own so parallel test runs do not collide with 47592, below
 # the kernel's ephemeral range (32768 and up here) so that no connection of
 # another test holds it; a port taken all the same is tried again elsewhere.

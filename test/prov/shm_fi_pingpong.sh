@@ -8,17 +8,9 @@
 # provider (wireup_fi_pingpong.sh).
 set -u
 prov=${WU_PP_PROV:-shm}
-pp=$(command -v fi_pingpong 2>/dev/null || true)
-if [ -z "$pp" ]; then
-	echo "SKIP: fi_pingpong not found (Debian: apt-get install libfabric-bin)"
-	exit 77
-fi
-lib=${WU_LIB:-${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}/src/.libs/libfabric.so.1}
-libdir=$(dirname "$lib")
-if [ ! -e "$libdir/libfabric.so.1" ]; then
-	echo "FAIL: our library not found in $libdir"
-	exit 1
-fi
+. "$(dirname "$0")/debian_bin.sh"
+need_tool pp fi_pingpong
+our_lib
 fi_info=$(command -v fi_info 2>/dev/null || true)
 if [ -n "$fi_info" ] && ! LD_LIBRARY_PATH=$libdir timeout 30 "$fi_info" -l 2>/dev/null | grep -q "^$prov:"; then
 	echo "SKIP: the $prov provider is missing (fi_info -l on our library does not list $prov)"

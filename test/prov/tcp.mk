@@ -3,7 +3,7 @@
 # window, faults with killed peer processes, concurrency, atomics' wire
 # frames, shared receive contexts; plus Debian's fi_pingpong on our
 # library.  The suites of every provider are in suites.mk.
-EXTRA_DIST += test/fuzz/fuzz_tcp_frame.cpp test/prov/tcp_fixture.h test/prov/fi_pingpong.sh
+EXTRA_DIST += test/fuzz/fuzz_tcp_frame.cpp test/prov/tcp_fixture.h test/prov/fi_pingpong.sh test/prov/debian_bin.sh
 if WU_HAVE_GTEST
 tcp_gtests = \
 	test/prov/test_tcp_rdm \
