@@ -83,12 +83,13 @@ void complete_tx(op *o, int err)
 	ucx_ep *ep = o->ep;
 	if (o->kind == op_kind::SEND || o->kind == op_kind::RMA) {
 		ep->tx_busy--;
-		if (!ep->closing) {
-			prov::op_kind k = o->kind == op_kind::SEND ? prov::OP_SEND
-					  : o->write		   ? prov::OP_WRITE
-								   : prov::OP_READ;
+		prov::op_kind k = o->kind == op_kind::SEND ? prov::OP_SEND
+				  : o->write		   ? prov::OP_WRITE
+							   : prov::OP_READ;
+		/* Nothing to post (a successful inject, no counter): nothing
+		 * goes through the completion batch. */
+		if (!ep->closing && (err || o->want_comp || ep->b.cntr_for(k)))
 			ep->b.complete_tx(k, o->tagged, o->context, o->len, o->want_comp, err);
-		}
 	}
 	free_op(o);
 }

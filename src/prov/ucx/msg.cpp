@@ -356,7 +356,10 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 				ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, x.count ? x.iov[0].iov_base : nullptr, len,
 								      tag, &imm);
 				if (r == nullptr) [[likely]] {
-					ep->b.complete_tx(prov::OP_SEND, x.tagged, x.context, len, want_comp, 0);
+					/* An inject with no counter posts nothing: no
+					 * empty item through the completion batch. */
+					if (want_comp || ep->b.c_send)
+						ep->b.complete_tx(prov::OP_SEND, x.tagged, x.context, len, want_comp, 0);
 					return 0;
 				}
 				if (UCS_PTR_STATUS(r) != UCS_ERR_NO_RESOURCE) {
