@@ -106,7 +106,9 @@ msgcost() {
 		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 1)
 	echo "$@" | awk -v d=$((n2 - n1)) '{
 		a = ($4 - $2) / d; b = ($8 - $6) / d; c = ($12 - $10) / d
-		q = ($15 > $13) ? ($16 - $14) / ($15 - $13) : 0; w = ($19 > $17) ? ($20 - $18) / ($19 - $17) : 0
+		# per poll: the longer run'"'"'s totals (how many polls each run made
+		# depends on timing, so their difference may even be negative)
+		q = ($15 > 0) ? $16 / $15 : 0; w = ($19 > 0) ? $20 / $19 : 0
 		printf "ours per message %8.0f Ir per round trip (calls %.0f - UCP in them %.0f + callbacks %.0f + one poll %.0f)\n",
 			a - b + c + q - w, a, b, c, q - w }'
 }
