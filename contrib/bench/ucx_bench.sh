@@ -58,8 +58,10 @@
 # Prints the tables, ratios ucx/perf (latency and ping-pong bandwidth),
 # ucx/perf_bw (stream, for reference), the fastest provider usable through
 # libfabric per row (the "which should I use" answer), and the issue's
-# targets per TLS and size as met, MISSED or n/a.  A benchmark, not a
-# test: it exits 0 whatever the numbers.
+# targets per TLS and size as met, MISSED or n/a, then the same numbers
+# as the README's markdown tables (with a ratio row and a verdict row), to
+# paste as they are.  A benchmark, not a test: it exits 0 whatever the
+# numbers.
 #   contrib/bench/ucx_bench.sh [RUNS]
 # env: BUILD=build dir, SIZES="8 64 ..." and ITERS=N (every size) to run
 # fewer (test/bench/ucx_bench_parse.sh does).
@@ -229,6 +231,10 @@ for g in $groups; do
 	done
 done
 
+human() { # human BYTES -> 8 B, 4 KiB, 1 MiB
+	awk -v b="$1" 'BEGIN { if (b >= 1048576 && b % 1048576 == 0) printf "%d MiB", b / 1048576
+		else if (b >= 1024 && b % 1024 == 0) printf "%d KiB", b / 1024; else printf "%d B", b }'
+}
 # target TEXT VALUE OP LIMIT: met / MISSED / n/a
 target() {
 	awk -v t="$1" -v v="$2" -v op="$3" -v l="$4" 'BEGIN {
@@ -246,5 +252,41 @@ for g in $groups; do
 			"$(mul "$(get $g perf "$sz" 2)" 0.9)"
 	done
 done
+
+# The same numbers as the README's tables (markdown, one-way usec, then the
+# ratio row and the targets' verdict per size), to paste as they are.
+label() {
+	case $1 in
+	ucx) echo "ucx (ours, fi_pingpong)" ;; perf) echo "ucx_perftest tag_lat" ;;
+	perf_bw) echo "ucx_perftest tag_bw (MB/s, stream)" ;; *) echo "$1 (ours)" ;;
+	esac
+}
+verdict() { # verdict GROUP SIZE: the latency target (the bandwidth one says the same)
+	lat=$(get $1 ucx "$2" 1) pl=$(get $1 perf "$2" 1)
+	awk -v a="$lat" -v b="$pl" 'BEGIN { if (a + 0 <= 0 || b + 0 <= 0) print "n/a"
+		else if (a <= 1.1 * b) print "met"; else print "MISSED" }'
+}
+echo
+echo "README tables (one-way usec; MB/s for tag_bw; medians of $runs runs, load $(cut -d' ' -f1 /proc/loadavg)):"
+for g in $groups; do
+	echo
+	printf '| UCX_TLS=%s |' "$(tls_env $g | sed 's/^UCX_TLS=//; s/ .*//')"
+	for sz in $sizes; do printf ' %s |' "$(human "$sz")"; done
+	printf '\n|---|'
+	for sz in $sizes; do printf -- '---|'; done
+	echo
+	for c in $(cols $g); do
+		f=1; [ $c = perf_bw ] && f=2
+		printf '| %s |' "$(label $c)"
+		for sz in $sizes; do printf ' %s |' "$(na "$(get $g $c "$sz" $f)")"; done
+		echo
+	done
+	printf '| ucx / tag_lat latency |'
+	for sz in $sizes; do printf ' %s |' "$(ratio "$(get $g ucx "$sz" 1)" "$(get $g perf "$sz" 1)")"; done
+	printf '\n| target (at most 1.1x) |'
+	for sz in $sizes; do printf ' %s |' "$(verdict $g "$sz")"; done
+	echo
+done
+echo
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
 exit 0

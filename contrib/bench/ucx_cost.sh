@@ -15,6 +15,12 @@
 #   ucx->lib   instructions in our callbacks that UCX calls (completions)
 #   layer      app->lib - lib->ucx + ucx->lib: our provider's own
 #              instructions
+#   per message  the layer without the empty polls, whose number depends
+#              on timing: app->lib and lib->ucx outside fi_cq_read and
+#              ucp_worker_progress, plus ucx->lib, plus one poll's own cost
+#              (fi_cq_read's Ir per call minus ucp_worker_progress's, over
+#              all polls): what one 8 B round trip costs in our layer,
+#              against raw's app->ucp
 # and, for ours, each entry point and each UCX function called from our
 # library with calls and instructions per call (busy polling makes the
 # number of empty fi_cq_read calls per iteration depend on timing: compare
@@ -83,6 +89,29 @@ edges() {
 }
 # sum FILE CALLER_RE CALLEE_RE -> "calls Ir" over matching edges
 sum() { awk -F'\t' -v a="$2" -v b="$3" '$1 ~ a && $2 ~ b { n += $4; i += $5 } END { printf "%d %d\n", n, i }' "$1"; }
+# sumf FILE CALLER_RE CALLEE_RE FN_RE KEEP -> "calls Ir" over matching edges
+# whose callee matches FN_RE (KEEP=1) or does not (KEEP=0)
+sumf() {
+	awk -F'\t' -v a="$2" -v b="$3" -v f="$4" -v k="$5" \
+		'$1 ~ a && $2 ~ b && (($3 ~ f) == (k == 1)) { n += $4; i += $5 } END { printf "%d %d\n", n, i }' "$1"
+}
+# msgcost FILE1 FILE2 -> our layer per round trip without the empty polls
+msgcost() {
+	set -- $(sumf "$1" '^fi_pingpong' '^libfabric' 'cq_read' 0) $(sumf "$2" '^fi_pingpong' '^libfabric' 'cq_read' 0) \
+		$(sumf "$1" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 0) \
+		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 0) \
+		$(sum "$1" '^libuc[pts]' '^libfabric') $(sum "$2" '^libuc[pts]' '^libfabric') \
+		$(sumf "$1" '^fi_pingpong' '^libfabric' 'cq_read' 1) $(sumf "$2" '^fi_pingpong' '^libfabric' 'cq_read' 1) \
+		$(sumf "$1" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 1) \
+		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 1)
+	echo "$@" | awk -v d=$((n2 - n1)) '{
+		a = ($4 - $2) / d; b = ($8 - $6) / d; c = ($12 - $10) / d
+		# per poll: the longer run'"'"'s totals (how many polls each run made
+		# depends on timing, so their difference may even be negative)
+		q = ($15 > 0) ? $16 / $15 : 0; w = ($19 > 0) ? $20 / $19 : 0
+		printf "ours per message %8.0f Ir per round trip (calls %.0f - UCP in them %.0f + callbacks %.0f + one poll %.0f)\n",
+			a - b + c + q - w, a, b, c, q - w }'
+}
 # per WHO FILE1 FILE2 CALLER_RE CALLEE_RE -> calls and Ir per iteration
 per() {
 	set -- $(sum "$2" "$4" "$5") $(sum "$3" "$4" "$5")
@@ -123,6 +152,7 @@ for g in "tcp:UCX_TLS=tcp UCX_NET_DEVICES=lo" "shm:UCX_TLS=posix,sysv,cma,self";
 	echo "ours lib->ucx   $b"
 	echo "ours ucx->lib   $c (our completion callbacks, inside lib->ucx)"
 	echo "$a $b $c" | awk '{ printf "ours layer      %10.0f Ir per iteration (app->lib - lib->ucx + ucx->lib)\n", $3 - $7 + $11 }'
+	msgcost "$tmp/ours.$name.$n1.e" "$tmp/ours.$name.$n2.e"
 	echo "  entry points (fi_pingpong -> our library):"
 	table "$tmp/ours.$name.$n1.e" "$tmp/ours.$name.$n2.e" '^fi_pingpong' '^libfabric'
 	echo "  UCX calls from our library:"

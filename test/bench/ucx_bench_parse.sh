@@ -83,4 +83,11 @@ check "tcp bandwidth row: perf_bw" number \
 	"$(num "$(echo "$out" | awk '/^UCX_TLS=tcp/ { t = 1 } /^UCX_TLS=posix/ { t = 0 } t && $1 == "8" && $2 == "MB/s" { print $5 }')")"
 n=$(echo "$out" | grep -cE '^(met|MISSED|n/a) ')
 check "one target line per TLS, size and metric" 4 "$n"
+# The README-ready markdown: per TLS a header, the perftest row with a
+# number, and the ratio and verdict rows.
+check "markdown headers" "| UCX_TLS=tcp | 8 B | | UCX_TLS=posix,sysv,cma,self | 8 B |" \
+	"$(echo "$out" | grep '^| UCX_TLS=' | tr '\n' ' ' | sed 's/ $//')"
+check "markdown tag_lat rows hold numbers" "number number" \
+	"$(echo "$out" | awk -F'|' '/^\| ucx_perftest tag_lat \|/ { print ($3 + 0 > 0) ? "number" : "not a number: " $3 }' | tr '\n' ' ' | sed 's/ $//')"
+check "markdown verdict rows" 2 "$(echo "$out" | grep -cE '^\| target \(at most 1.1x\) \| (met|MISSED|n/a) \|$')"
 exit $status

@@ -1,6 +1,7 @@
 /* The ucx provider's own behaviour (issue 16): it comes last and only when
  * asked for, its tag layout leaves the application 32 bits, UCP endpoints
- * are made on first send (not at fi_av_insert), corrupt addresses are
+ * are made on first send (not at fi_av_insert), FI_SOURCE follows
+ * fi_av_remove and a new insert, corrupt addresses are
  * refused at insert, and a peer that dies fails what waits on it. */
 #include <gtest/gtest.h>
 
@@ -132,6 +133,35 @@ TEST_F(ucx_pair, ucp_endpoints_are_made_on_first_send)
 		EXPECT_NE(ua->peers.begin()->second->ep, nullptr);
 	}
 	ASSERT_EQ(wait_tx(a, e), 1);
+}
+
+TEST_F(ucx_pair, fi_source_follows_av_remove_and_insert)
+{
+	/* FI_SOURCE comes from a per-endpoint cache of sender ids: a removed
+	 * entry is not reported any more, and the sender inserted again is
+	 * reported under its new fi_addr. */
+	auto one = [&](fi_addr_t expect, const char *when) {
+		int v = 3, w = 0;
+		ASSERT_EQ(fi_recv(b.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0) << when;
+		ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, a_to_b, nullptr), 0) << when;
+		fi_cq_tagged_entry e;
+		fi_addr_t src = 12345;
+		ASSERT_EQ(wait_rx(b, e, nullptr, &src), 1) << when;
+		EXPECT_EQ(src, expect) << when;
+		EXPECT_EQ(w, 3) << when;
+		ASSERT_EQ(wait_tx(a, e), 1) << when;
+	};
+	one(b_to_a, "first sight");
+	one(b_to_a, "cached");
+	ASSERT_EQ(fi_av_remove(b.av, &b_to_a, 1, 0), 0);
+	one(FI_ADDR_NOTAVAIL, "removed");
+	/* Another address may take the freed slot; a's comes after it. */
+	fi_addr_t other = FI_ADDR_NOTAVAIL, again = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(fi_av_insert(b.av, b.name.data(), 1, &other, 0, nullptr), 1);
+	ASSERT_EQ(fi_av_insert(b.av, a.name.data(), 1, &again, 0, nullptr), 1);
+	ASSERT_NE(again, other);
+	one(again, "inserted again");
+	one(again, "cached again");
 }
 
 TEST_F(ucx_pair, corrupt_addresses_are_refused_at_insert)

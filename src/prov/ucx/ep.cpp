@@ -54,16 +54,27 @@ void free_op(op *o) noexcept
 {
 	ucx_ep *ep = o->ep;
 	ep->live.erase(o);
-	if (ep->spare.size() < 64 && !ep->closing) {
-		std::vector<char> keep = std::move(o->copy); /* an inject buffer, reused */
-		keep.clear();
-		*o = op{};
-		o->copy = std::move(keep);
-		try {
-			ep->spare.push_back(o);
-			return;
-		} catch (...) {
-		}
+	if (ep->spare.size() < spare_max && !ep->closing) {
+		/* Field by field, not *o = op{}: that builds and moves a whole op
+		 * per message; the buffers keep their capacity for reuse (an
+		 * inject's copy allocates once). */
+		o->context = nullptr;
+		o->flags = 0;
+		o->tagged = false;
+		o->want_comp = true;
+		o->write = false;
+		o->fail = 0;
+		o->src_id = 0;
+		o->len = 0;
+		o->req = nullptr;
+		o->info = {};
+		o->iov_cnt = 0;
+		o->copy.clear();
+		o->to = nullptr;
+		o->liov.clear();
+		o->raddr = o->rkey_key = 0;
+		ep->spare.push_back(o); /* reserved at fi_endpoint: cannot throw */
+		return;
 	}
 	delete o;
 }
@@ -73,14 +84,34 @@ void complete_tx(op *o, int err)
 	ucx_ep *ep = o->ep;
 	if (o->kind == op_kind::SEND || o->kind == op_kind::RMA) {
 		ep->tx_busy--;
-		if (!ep->closing) {
-			prov::op_kind k = o->kind == op_kind::SEND ? prov::OP_SEND
-					  : o->write		   ? prov::OP_WRITE
-								   : prov::OP_READ;
+		prov::op_kind k = o->kind == op_kind::SEND ? prov::OP_SEND
+				  : o->write		   ? prov::OP_WRITE
+							   : prov::OP_READ;
+		/* Nothing to post (a successful inject, no counter): nothing
+		 * goes through the completion batch. */
+		if (!ep->closing && (err || o->want_comp || ep->b.cntr_for(k)))
 			ep->b.complete_tx(k, o->tagged, o->context, o->len, o->want_comp, err);
-		}
 	}
 	free_op(o);
+}
+
+int tx_issued(op *o, ucs_status_ptr_t r, const char *where)
+{
+	if (r == nullptr) {
+		complete_tx(o, 0);
+		return 0;
+	}
+	if (UCS_PTR_IS_ERR(r)) {
+		int e = fi_err(UCS_PTR_STATUS(r), where);
+		return e ? e : -FI_EIO;
+	}
+	o->req = r;
+	return 1;
+}
+
+void tx_done(op *o, ucs_status_t s, const char *where)
+{
+	complete_tx(o, s == UCS_OK ? 0 : -fi_err(s, where));
 }
 
 /* ---- progress ---- */
@@ -96,13 +127,18 @@ void progress_cb(void *arg) noexcept
 {
 	guard_void("ucx progress", [&] {
 		auto *ep = static_cast<ucx_ep *>(arg);
+		bool collected;
 		{
 			std::lock_guard g(ep->b.mtx);
 			if (ep->closing)
 				return;
 			progress_locked(ep);
+			collected = !ep->b.comps.empty();
 		}
-		ep->b.flush();
+		/* Nothing collected (an empty poll, or completions posted at once
+		 * to a leaf CQ): no second trip through the lock. */
+		if (collected)
+			ep->b.flush();
 	});
 }
 
@@ -241,8 +277,18 @@ fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
 {
 	if (!ep->b.av || !id)
 		return FI_ADDR_NOTAVAIL;
+	source_cache::ent &s = ep->sources.slot(id);
+	/* The stamp (a load) also catches a slot removed and filled again
+	 * before fi_av_remove's notice reached us. */
+	if (s.id == id && av::entry_stamp(ep->b.av, s.addr) == s.stamp) [[likely]]
+		return av::source_id(ep->b.av, s.addr);
 	fi_addr_t a = av::reverse_part(ep->b.av, 0, &id, sizeof id);
-	return a == FI_ADDR_NOTAVAIL ? a : av::source_id(ep->b.av, a);
+	if (a == FI_ADDR_NOTAVAIL)
+		return a;
+	s.id = id;
+	s.addr = a;
+	s.stamp = av::entry_stamp(ep->b.av, a);
+	return av::source_id(ep->b.av, a);
 }
 
 namespace {
@@ -279,6 +325,7 @@ void auto_event(void *arg, bool) noexcept
 {
 	auto *ep = static_cast<ucx_ep *>(arg);
 	guard("ucx auto progress", [&]() -> int {
+		bool collected;
 		{
 			std::lock_guard g(ep->b.mtx);
 			if (ep->closing)
@@ -291,8 +338,10 @@ void auto_event(void *arg, bool) noexcept
 					break;
 			}
 			ep->autop.arm_in(rounds >= 64 ? 1 : 0);
+			collected = !ep->b.comps.empty();
 		}
-		ep->b.flush();
+		if (collected)
+			ep->b.flush();
 		return 0;
 	});
 }
@@ -317,6 +366,7 @@ void av_removed(void *arg, fi_addr_t a) noexcept
 	guard_void("ucx av remove", [&] {
 		auto *ep = static_cast<ucx_ep *>(arg);
 		std::lock_guard g(ep->b.mtx);
+		ep->sources.drop(a);
 		auto it = ep->peers.find(a);
 		if (it == ep->peers.end())
 			return;
@@ -625,6 +675,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);
 		ep->b.av_removed = av_removed;
 		ep->b.av_arg = ep.get();
+		ep->spare.reserve(spare_max);
 		if (int r = make_worker(ep.get())) {
 			if (ep->worker)
 				ucp_worker_destroy(ep->worker);

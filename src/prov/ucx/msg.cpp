@@ -150,7 +150,7 @@ void send_cb(void *req, ucs_status_t s, void *user) noexcept
 	guard_void("ucx send completion", [&] {
 		auto *o = static_cast<op *>(user);
 		o->req = nullptr;
-		complete_tx(o, s == UCS_OK ? 0 : -fi_err(s, "ucx send"));
+		tx_done(o, s, "ucx send");
 		ucp_request_free(req);
 	});
 }
@@ -208,22 +208,17 @@ void recv_cb(void *req, ucs_status_t s, const ucp_tag_recv_info_t *info, void *u
 	});
 }
 
-/* What ucp_tag_*_nbx returned for o: done now, failed now, or in flight. */
-ssize_t started(op *o, ucs_status_ptr_t r, const char *where, bool recv)
+/* What ucp_tag_*recv_nbx returned for receive op o: done now, failed now
+ * (the caller returns the error), or in flight. */
+ssize_t started(op *o, ucs_status_ptr_t r, const char *where)
 {
 	if (r == nullptr) {
-		if (recv)
-			finish_recv(o, UCS_OK);
-		else
-			complete_tx(o, 0);
+		finish_recv(o, UCS_OK);
 		return 0;
 	}
 	if (UCS_PTR_IS_ERR(r)) {
 		int e = fi_err(UCS_PTR_STATUS(r), where);
-		if (recv)
-			o->ep->rx_busy--;
-		else
-			o->ep->tx_busy--;
+		o->ep->rx_busy--;
 		free_op(o);
 		return e ? e : -FI_EIO;
 	}
@@ -244,7 +239,7 @@ ssize_t drain(ucx_ep *ep, ucp_tag_message_h m, const ucp_tag_recv_info_t &info, 
 	prm.cb.recv = recv_cb;
 	prm.user_data = o;
 	prm.recv_info.tag_info = &o->info;
-	return started(o, ucp_tag_msg_recv_nbx(ep->worker, o->copy.data(), info.length, m, &prm), where, true);
+	return started(o, ucp_tag_msg_recv_nbx(ep->worker, o->copy.data(), info.length, m, &prm), where);
 }
 
 /* FI_PEEK, FI_CLAIM, FI_DISCARD (fi_tagged(3)).  A discarded message is
@@ -308,7 +303,7 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 	size_t count;
 	recv_buffers(o, x, prm, &buf, &count);
 	o->info = info;
-	return started(o, ucp_tag_msg_recv_nbx(ep->worker, buf, count, msg, &prm), x.where, true);
+	return started(o, ucp_tag_msg_recv_nbx(ep->worker, buf, count, msg, &prm), x.where);
 }
 
 } // namespace
@@ -316,6 +311,7 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 {
 	ssize_t ret;
+	bool collected;
 	{
 		std::lock_guard g(ep->b.mtx);
 		ret = [&]() -> ssize_t {
@@ -347,12 +343,36 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 			peer *p = peer_for(ep, x.addr, x.where, &err);
 			if (!p)
 				return err;
+			const bool want_comp = !x.inject_api && ep->b.tx_wants(x.flags);
+			uint64_t tag = x.tagged ? make_tag(false, ep->id, x.tag) : make_tag(true, ep->id, kind_msg);
+			if (x.count <= 1 && !(x.flags & FI_DELIVERY_COMPLETE)) {
+				/* What UCP sends at once (its short path) completes here:
+				 * no op and no request, nor a copy for an inject (the
+				 * buffer is UCP's only during the call).  Anything else
+				 * UCP refuses with UCS_ERR_NO_RESOURCE, having sent
+				 * nothing, and takes the op path below. */
+				ucp_request_param_t imm;
+				imm.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+				ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, x.count ? x.iov[0].iov_base : nullptr, len,
+								      tag, &imm);
+				if (r == nullptr) [[likely]] {
+					/* An inject with no counter posts nothing: no
+					 * empty item through the completion batch. */
+					if (want_comp || ep->b.c_send)
+						ep->b.complete_tx(prov::OP_SEND, x.tagged, x.context, len, want_comp, 0);
+					return 0;
+				}
+				if (UCS_PTR_STATUS(r) != UCS_ERR_NO_RESOURCE) {
+					int e = fi_err(UCS_PTR_STATUS(r), x.where);
+					return e ? e : -FI_EIO;
+				}
+			}
 			op *o = new_op(ep, op_kind::SEND);
 			o->context = x.context;
 			o->flags = x.flags;
 			o->tagged = x.tagged;
 			o->len = len;
-			o->want_comp = !x.inject_api && ep->b.tx_wants(x.flags);
+			o->want_comp = want_comp;
 			ep->tx_busy++;
 			ucp_request_param_t prm{};
 			prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
@@ -374,20 +394,29 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 			} else {
 				set_buffers(o, x, prm, &buf, &count);
 			}
-			uint64_t tag = x.tagged ? make_tag(false, ep->id, x.tag) : make_tag(true, ep->id, kind_msg);
 			ucs_status_ptr_t r = (x.flags & FI_DELIVERY_COMPLETE)
 						     ? ucp_tag_send_sync_nbx(p->ep, buf, count, tag, &prm)
 						     : ucp_tag_send_nbx(p->ep, buf, count, tag, &prm);
-			return started(o, r, x.where, false);
+			int e = tx_issued(o, r, x.where);
+			if (e < 0) {
+				ep->tx_busy--;
+				free_op(o);
+				return e;
+			}
+			return 0;
 		}();
+		collected = !ep->b.comps.empty();
 	}
-	ep->b.flush();
+	/* Only when something was collected: the lock is not taken again. */
+	if (collected)
+		ep->b.flush();
 	return ret;
 }
 
 ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 {
 	ssize_t ret;
+	bool collected;
 	{
 		std::lock_guard g(ep->b.mtx);
 		ret = [&]() -> ssize_t {
@@ -473,12 +502,14 @@ ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 				ucs_status_ptr_t r = ucp_tag_msg_recv_nbx(ep->worker, buf, count, m, &prm);
 				if (r == nullptr || !UCS_PTR_IS_ERR(r))
 					o->info = seen;
-				return started(o, r, x.where, true);
+				return started(o, r, x.where);
 			}
-			return started(o, ucp_tag_recv_nbx(ep->worker, buf, count, tag, mask, &prm), x.where, true);
+			return started(o, ucp_tag_recv_nbx(ep->worker, buf, count, tag, mask, &prm), x.where);
 		}();
+		collected = !ep->b.comps.empty();
 	}
-	ep->b.flush();
+	if (collected)
+		ep->b.flush();
 	return ret;
 }
 

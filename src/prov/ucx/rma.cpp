@@ -391,17 +391,11 @@ void rma_cb(void *req, ucs_status_t s, void *user) noexcept
 			prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 			prm.cb.send = flush_cb;
 			prm.user_data = o;
-			ucs_status_ptr_t r = ucp_ep_flush_nbx(o->to->ep, &prm);
-			if (r == nullptr) {
-				complete_tx(o, 0);
-			} else if (UCS_PTR_IS_ERR(r)) {
-				complete_tx(o, -fi_err(UCS_PTR_STATUS(r), "ucx: ucp_ep_flush_nbx"));
-			} else {
-				o->req = r;
-			}
+			if (int e = tx_issued(o, ucp_ep_flush_nbx(o->to->ep, &prm), "ucx: ucp_ep_flush_nbx"); e < 0)
+				complete_tx(o, -e);
 			return;
 		}
-		complete_tx(o, s == UCS_OK ? 0 : -fi_err(s, o->write ? "ucx write" : "ucx read"));
+		tx_done(o, s, o->write ? "ucx write" : "ucx read");
 	});
 }
 
@@ -441,12 +435,12 @@ void start(ucx_ep *, op *o, const peer::rkey_ent &rk)
 		o->liov.push_back({buf, 0}); /* inject: still flushes */
 	ucs_status_ptr_t r = o->write ? ucp_put_nbx(o->to->ep, buf, count, remote, rk.rkey, &prm)
 				      : ucp_get_nbx(o->to->ep, buf, count, remote, rk.rkey, &prm);
+	/* Done at once: a write still flushes (rma_cb), so not tx_issued's
+	 * completion. */
 	if (r == nullptr)
 		rma_cb(nullptr, UCS_OK, o);
-	else if (UCS_PTR_IS_ERR(r))
-		complete_tx(o, -fi_err(UCS_PTR_STATUS(r), o->write ? "ucx: ucp_put_nbx" : "ucx: ucp_get_nbx"));
-	else
-		o->req = r;
+	else if (int e = tx_issued(o, r, o->write ? "ucx: ucp_put_nbx" : "ucx: ucp_get_nbx"); e < 0)
+		complete_tx(o, -e);
 }
 
 /* Asks p for key's rkey. */
@@ -487,6 +481,7 @@ int post_ctrl(ucx_ep *ep)
 ssize_t do_rma(ucx_ep *ep, const prov::rma_xfer &x)
 {
 	ssize_t ret;
+	bool collected;
 	{
 		std::lock_guard g(ep->b.mtx);
 		ret = [&]() -> ssize_t {
@@ -567,8 +562,10 @@ ssize_t do_rma(ucx_ep *ep, const prov::rma_xfer &x)
 			}
 			return 0;
 		}();
+		collected = !ep->b.comps.empty();
 	}
-	ep->b.flush();
+	if (collected)
+		ep->b.flush();
 	return ret;
 }
 

@@ -152,7 +152,33 @@ struct op_list {
 	}
 };
 
+inline constexpr size_t spare_max = 64;
+
 inline constexpr uint32_t ep_magic = 0x55435845; /* "UCXE" */
+
+/* FI_SOURCE: what a sender id resolved to, so that a receive completion
+ * does not search the AV (and re-check the address) per message.
+ * Direct-mapped by id; filled on first sight (found entries only: an id
+ * the AV does not hold yet is looked up again next time), an fi_addr's
+ * slots dropped by fi_av_remove's notice, and each use checked against
+ * the AV's entry_stamp (an entry removed or replaced, here or by another
+ * process of a shared AV, changes it). */
+struct source_cache {
+	static constexpr size_t n = 256;
+	struct ent {
+		uint32_t id = 0; /* 0: empty (no sender has id 0) */
+		fi_addr_t addr = FI_ADDR_NOTAVAIL;
+		uint64_t stamp = 0;
+	};
+	ent e[n];
+	ent &slot(uint32_t id) noexcept { return e[(id ^ (id >> 8)) & (n - 1)]; }
+	void drop(fi_addr_t a) noexcept
+	{
+		for (ent &x : e)
+			if (x.id && x.addr == a)
+				x = ent{};
+	}
+};
 
 struct ucx_ep {
 	fid_ep ep; /* first */
@@ -163,10 +189,11 @@ struct ucx_ep {
 	uint32_t id = 0; /* our sender id */
 	std::vector<char> name; /* our address */
 	std::unordered_map<fi_addr_t, std::unique_ptr<peer>> peers;
+	source_cache sources; /* FI_SOURCE (source_of) */
 	/* Peers whose sender id we answered rkey requests from (no AV entry needed). */
 	std::unordered_map<uint32_t, ucp_ep_h> repliers;
 	op_list live;		      /* every op UCP holds */
-	std::vector<op *> spare;      /* freed ops kept for reuse */
+	std::vector<op *> spare;      /* freed ops kept for reuse (up to spare_max, reserved) */
 	std::vector<void *> closes;  /* ucp_ep_close_nbx requests still running */
 	/* Claimed messages (FI_PEEK | FI_CLAIM), by the context of the peek. */
 	std::unordered_map<void *, std::pair<ucp_tag_message_h, ucp_tag_recv_info_t>> claimed;
@@ -207,8 +234,17 @@ fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept;
 /* Ops bookkeeping (under b.mtx). */
 op *new_op(ucx_ep *ep, op_kind k);
 void free_op(op *o) noexcept;
-/* Transmit-side completion of o (send or RMA); frees o. */
+/* Transmit-side completion of o (send or RMA; err a positive FI_E* or 0);
+ * frees o. */
 void complete_tx(op *o, int err);
+/* The one place a transmit op (send, put, get, the flush after a put)
+ * learns its fate.  tx_issued: UCP's answer r to o's initiation; 0 when
+ * done now (o completed), 1 when in flight (o holds the request, its
+ * callback ends in tx_done), or the negative errno of a refusal (logged,
+ * naming where), o still the caller's.  tx_done: the status a callback
+ * got (where names the operation in the log line of a failure). */
+int tx_issued(op *o, ucs_status_ptr_t r, const char *where);
+void tx_done(op *o, ucs_status_t s, const char *where);
 
 /* msg.cpp */
 ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x);
