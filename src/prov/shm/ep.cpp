@@ -35,6 +35,11 @@ struct shm_traits {
 	static uint64_t tx_flags(shm_ep *ep) { return ep->b.info->tx_attr->op_flags; }
 	static uint64_t rx_flags(shm_ep *ep) { return ep->b.info->rx_attr->op_flags; }
 	static ssize_t send(shm_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
+	static ssize_t inject(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+			      bool tagged, bool has_data)
+	{
+		return inject_inline(ep, buf, len, dest, tag, data, tagged, has_data);
+	}
 	static ssize_t recv(shm_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
 	static ssize_t rma(shm_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
 	static ssize_t atomic(shm_ep *ep, const prov::atomic_xfer &x) { return do_atomic(ep, x); }

@@ -363,7 +363,8 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		return -FI_EOPNOTSUPP;
 	if (x.count > ep->b.info->rx_attr->iov_limit)
 		return -FI_EINVAL;
-	ssize_t call = prov::classify_recv(x, P());
+	/* b.prov, not P(): the data path skips the provider's lazy set-up check. */
+	ssize_t call = prov::classify_recv(x, ep->b.prov);
 	if (call < 0)
 		return call;
 	if (call == prov::RX_PEEK) {

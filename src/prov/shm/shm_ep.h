@@ -303,6 +303,11 @@ int progress_locked(shm_ep *ep);
 void flush(shm_ep *ep) noexcept;
 void progress_cb(void *arg) noexcept;
 ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x);
+/* fi_inject* of an inline message to a peer with nothing queued ahead: one
+ * cell written from the caller's buffer; prov::general_path when do_send
+ * must take the call (its checks log why a call is refused). */
+ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+		      bool tagged, bool has_data);
 /* A peer is gone: every operation waiting on it fails. */
 void peer_dead(shm_ep *ep, remote *r, const char *why);
 bool use_cma(shm_ep *ep, remote *r);
