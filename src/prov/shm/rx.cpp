@@ -363,8 +363,10 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		return -FI_EOPNOTSUPP;
 	if (x.count > ep->b.info->rx_attr->iov_limit)
 		return -FI_EINVAL;
-	/* b.prov, not P(): the data path skips the provider's lazy set-up check. */
-	ssize_t call = prov::classify_recv(x, ep->b.prov);
+	/* Only the fi_*msg calls can peek: the others just check their buffers
+	 * (b.prov, not P(): no provider set-up check per call). */
+	ssize_t call = x.msg_api ? prov::classify_recv(x, ep->b.prov)
+				 : prov::check_recv(x.iov, x.count, x.flags, x.tagged);
 	if (call < 0)
 		return call;
 	if (call == prov::RX_PEEK) {
