@@ -230,6 +230,25 @@ void complete_rx(ep_base &b, op *o, void *buf, size_t len, fi_addr_t src, bool t
 		o->rx->release(o);
 }
 
+void complete_rx_one(ep_base &b, op *o, size_t len, size_t olen, fi_addr_t src, uint64_t cflags, uint64_t tag,
+		     uint64_t data)
+{
+	cq::completion c;
+	c.op_context = o->context;
+	c.flags = FI_RECV | cflags;
+	c.len = len;
+	c.buf = o->iov[0].iov_base;
+	c.data = data;
+	c.tag = tag;
+	c.src_addr = src == FI_ADDR_NOTAVAIL || !b.av ? FI_ADDR_NOTAVAIL : av::source_id(b.av, src);
+	bool want = o->rx->shared ? b.rx_wants(o->flags) : o->want_comp;
+	if (olen) [[unlikely]]
+		b.push(b.rx_cq, b.c_recv, c, FI_ETRUNC, olen);
+	else
+		b.push(want ? b.rx_cq : nullptr, b.c_recv, c);
+	o->rx->release(o);
+}
+
 void complete_canceled(ep_base &b, op *o)
 {
 	complete_rx(b, o, o->iov_cnt ? o->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL, o->tagged, o->tag, false,

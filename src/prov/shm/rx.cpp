@@ -210,7 +210,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 	bool tagged = c.flags & F_TAGGED;
 	match::message m;
 	m.tp = ep->tp.get();
-	m.src = src_of(ep, r);
+	m.src = r->addr != FI_ADDR_NOTAVAIL ? r->addr : src_of(ep, r);
 	m.tag = c.tag;
 	m.data = c.cq_data;
 	m.flags = (c.flags & F_DATA) ? FI_REMOTE_CQ_DATA : 0;
@@ -238,9 +238,10 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 					memcpy(o->iov[0].iov_base, from, res.into);
 				if (c.kind == K_BOUNCE && !bytes)
 					r->p->bounce_release(uint32_t(c.arg));
-				size_t olen = size_t(c.len) - res.into;
-				prov::complete_rx(ep->b, o, o->iov[0].iov_base, res.into, m.src, tagged, c.tag,
-						  c.flags & F_DATA, c.cq_data, olen, olen ? FI_ETRUNC : 0, true);
+				bool has_data = c.flags & F_DATA;
+				prov::complete_rx_one(ep->b, o, res.into, size_t(c.len) - res.into, m.src,
+						      (tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0),
+						      tagged ? c.tag : 0, has_data ? c.cq_data : 0);
 				return;
 			}
 		}
