@@ -25,7 +25,13 @@
  * which fi_inject / fi_tinject / fi_injectdata / fi_tinjectdata try first
  * (a short path for the small messages latency is measured with); it
  * returns general_path when the call must go through send() instead, and
- * must not have changed anything then.  Every entry runs under wu::guard (no exception
+ * must not have changed anything then.  Likewise
+ *
+ *		static ssize_t recv1(my_ep *, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+ *				     uint64_t ignore, void *ctx, bool tagged);
+ *
+ * for fi_recv / fi_trecv (without desc: only for a provider that needs
+ * no descriptors).  Every entry runs under wu::guard (no exception
  * crosses the C ABI), refuses an endpoint lookup() does not know and a NULL
  * msg of the *msg calls with -FI_EINVAL, and fills the descriptor as
  * xfer.h says; everything else (iov counts, lengths, inject_size, state)
@@ -49,6 +55,7 @@ template <class T>
 class ep_ops {
 	using ep_t = typename T::ep_type;
 	static constexpr bool has_inject = requires { &T::inject; };
+	static constexpr bool has_recv1 = requires { &T::recv1; };
 
 	template <class F>
 	static ssize_t call(fid_ep *e, const char *where, F &&fn) noexcept
@@ -100,7 +107,12 @@ class ep_ops {
 	static ssize_t recv1(fid_ep *e, const char *where, void *buf, size_t len, void *desc, fi_addr_t src,
 			     uint64_t tag, uint64_t ignore, void *ctx) noexcept
 	{
-		return call(e, where, [&](ep_t *ep) {
+		return call(e, where, [&](ep_t *ep) -> ssize_t {
+			if constexpr (has_recv1) {
+				ssize_t r = T::recv1(ep, buf, len, src, tag, ignore, ctx, Tagged);
+				if (r != general_path)
+					return r;
+			}
 			iovec v{buf, len};
 			msg_xfer x = mx(where, &v, desc ? &desc : nullptr, 1, src, ctx, T::rx_flags(ep), Tagged);
 			x.tag = tag;

@@ -158,6 +158,10 @@ const char *check_peek(const fi_msg_tagged *m, uint64_t flags) noexcept;
  * endpoint it was posted through (nullptr for a shared context's own
  * calls). */
 void post_recv(rx_ctx &rx, ep_base *b, const msg_xfer &x);
+/* post_recv of one buffer (fi_recv / fi_trecv), flags the endpoint's (the
+ * caller checked them as check_recv does). */
+void post_recv1(rx_ctx &rx, ep_base *b, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		void *ctx, uint64_t flags, bool tagged);
 
 /* Completes receive o on endpoint b: len bytes at buf, olen truncated;
  * release: the receive is done (else an FI_MULTI_RECV buffer goes on). */

@@ -41,6 +41,11 @@ struct shm_traits {
 		return inject_inline(ep, buf, len, dest, tag, data, tagged, has_data);
 	}
 	static ssize_t recv(shm_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
+	static ssize_t recv1(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
+			     bool tagged)
+	{
+		return recv_one(ep, buf, len, src, tag, ignore, ctx, tagged);
+	}
 	static ssize_t rma(shm_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
 	static ssize_t atomic(shm_ep *ep, const prov::atomic_xfer &x) { return do_atomic(ep, x); }
 	static int atomic_valid(shm_ep *, const char *where, wu::atomic::kind k, fi_datatype dt, fi_op op,

@@ -408,6 +408,30 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 	return 0;
 }
 
+ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
+		 bool tagged)
+{
+	const fi_info *info = ep->b.info;
+	uint64_t flags = info->rx_attr->op_flags;
+	/* What do_recv would refuse goes to it. */
+	if (!(info->caps & (tagged ? FI_TAGGED : FI_MSG)) || !info->rx_attr->iov_limit ||
+	    ((flags & FI_MULTI_RECV) && tagged))
+		return prov::general_path;
+	bool collected;
+	{
+		std::lock_guard g(ep->b.mtx);
+		if (!ep->b.enabled || ep->rx->full())
+			return prov::general_path;
+		prov::post_recv1(*ep->rx, &ep->b, buf, len, src, tag, ignore, ctx, flags, tagged);
+		/* As do_recv: set-aside cells go on; what another thread collects, it flushes. */
+		ux_gate(ep);
+		collected = !ep->b.comps.empty();
+	}
+	if (collected)
+		flush(ep);
+	return 0;
+}
+
 void free_rx(shm_ep *ep)
 {
 	/* Receives a pull was landing in, unless still posted (FI_MULTI_RECV:

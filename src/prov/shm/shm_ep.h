@@ -319,6 +319,10 @@ void linger_locked(shm_ep *ep);
 
 /* ---- rx.cpp ---- */
 ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x);
+/* fi_recv / fi_trecv posted without a descriptor on the way;
+ * prov::general_path when do_recv must take the call (it refuses and logs). */
+ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
+		 bool tagged);
 /* A message cell (INLINE / BOUNCE / LARGE) from r. */
 /* bytes: a set-aside BOUNCE one's payload, nullptr to read the cell or slot. */
 void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *bytes = nullptr);
