@@ -704,8 +704,7 @@ ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, u
 	c.cq_data = has_data ? data : 0;
 	c.len = len;
 	c.arg = 0;
-	if (len)
-		memcpy(c.data, buf, len);
+	copy_small(c.data, buf, len);
 	/* Full, or its owner gone: do_send queues or fails it (nothing
 	 * was pushed). */
 	return r->p->push(c) == 0 ? 0 : prov::general_path;

@@ -234,7 +234,9 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 					   : c.kind == K_INLINE ? static_cast<const void *>(c.data)
 								: r->p->bounce_addr(uint32_t(c.arg));
 			if (from) {
-				if (res.into)
+				if (c.kind == K_INLINE) /* res.into <= inline_max */
+					copy_small(o->iov[0].iov_base, from, res.into);
+				else if (res.into)
 					memcpy(o->iov[0].iov_base, from, res.into);
 				if (c.kind == K_BOUNCE && !bytes)
 					r->p->bounce_release(uint32_t(c.arg));

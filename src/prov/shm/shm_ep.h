@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -283,6 +284,31 @@ using prov::iov_total;
 /* Copies len bytes of src into the iovecs, from byte off of them. */
 void copy_to_iov(const iovec *iov, size_t cnt, size_t off, const void *src, size_t len) noexcept;
 void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t len) noexcept;
+
+/* Copies an inline payload (at most shm_tp::inline_max bytes) with a few
+ * moves: memcpy of a variable length is a library call. */
+inline void copy_small(void *dst, const void *src, size_t len) noexcept
+{
+	static_assert(shm_tp::inline_max <= 16);
+	auto *d = static_cast<unsigned char *>(dst);
+	auto *s = static_cast<const unsigned char *>(src);
+	if (len >= 8) { /* two 8-byte moves that may overlap */
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + len - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + len - 8, &b, 8);
+	} else if (len >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + len - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + len - 4, &b, 4);
+	} else {
+		for (size_t i = 0; i < len; i++)
+			d[i] = s[i];
+	}
+}
 
 /* FI_SHM_BOUNCE_SIZE as regions are created with it (1 KiB .. 16 MiB). */
 uint32_t bounce_size_param();
