@@ -562,6 +562,10 @@ bool use_cma(shm_ep *ep, remote *r)
 	return ep->cma;
 }
 
+namespace {
+void progress_owed(shm_ep *ep);
+} // namespace
+
 int progress_locked(shm_ep *ep)
 {
 	if (!ep->b.enabled || !ep->rg)
@@ -586,6 +590,16 @@ int progress_locked(shm_ep *ep)
 		ep->quiet.store(true, std::memory_order_release);
 		return n;
 	}
+	progress_owed(ep);
+	return n;
+}
+
+namespace {
+
+/* progress_locked's rest, when something is owed, queued or streaming:
+ * out of line, so that the common call keeps a small frame. */
+[[gnu::noinline]] void progress_owed(shm_ep *ep)
+{
 	for (size_t k = 0; k < ep->backlogged.size();) {
 		remote *r = ep->remotes[ep->backlogged[k]].get();
 		drain(ep, r);
@@ -607,8 +621,9 @@ int progress_locked(shm_ep *ep)
 		     ep->splits_in.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
 		     ep->parked_cells.empty();
 	ep->quiet.store(quiet, std::memory_order_release);
-	return n;
 }
+
+} // namespace
 
 void flush(shm_ep *ep) noexcept
 {
