@@ -351,7 +351,8 @@ struct cq_impl {
 	/* Under lk, after something was queued: who must be woken. */
 	bool note_new_locked(bool error) noexcept
 	{
-		nw.set_level(true);
+		if (nw.mirrored()) [[unlikely]]
+			nw.set_level(true);
 		if (!ww.sleepers) [[likely]]
 			return false;
 		if (!error && readable() < want)
@@ -429,7 +430,8 @@ struct cq_impl {
 				src[i] = c.src_addr;
 		}
 		head += n;
-		nw.set_level(level());
+		if (nw.mirrored()) [[unlikely]] /* nothing to mirror: not even the level to compute */
+			nw.set_level(level());
 	}
 
 	/* Under lk.  min: entries needed (threshold), 0 to take what is there. */
