@@ -17,7 +17,21 @@
  *
  * and points its endpoint at ep_ops<my_traits>::msg, ::tagged, ::rma and
  * ::atomic (static const tables; fid_ep's members are not const, hence
- * the ops() helpers).  Every entry runs under wu::guard (no exception
+ * the ops() helpers).  A traits class may also have
+ *
+ *		static ssize_t inject(my_ep *, const void *buf, size_t len, fi_addr_t dest,
+ *				      uint64_t tag, uint64_t data, bool tagged, bool has_data);
+ *
+ * which fi_inject / fi_tinject / fi_injectdata / fi_tinjectdata try first
+ * (a short path for the small messages latency is measured with); it
+ * returns general_path when the call must go through send() instead, and
+ * must not have changed anything then.  Likewise
+ *
+ *		static ssize_t recv1(my_ep *, void *buf, size_t len, fi_addr_t src, uint64_t tag,
+ *				     uint64_t ignore, void *ctx, bool tagged);
+ *
+ * for fi_recv / fi_trecv (without desc: only for a provider that needs
+ * no descriptors).  Every entry runs under wu::guard (no exception
  * crosses the C ABI), refuses an endpoint lookup() does not know and a NULL
  * msg of the *msg calls with -FI_EINVAL, and fills the descriptor as
  * xfer.h says; everything else (iov counts, lengths, inject_size, state)
@@ -40,6 +54,8 @@ namespace wu::prov {
 template <class T>
 class ep_ops {
 	using ep_t = typename T::ep_type;
+	static constexpr bool has_inject = requires { &T::inject; };
+	static constexpr bool has_recv1 = requires { &T::recv1; };
 
 	template <class F>
 	static ssize_t call(fid_ep *e, const char *where, F &&fn) noexcept
@@ -91,7 +107,12 @@ class ep_ops {
 	static ssize_t recv1(fid_ep *e, const char *where, void *buf, size_t len, void *desc, fi_addr_t src,
 			     uint64_t tag, uint64_t ignore, void *ctx) noexcept
 	{
-		return call(e, where, [&](ep_t *ep) {
+		return call(e, where, [&](ep_t *ep) -> ssize_t {
+			if constexpr (has_recv1) {
+				ssize_t r = T::recv1(ep, buf, len, src, tag, ignore, ctx, Tagged);
+				if (r != general_path)
+					return r;
+			}
 			iovec v{buf, len};
 			msg_xfer x = mx(where, &v, desc ? &desc : nullptr, 1, src, ctx, T::rx_flags(ep), Tagged);
 			x.tag = tag;
@@ -117,7 +138,12 @@ class ep_ops {
 	static ssize_t send1(fid_ep *e, const char *where, const void *buf, size_t len, void *desc, uint64_t data,
 			     fi_addr_t dest, uint64_t tag, void *ctx) noexcept
 	{
-		return call(e, where, [&](ep_t *ep) {
+		return call(e, where, [&](ep_t *ep) -> ssize_t {
+			if constexpr (Inject && has_inject) {
+				ssize_t r = T::inject(ep, buf, len, dest, tag, data, Tagged, Data);
+				if (r != general_path)
+					return r;
+			}
 			iovec v{const_cast<void *>(buf), len};
 			uint64_t fl = (Inject ? FI_INJECT : T::tx_flags(ep)) | (Data ? FI_REMOTE_CQ_DATA : 0);
 			msg_xfer x = mx(where, &v, desc ? &desc : nullptr, 1, dest, ctx, fl, Tagged);

@@ -174,34 +174,55 @@ const char *check_peek(const fi_msg_tagged *m, uint64_t flags) noexcept
 
 /* ---- posting ---- */
 
-void post_recv(rx_ctx &rx, ep_base *b, const msg_xfer &x)
+namespace {
+
+/* post_recv and post_recv1 once o's buffers are set. */
+[[gnu::always_inline]] inline void post_op(rx_ctx &rx, ep_base *b, op *o, void *ctx, uint64_t flags, bool tagged,
+					   fi_addr_t src, uint64_t tag, uint64_t ignore)
 {
-	op *o = rx.take();
-	o->context = x.context;
-	o->flags = x.flags;
-	for (size_t i = 0; i < x.count; i++)
-		o->iov[i] = x.iov[i];
-	o->iov_cnt = x.count;
-	o->len = iov_total(x.iov, x.count);
-	o->tagged = x.tagged;
-	o->addr = rx.directed ? x.addr : FI_ADDR_UNSPEC;
-	o->tag = x.tag;
-	o->ignore = x.ignore;
+	o->context = ctx;
+	o->flags = flags;
+	o->tagged = tagged;
+	o->addr = rx.directed ? src : FI_ADDR_UNSPEC;
+	o->tag = tag;
+	o->ignore = ignore;
 	o->rx = &rx;
 	/* A shared context's receive asks the endpoint it completes on. */
 	if (!rx.shared && b)
-		o->want_comp = b->rx_wants(x.flags);
+		o->want_comp = b->rx_wants(flags);
 	match::recv &r = o->mr;
-	r.context = x.context;
+	r.context = ctx;
 	r.owner = o;
-	r.flags = x.flags;
-	r.tag = x.tag;
-	r.ignore = x.ignore;
+	r.flags = flags;
+	r.tag = tag;
+	r.ignore = ignore;
 	r.src = o->addr;
 	r.len = o->len;
 	r.min_free = rx.min_multi_recv;
 	rx.posted.store(rx.posted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-	rx.eng->post(queue_of(o->tagged), &o->mr);
+	rx.eng->post(queue_of(tagged), &o->mr);
+}
+
+} // namespace
+
+void post_recv(rx_ctx &rx, ep_base *b, const msg_xfer &x)
+{
+	op *o = rx.take();
+	for (size_t i = 0; i < x.count; i++)
+		o->iov[i] = x.iov[i];
+	o->iov_cnt = x.count;
+	o->len = iov_total(x.iov, x.count);
+	post_op(rx, b, o, x.context, x.flags, x.tagged, x.addr, x.tag, x.ignore);
+}
+
+void post_recv1(rx_ctx &rx, ep_base *b, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		void *ctx, uint64_t flags, bool tagged)
+{
+	op *o = rx.take();
+	o->iov[0] = {buf, len};
+	o->iov_cnt = 1;
+	o->len = len;
+	post_op(rx, b, o, ctx, flags, tagged, src, tag, ignore);
 }
 
 /* ---- completions ---- */
@@ -228,6 +249,25 @@ void complete_rx(ep_base &b, op *o, void *buf, size_t len, fi_addr_t src, bool t
 	b.push((err || want) ? b.rx_cq : nullptr, b.c_recv, c, err, olen);
 	if (release)
 		o->rx->release(o);
+}
+
+void complete_rx_one(ep_base &b, op *o, size_t len, size_t olen, fi_addr_t src, uint64_t cflags, uint64_t tag,
+		     uint64_t data)
+{
+	cq::completion c;
+	c.op_context = o->context;
+	c.flags = FI_RECV | cflags;
+	c.len = len;
+	c.buf = o->iov[0].iov_base;
+	c.data = data;
+	c.tag = tag;
+	c.src_addr = src == FI_ADDR_NOTAVAIL || !b.av ? FI_ADDR_NOTAVAIL : av::source_id(b.av, src);
+	bool want = o->rx->shared ? b.rx_wants(o->flags) : o->want_comp;
+	if (olen) [[unlikely]]
+		b.push(b.rx_cq, b.c_recv, c, FI_ETRUNC, olen);
+	else
+		b.push(want ? b.rx_cq : nullptr, b.c_recv, c);
+	o->rx->release(o);
 }
 
 void complete_canceled(ep_base &b, op *o)

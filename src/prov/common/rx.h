@@ -158,11 +158,22 @@ const char *check_peek(const fi_msg_tagged *m, uint64_t flags) noexcept;
  * endpoint it was posted through (nullptr for a shared context's own
  * calls). */
 void post_recv(rx_ctx &rx, ep_base *b, const msg_xfer &x);
+/* post_recv of one buffer (fi_recv / fi_trecv), flags the endpoint's (the
+ * caller checked them as check_recv does). */
+void post_recv1(rx_ctx &rx, ep_base *b, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
+		void *ctx, uint64_t flags, bool tagged);
 
 /* Completes receive o on endpoint b: len bytes at buf, olen truncated;
  * release: the receive is done (else an FI_MULTI_RECV buffer goes on). */
 void complete_rx(ep_base &b, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
 		 bool has_data, uint64_t data, size_t olen, int err, bool release);
+/* complete_rx of the eager fast path: a message landed whole (len bytes,
+ * olen more truncated: FI_ETRUNC) in the one buffer of o, which takes one
+ * message (no FI_MULTI_RECV, no discard) and is released.  cflags: what
+ * the completion's flags add to FI_RECV (FI_MSG or FI_TAGGED, and
+ * FI_REMOTE_CQ_DATA with data). */
+void complete_rx_one(ep_base &b, op *o, size_t len, size_t olen, fi_addr_t src, uint64_t cflags, uint64_t tag,
+		     uint64_t data);
 /* The FI_ECANCELED completion of a receive fi_cancel took off its queue. */
 void complete_canceled(ep_base &b, op *o);
 

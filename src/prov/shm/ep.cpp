@@ -36,7 +36,17 @@ struct shm_traits {
 	static uint64_t tx_flags(shm_ep *ep) { return ep->b.info->tx_attr->op_flags; }
 	static uint64_t rx_flags(shm_ep *ep) { return ep->b.info->rx_attr->op_flags; }
 	static ssize_t send(shm_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
+	static ssize_t inject(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+			      bool tagged, bool has_data)
+	{
+		return inject_inline(ep, buf, len, dest, tag, data, tagged, has_data);
+	}
 	static ssize_t recv(shm_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
+	static ssize_t recv1(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
+			     bool tagged)
+	{
+		return recv_one(ep, buf, len, src, tag, ignore, ctx, tagged);
+	}
 	static ssize_t rma(shm_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
 	static ssize_t atomic(shm_ep *ep, const prov::atomic_xfer &x) { return do_atomic(ep, x); }
 	static int atomic_valid(shm_ep *, const char *where, wu::atomic::kind k, fi_datatype dt, fi_op op,

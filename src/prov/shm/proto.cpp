@@ -562,6 +562,10 @@ bool use_cma(shm_ep *ep, remote *r)
 	return ep->cma;
 }
 
+namespace {
+void progress_owed(shm_ep *ep);
+} // namespace
+
 int progress_locked(shm_ep *ep)
 {
 	if (!ep->b.enabled || !ep->rg)
@@ -569,14 +573,33 @@ int progress_locked(shm_ep *ep)
 	shm_tp::cell c;
 	/* A bounded batch: a flood from peers cannot keep one call forever. */
 	int n = 0;
-	for (; n < 256 && ux_gate(ep) && ep->rg->pop(&c); n++)
-		handle(ep, from_cell(c));
+	for (; n < 256 && ux_gate(ep) && ep->rg->pop(&c); n++) {
+		wire w = from_cell(c);
+		/* An inline message from a known peer with nothing set aside:
+		 * what handle and ux_arrive would do, without their steps. */
+		if (w.kind == K_INLINE && w.sender < ep->remotes.size() && ep->parked_cells.empty() && !ux_full(ep)) {
+			remote *r = ep->remotes[w.sender].get();
+			on_message(ep, r, w, r->gen);
+			continue;
+		}
+		handle(ep, w);
+	}
 	/* Nothing owed, queued or streaming (the common case): quiet. */
 	if (ep->backlogged.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
 	    ep->pulls_out.empty() && ep->splits_out.empty() && ep->splits_in.empty() && ep->parked_cells.empty()) {
 		ep->quiet.store(true, std::memory_order_release);
 		return n;
 	}
+	progress_owed(ep);
+	return n;
+}
+
+namespace {
+
+/* progress_locked's rest, when something is owed, queued or streaming:
+ * out of line, so that the common call keeps a small frame. */
+[[gnu::noinline]] void progress_owed(shm_ep *ep)
+{
 	for (size_t k = 0; k < ep->backlogged.size();) {
 		remote *r = ep->remotes[ep->backlogged[k]].get();
 		drain(ep, r);
@@ -598,8 +621,9 @@ int progress_locked(shm_ep *ep)
 		     ep->splits_in.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
 		     ep->parked_cells.empty();
 	ep->quiet.store(quiet, std::memory_order_release);
-	return n;
 }
+
+} // namespace
 
 void flush(shm_ep *ep) noexcept
 {
@@ -667,6 +691,39 @@ bool push_now(shm_ep *ep, remote *r, wire &c, const prov::msg_xfer &x, size_t le
 }
 
 } // namespace
+
+ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+		      bool tagged, bool has_data)
+{
+	const fi_info *info = ep->b.info;
+	/* Whatever do_send would refuse, log or queue goes to it. */
+	if (len > shm_tp::inline_max || len > info->tx_attr->inject_size || len > info->ep_attr->max_msg_size ||
+	    (len && !buf) || !(info->caps & (tagged ? FI_TAGGED : FI_MSG)))
+		return prov::general_path;
+	std::lock_guard g(ep->b.mtx);
+	/* A send counter, pending completions or a full transmit side: the
+	 * general path, which counts, flushes or makes progress. */
+	if (!ep->b.enabled || ep->b.c_send || !ep->b.comps.empty() ||
+	    ep->tx_busy + ep->waiting.size() >= info->tx_attr->size || dest >= ep->fa_slot.size() ||
+	    !ep->fa_slot[dest])
+		return prov::general_path;
+	remote *r = ep->remotes[ep->fa_slot[dest] - 1].get();
+	if (r->dead || r->id_there == no_slot || !r->backlog.empty())
+		return prov::general_path;
+	shm_tp::cell c;
+	c.kind = K_INLINE;
+	c.flags = uint8_t((tagged ? F_TAGGED : 0) | (has_data ? F_DATA : 0));
+	c.inline_len = uint16_t(len);
+	c.sender = r->id_there;
+	c.tag = tagged ? tag : 0;
+	c.cq_data = has_data ? data : 0;
+	c.len = len;
+	c.arg = 0;
+	copy_small(c.data, buf, len);
+	/* Full, or its owner gone: do_send queues or fails it (nothing
+	 * was pushed). */
+	return r->p->push(c) == 0 ? 0 : prov::general_path;
+}
 
 ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 {

@@ -210,7 +210,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 	bool tagged = c.flags & F_TAGGED;
 	match::message m;
 	m.tp = ep->tp.get();
-	m.src = src_of(ep, r);
+	m.src = r->addr != FI_ADDR_NOTAVAIL ? r->addr : src_of(ep, r);
 	m.tag = c.tag;
 	m.data = c.cq_data;
 	m.flags = (c.flags & F_DATA) ? FI_REMOTE_CQ_DATA : 0;
@@ -234,13 +234,16 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 					   : c.kind == K_INLINE ? static_cast<const void *>(c.data)
 								: r->p->bounce_addr(uint32_t(c.arg));
 			if (from) {
-				if (res.into)
+				if (c.kind == K_INLINE) /* res.into <= inline_max */
+					copy_small(o->iov[0].iov_base, from, res.into);
+				else if (res.into)
 					memcpy(o->iov[0].iov_base, from, res.into);
 				if (c.kind == K_BOUNCE && !bytes)
 					r->p->bounce_release(uint32_t(c.arg));
-				size_t olen = size_t(c.len) - res.into;
-				prov::complete_rx(ep->b, o, o->iov[0].iov_base, res.into, m.src, tagged, c.tag,
-						  c.flags & F_DATA, c.cq_data, olen, olen ? FI_ETRUNC : 0, true);
+				bool has_data = c.flags & F_DATA;
+				prov::complete_rx_one(ep->b, o, res.into, size_t(c.len) - res.into, m.src,
+						      (tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0),
+						      tagged ? c.tag : 0, has_data ? c.cq_data : 0);
 				return;
 			}
 		}
@@ -363,7 +366,10 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		return -FI_EOPNOTSUPP;
 	if (x.count > ep->b.info->rx_attr->iov_limit)
 		return -FI_EINVAL;
-	ssize_t call = prov::classify_recv(x, P());
+	/* Only the fi_*msg calls can peek: the others just check their buffers
+	 * (b.prov, not P(): no provider set-up check per call). */
+	ssize_t call = x.msg_api ? prov::classify_recv(x, ep->b.prov)
+				 : prov::check_recv(x.iov, x.count, x.flags, x.tagged);
 	if (call < 0)
 		return call;
 	if (call == prov::RX_PEEK) {
@@ -397,6 +403,30 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		ux_gate(ep);
 		/* The common post completes nothing: no second trip through the
 		 * lock.  What another thread collects, it flushes. */
+		collected = !ep->b.comps.empty();
+	}
+	if (collected)
+		flush(ep);
+	return 0;
+}
+
+ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
+		 bool tagged)
+{
+	const fi_info *info = ep->b.info;
+	uint64_t flags = info->rx_attr->op_flags;
+	/* What do_recv would refuse goes to it. */
+	if (!(info->caps & (tagged ? FI_TAGGED : FI_MSG)) || !info->rx_attr->iov_limit ||
+	    ((flags & FI_MULTI_RECV) && tagged))
+		return prov::general_path;
+	bool collected;
+	{
+		std::lock_guard g(ep->b.mtx);
+		if (!ep->b.enabled || ep->rx->full())
+			return prov::general_path;
+		prov::post_recv1(*ep->rx, &ep->b, buf, len, src, tag, ignore, ctx, flags, tagged);
+		/* As do_recv: set-aside cells go on; what another thread collects, it flushes. */
+		ux_gate(ep);
 		collected = !ep->b.comps.empty();
 	}
 	if (collected)

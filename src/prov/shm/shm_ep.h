@@ -32,6 +32,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -284,6 +285,31 @@ using prov::iov_total;
 void copy_to_iov(const iovec *iov, size_t cnt, size_t off, const void *src, size_t len) noexcept;
 void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t len) noexcept;
 
+/* Copies an inline payload (at most shm_tp::inline_max bytes) with a few
+ * moves: memcpy of a variable length is a library call. */
+inline void copy_small(void *dst, const void *src, size_t len) noexcept
+{
+	static_assert(shm_tp::inline_max <= 16);
+	auto *d = static_cast<unsigned char *>(dst);
+	auto *s = static_cast<const unsigned char *>(src);
+	if (len >= 8) { /* two 8-byte moves that may overlap */
+		uint64_t a, b;
+		memcpy(&a, s, 8);
+		memcpy(&b, s + len - 8, 8);
+		memcpy(d, &a, 8);
+		memcpy(d + len - 8, &b, 8);
+	} else if (len >= 4) {
+		uint32_t a, b;
+		memcpy(&a, s, 4);
+		memcpy(&b, s + len - 4, 4);
+		memcpy(d, &a, 4);
+		memcpy(d + len - 4, &b, 4);
+	} else {
+		for (size_t i = 0; i < len; i++)
+			d[i] = s[i];
+	}
+}
+
 /* FI_SHM_BOUNCE_SIZE as regions are created with it (1 KiB .. 16 MiB). */
 uint32_t bounce_size_param();
 
@@ -303,6 +329,11 @@ int progress_locked(shm_ep *ep);
 void flush(shm_ep *ep) noexcept;
 void progress_cb(void *arg) noexcept;
 ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x);
+/* fi_inject* of an inline message to a peer with nothing queued ahead: one
+ * cell written from the caller's buffer; prov::general_path when do_send
+ * must take the call (its checks log why a call is refused). */
+ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+		      bool tagged, bool has_data);
 /* A peer is gone: every operation waiting on it fails. */
 void peer_dead(shm_ep *ep, remote *r, const char *why);
 bool use_cma(shm_ep *ep, remote *r);
@@ -314,6 +345,10 @@ void linger_locked(shm_ep *ep);
 
 /* ---- rx.cpp ---- */
 ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x);
+/* fi_recv / fi_trecv posted without a descriptor on the way;
+ * prov::general_path when do_recv must take the call (it refuses and logs). */
+ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
+		 bool tagged);
 /* A message cell (INLINE / BOUNCE / LARGE) from r. */
 /* bytes: a set-aside BOUNCE one's payload, nullptr to read the cell or slot. */
 void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *bytes = nullptr);

@@ -1,0 +1,11 @@
+# shm provider: fi_inject's short path hands what it cannot finish to the
+# general one (send counter, full queue, refusals) (issue 14's latency).
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_shm_inject
+TESTS += test/prov/test_shm_inject
+UNIT_TESTS += test/prov/test_shm_inject
+TSAN_TESTS += test/prov/test_shm_inject
+test_prov_test_shm_inject_SOURCES = test/prov/test_shm_inject.cpp test/prov/prov_fixture.h
+test_prov_test_shm_inject_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_shm_inject_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif
