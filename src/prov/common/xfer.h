@@ -24,11 +24,11 @@ namespace wu::prov {
  * FI_REMOTE_CQ_DATA) and set inject_api: no completion, whatever the
  * endpoint's flags or FI_SELECTIVE_COMPLETION say (fi_msg(3)). */
 
-/* fi_msg / fi_tagged: send or receive. */
 /* A provider's short path declines a call (ep_ops.h: a traits class's
- * inject()): the call goes through the general one. */
+ * inject() or recv1()): the call goes through the general one. */
 constexpr ssize_t general_path = 1;
 
+/* fi_msg / fi_tagged: send or receive. */
 struct msg_xfer {
 	const char *where = "";	  /* API name, for log lines */
 	const iovec *iov = nullptr; /* count buffers (may be NULL if count is 0) */
