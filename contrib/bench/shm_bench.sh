@@ -10,7 +10,8 @@
 #           and its time per copy as the latency floor of larger sizes),
 #           built here if the build tree has none ("n/a" when its source
 #           is missing too)
-# at 8 B, 4 KiB, 64 KiB and 1 MiB.  Latency is one-way usec (fi_pingpong's
+# at 8 B, 4 KiB, 64 KiB and 1 MiB.  Each side of every column runs on a CPU
+# of its own, the same two for all (pin.sh).  Latency is one-way usec (fi_pingpong's
 # usec/xfer, ucx's half round trip); bandwidth is MB/s of 10^6 bytes
 # (fi_pingpong's is ping-pong bandwidth, ucx's tag_bw a stream: the issue
 # compares them as they are).  Prints the table, ratios ours/deb,
@@ -27,6 +28,8 @@ command -v fi_pingpong >/dev/null || { echo "SKIP: fi_pingpong missing (apt-get 
 sizes="8 4096 65536 1048576"
 port=$(( 20000 + ($$ % 500) * 20 ))  # below the ephemeral range
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+. "$here/pin.sh"
+[ -n "$pin_a" ] && echo "pinned: server $pin_a, client $pin_b" || echo "note: unpinned (BENCH_PIN=0, one CPU, or no taskset)"
 
 # Our column exists only when our library lists a provider shm.
 ours_ok=0
@@ -51,17 +54,17 @@ fi
 
 median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
 iters() { # enough that a start-up stall stays out of the number
-	if [ "$1" -ge 1048576 ]; then echo 1000; elif [ "$1" -ge 65536 ]; then echo 5000; else echo 20000; fi
+	if [ "$1" -ge 1048576 ]; then echo 1000; elif [ "$1" -ge 65536 ]; then echo 5000; else echo 100000; fi
 }
 
 # pp LIBDIR SIZE -> "usec MBps" (one run of Debian's fi_pingpong)
 pp() {
 	port=$((port + 1))
 	n=$(iters "$2")
-	env ${1:+LD_LIBRARY_PATH=$1} timeout 120 fi_pingpong -p shm -e rdm -B $port -S "$2" -I "$n" >/dev/null 2>&1 &
+	env ${1:+LD_LIBRARY_PATH=$1} timeout 120 $pin_a fi_pingpong -p shm -e rdm -B $port -S "$2" -I "$n" >/dev/null 2>&1 &
 	s=$!
 	sleep 0.3
-	env ${1:+LD_LIBRARY_PATH=$1} timeout 120 fi_pingpong -p shm -e rdm -P $port -S "$2" -I "$n" 127.0.0.1 2>/dev/null |
+	env ${1:+LD_LIBRARY_PATH=$1} timeout 120 $pin_b fi_pingpong -p shm -e rdm -P $port -S "$2" -I "$n" 127.0.0.1 2>/dev/null |
 		awk 'NR>1 && $1 ~ /^[0-9]/ {print $7, $6}' | tail -1
 	wait $s 2>/dev/null
 }
@@ -71,10 +74,10 @@ deb() { pp "" "$1"; }
 # ucx SIZE -> "usec MBps"; ucx's MB is 2^20 bytes, converted to 10^6.
 ucx_one() { # ucx_one TEST SIZE FIELD
 	port=$((port + 1))
-	UCX_TLS=posix,sysv,cma,self timeout 120 ucx_perftest -p $port >/dev/null 2>&1 &
+	UCX_TLS=posix,sysv,cma,self timeout 120 $pin_a ucx_perftest -p $port >/dev/null 2>&1 &
 	s=$!
 	sleep 0.5
-	UCX_TLS=posix,sysv,cma,self timeout 120 ucx_perftest 127.0.0.1 -p $port -t "$1" -s "$2" -n "$(iters "$2")" 2>/dev/null |
+	UCX_TLS=posix,sysv,cma,self timeout 120 $pin_b ucx_perftest 127.0.0.1 -p $port -t "$1" -s "$2" -n "$(iters "$2")" 2>/dev/null |
 		awk -v f="$3" '/Final:/ {print $f}'
 	wait $s 2>/dev/null
 }

@@ -17,9 +17,12 @@
  * back.  That is the single copy the provider's large messages take.
  *
  * Each figure is the median of RUNS runs (default 5).  Spinning needs two
- * idle CPUs: on a busy machine the ping-pong measures the scheduler. */
+ * idle CPUs: on a busy machine the ping-pong measures the scheduler.  The
+ * two processes run on two CPUs of their own, as pin.sh places the other
+ * columns' two sides (BENCH_CPUS=a,b; BENCH_PIN=0: unpinned). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -34,6 +37,43 @@
 #include "bench_time.h"
 
 #define MAX_RUNS 99
+
+/* The CPUs of the two sides (-1: unpinned), chosen once in main. */
+static int cpu_side[2] = {-1, -1};
+
+static void choose_cpus(void)
+{
+	const char *pin = getenv("BENCH_PIN"), *set = getenv("BENCH_CPUS");
+	if (pin && !strcmp(pin, "0"))
+		return;
+	int a, b;
+	if (set && sscanf(set, "%d,%d", &a, &b) == 2) {
+		cpu_side[0] = a;
+		cpu_side[1] = b;
+		return;
+	}
+	cpu_set_t m;
+	if (sched_getaffinity(0, sizeof m, &m))
+		return;
+	int k = 0;
+	for (int c = 0; c < CPU_SETSIZE && k < 2; c++)
+		if (CPU_ISSET(c, &m))
+			cpu_side[k++] = c;
+	if (k < 2)
+		cpu_side[0] = cpu_side[1] = -1;
+}
+
+/* Puts this process on side's CPU; the measurement still runs if that
+ * fails, as it would unpinned. */
+static void pin(int side)
+{
+	if (cpu_side[side] < 0)
+		return;
+	cpu_set_t m;
+	CPU_ZERO(&m);
+	CPU_SET(cpu_side[side], &m);
+	(void)sched_setaffinity(0, sizeof m, &m);
+}
 
 static void die(const char *what)
 {
@@ -58,6 +98,7 @@ static double pingpong_run(long iters)
 		die("fork");
 	if (pid == 0) {
 		alarm(60);
+		pin(1);
 		for (uint64_t i = 1; i <= (uint64_t)iters * 2; i += 2) {
 			while (atomic_load_explicit(&l->turn, memory_order_acquire) != i)
 				;
@@ -66,6 +107,7 @@ static double pingpong_run(long iters)
 		}
 		_exit(0);
 	}
+	pin(0);
 	/* Warm up both sides before the clock starts. */
 	long warm = iters / 10;
 	double t0 = 0;
@@ -95,6 +137,7 @@ static double cma_run(size_t size, long iters)
 		die("fork");
 	if (pid == 0) {
 		alarm(60);
+		pin(1);
 		memset(remote, 0x5a, size); /* its own pages, not ours shared on write */
 		char b = 1;
 		if (write(ready[1], &b, 1) != 1)
@@ -102,6 +145,7 @@ static double cma_run(size_t size, long iters)
 		pause();
 		_exit(0);
 	}
+	pin(0);
 	char b;
 	if (read(ready[0], &b, 1) != 1)
 		die("child");
@@ -164,6 +208,7 @@ int main(int argc, char **argv)
 	int runs = argc > 2 + cma_one ? atoi(argv[2 + cma_one]) : 5;
 	if (runs < 1 || runs > MAX_RUNS)
 		runs = 5;
+	choose_cpus();
 	if (!strcmp(argv[1], "pingpong")) {
 		pingpong(runs);
 	} else if (cma_one) {

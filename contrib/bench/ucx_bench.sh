@@ -109,6 +109,8 @@ for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\|UCX_[A-Za-z0-9_]*\)=.*/\1/p'); d
 sizes=${SIZES:-8 64 1024 4096 65536 1048576}
 port=$(( 24000 + ($$ % 500) * 20 ))  # below the ephemeral range
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# Both sides of each two-process run on CPUs of their own (pin.sh).
+. "$here/pin.sh"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
 
 # Which of our providers exist; Debian's library never has ucx.
@@ -157,11 +159,11 @@ pp_one() {
 	next_port
 	n=$(iters "$3")
 	env LD_LIBRARY_PATH="$libdir" $(tls_env "$1") timeout 120 \
-		fi_pingpong -p "$2" -e rdm -B $port -S "$3" -I "$n" >/dev/null 2>&1 &
+		$pin_a fi_pingpong -p "$2" -e rdm -B $port -S "$3" -I "$n" >/dev/null 2>&1 &
 	s=$!
 	wait_port $port
 	env LD_LIBRARY_PATH="$libdir" $(tls_env "$1") timeout 120 \
-		fi_pingpong -p "$2" -e rdm -P $port -S "$3" -I "$n" 127.0.0.1 2>/dev/null | parse_pp "$3"
+		$pin_b fi_pingpong -p "$2" -e rdm -P $port -S "$3" -I "$n" 127.0.0.1 2>/dev/null | parse_pp "$3"
 	wait $s 2>/dev/null
 }
 # perf GROUP lat|bw SIZE -> "usec MBps": ucx_perftest, both on 127.0.0.1.
@@ -169,10 +171,10 @@ perf_one() {
 	next_port
 	n=$(iters "$3")
 	w=$((n / 10)); [ $w -ge 10 ] || w=10
-	env $(tls_env "$1") timeout 120 ucx_perftest -p $port >/dev/null 2>&1 &
+	env $(tls_env "$1") timeout 120 $pin_a ucx_perftest -p $port >/dev/null 2>&1 &
 	s=$!
 	wait_port $port
-	env $(tls_env "$1") timeout 120 ucx_perftest 127.0.0.1 -p $port -t "tag_$2" -s "$3" -n "$n" -w "$w" 2>/dev/null |
+	env $(tls_env "$1") timeout 120 $pin_b ucx_perftest 127.0.0.1 -p $port -t "tag_$2" -s "$3" -n "$n" -w "$w" 2>/dev/null |
 		if [ "$2" = lat ]; then parse_lat "$3"; else parse_bw; fi
 	wait $s 2>/dev/null
 }

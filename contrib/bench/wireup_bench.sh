@@ -23,6 +23,8 @@ for t in mpicc mpirun fi_pingpong; do
 done
 [ -e "$libdir/libfabric.so.1" ] || { echo "SKIP: $libdir/libfabric.so.1 is not built"; exit 77; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+# Both sides of each two-process run on CPUs of their own (pin.sh).
+. "$here/pin.sh"
 mpicc -O2 -o "$tmp/pp" "$top/test/prov/mpi_pingpong.c" || exit 1
 for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\|OMPI_MCA_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -32,9 +34,9 @@ port=$(( 21000 + ($$ % 500) * 20 ))
 # mpi CONFIG SIZE ITERS -> "usec MBps"
 mpi() {
 	case $1 in
-	wireup) set -- "$2" "$3" env LD_LIBRARY_PATH="$libdir" mpirun -np 2 --mca pml cm --mca mtl ofi ;;
-	rxm) set -- "$2" "$3" mpirun -np 2 --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "tcp;ofi_rxm" ;;
-	vader) set -- "$2" "$3" mpirun -np 2 --mca pml ob1 --mca btl self,vader ;;
+	wireup) set -- "$2" "$3" env LD_LIBRARY_PATH="$libdir" mpirun -np 2 --bind-to core --mca pml cm --mca mtl ofi ;;
+	rxm) set -- "$2" "$3" mpirun -np 2 --bind-to core --mca pml cm --mca mtl ofi --mca mtl_ofi_provider_include "tcp;ofi_rxm" ;;
+	vader) set -- "$2" "$3" mpirun -np 2 --bind-to core --mca pml ob1 --mca btl self,vader ;;
 	esac
 	sz=$1 it=$2
 	shift 2
@@ -43,10 +45,10 @@ mpi() {
 # fp PROV -> usec (Debian's fi_pingpong at 8 B on our library)
 fp() {
 	port=$((port + 1))
-	LD_LIBRARY_PATH=$libdir timeout 120 fi_pingpong -p "$1" -e rdm -B $port -S 8 -I 50000 >/dev/null 2>&1 &
+	LD_LIBRARY_PATH=$libdir timeout 120 $pin_a fi_pingpong -p "$1" -e rdm -B $port -S 8 -I 50000 >/dev/null 2>&1 &
 	s=$!
 	sleep 0.3
-	LD_LIBRARY_PATH=$libdir timeout 120 fi_pingpong -p "$1" -e rdm -P $port -S 8 -I 50000 127.0.0.1 2>/dev/null |
+	LD_LIBRARY_PATH=$libdir timeout 120 $pin_b fi_pingpong -p "$1" -e rdm -P $port -S 8 -I 50000 127.0.0.1 2>/dev/null |
 		awk 'NR>1 && $1 ~ /^[0-9]/ {print $7}' | tail -1
 	wait $s 2>/dev/null
 }
