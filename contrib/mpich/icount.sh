@@ -1,0 +1,97 @@
+#!/bin/sh
+# Where MPICH's 8 B ping-pong goes, in instructions (issue 15): callgrind
+# counts one rank of test/prov/mpi_pingpong.c (2 ranks, MPICH's shared
+# memory off, MPIR_CVAR_NOLOCAL=1) inside MPI_Send and MPI_Recv only, so
+# MPI_Init, the barrier and MPI_Finalize stay out, once on the ch4:ofi MPICH
+# that contrib/mpich/check.sh builds with our libfabric.so.1 (the provider
+# MPICH picks, wireup, or PROVIDER) and once on Debian's libmpich12
+# (ch4:ucx, UCX's default transports), the same binary.  The other rank runs
+# natively, so the counted rank finds each reply already there (about one
+# fi_cq_read per message; empty polls would add their cost).  Prints, per
+# iteration (one MPI_Send and one MPI_Recv of rank 0: one message's send
+# and one message's receive, as contrib/bench/shm_icount counts a message),
+# the instructions of each library (self cost: MPICH's own, the fabric
+# library's, UCX's, libc's) and our library's costliest functions.
+# Counts are what the machine's load does not change; a benchmark for a
+# person, not a test.
+#
+# usage: sh contrib/mpich/icount.sh [WORKDIR]   (default: build-mpich-icount)
+#   MPICH_PREFIX=dir  the ch4:ofi MPICH (default: build-mpich/install)
+#   WIREUP_LIB=dir    Wireup's libfabric.so.1 (default: build/src/.libs)
+#   PROVIDER=name     export FI_PROVIDER=name (default: unset, wireup)
+#   ITERS=20000       ping-pong iterations counted
+#   UCX=0             skip the ch4:ucx run
+set -eu
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mkdir -p "${1:-$top/build-mpich-icount}" && cd "${1:-$top/build-mpich-icount}" && pwd)
+prefix=${MPICH_PREFIX:-$top/build-mpich/install}
+lib=${WIREUP_LIB:-$top/build/src/.libs}
+iters=${ITERS:-20000}
+
+say() { printf '%s\n' "icount.sh: $*" >&2; }
+
+command -v valgrind >/dev/null || { echo "SKIP: valgrind missing (apt-get install valgrind)"; exit 77; }
+if [ ! -x "$prefix/bin/mpicc" ] || [ ! -e "$lib/libfabric.so.1" ]; then
+	say "need $prefix/bin/mpicc (contrib/mpich/check.sh) and $lib/libfabric.so.1"
+	exit 1
+fi
+"$prefix/bin/mpicc" -O2 -g -o "$work/mpi_pingpong" "$top/test/prov/mpi_pingpong.c"
+mpiexec=$prefix/bin/mpiexec
+
+# byobj FILE -> "instructions object" lines: self cost per ELF object of a
+# callgrind output (a cost line after calls= is the callee's inclusive
+# cost, counted in the callee's own object).
+byobj() {
+	awk '
+	function obname(s,   id, rest) {
+		if (!match(s, /^\([0-9]+\)/))
+			return s
+		id = substr(s, 2, RLENGTH - 2); rest = substr(s, RLENGTH + 1); sub(/^ /, "", rest)
+		if (rest != "") name[id] = rest
+		return name[id]
+	}
+	/^ob=/ { cur = obname(substr($0, 4)); next }
+	/^cob=/ { obname(substr($0, 5)); next }
+	/^calls=/ { skip = 1; next }
+	/^[0-9+*-]/ { if (skip) { skip = 0; next }; tot[cur] += $2; next }
+	END { for (o in tot) printf "%d %s\n", tot[o], o }' "$1" | sort -rn
+}
+
+# count LABEL env... -> callgrind of rank 0 into $work/cg.LABEL, then the table
+count() {
+	label=$1
+	shift
+	rm -f "$work/cg.$label"
+	env "$@" MPIR_CVAR_NOLOCAL=1 timeout 900 "$mpiexec" \
+		-n 1 valgrind --tool=callgrind --callgrind-out-file="$work/cg.$label" \
+		--toggle-collect='*MPI_Send' --toggle-collect='*MPI_Recv' "$work/mpi_pingpong" 8 "$iters" : \
+		-n 1 "$work/mpi_pingpong" 8 "$iters" >"$work/$label.out" 2>&1 ||
+		{ say "$label: run failed (see $work/$label.out)"; return 0; }
+	[ -s "$work/cg.$label" ] || { say "$label: no callgrind output"; return 0; }
+	echo "== $label: instructions per iteration (rank 0: one 8 B MPI_Send + one MPI_Recv)"
+	byobj "$work/cg.$label" | awk -v n="$iters" '
+		{ t += $1; o = $2; for (i = 3; i <= NF; i++) o = o " " $i; v[NR] = $1; w[NR] = o }
+		END { for (i = 1; i <= NR; i++) printf "%10.1f  %s\n", v[i] / n, w[i]
+		      printf "%10.1f  total\n", t / n }'
+}
+
+unset FI_PROVIDER UCX_TLS
+count wireup LD_LIBRARY_PATH="$lib" ${PROVIDER:+FI_PROVIDER=$PROVIDER}
+if [ -s "$work/cg.wireup" ]; then
+	echo "-- libfabric.so.1's costliest functions (self instructions per iteration)"
+	callgrind_annotate --auto=no --inclusive=no --threshold=100 "$work/cg.wireup" 2>/dev/null |
+		grep 'libfabric\.so' | head -n 15 |
+		awk -v n="$iters" '{ c = $1; gsub(",", "", c); $1 = ""; $2 = ""; $3 = ""
+			sub(/^ +/, ""); sub(/ \[.*\]$/, ""); sub(/^.*\/src\//, "src/"); printf "%10.1f  %s\n", c / n, substr($0, 1, 110) }'
+fi
+if [ "${UCX:-1}" != 0 ]; then
+	if ! dpkg -s libmpich12 >/dev/null 2>&1; then
+		say "installing libmpich12"
+		apt-get install -y -q libmpich12 >/dev/null
+	fi
+	# Our MPICH names its library libmpi.so.12, Debian's libmpich.so.12.
+	mkdir -p "$work/ucx"
+	ln -sf "$(ls /usr/lib/*/libmpich.so.12 | head -n 1)" "$work/ucx/libmpi.so.12"
+	count ucx LD_LIBRARY_PATH="$work/ucx"
+fi
