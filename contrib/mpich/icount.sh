@@ -6,8 +6,12 @@
 # that contrib/mpich/check.sh builds with our libfabric.so.1 (the provider
 # MPICH picks, wireup, or PROVIDER) and once on Debian's libmpich12
 # (ch4:ucx, UCX's default transports), the same binary.  The other rank runs
-# natively, so the counted rank finds each reply already there (about one
-# fi_cq_read per message; empty polls would add their cost).  Prints, per
+# natively, so the counted rank mostly finds each reply already there; when
+# the machine's load deschedules that rank, the counted one polls an empty
+# queue meanwhile and every empty poll adds its instructions: the polls per
+# iteration are printed (fi_cq_read calls on Wireup, ucp_worker_progress on
+# UCX; 1.0 is the floor), and a run with more than 1.2 is repeated, up to
+# TRIES times, keeping the one with the fewest.  Prints, per
 # iteration (one MPI_Send and one MPI_Recv of rank 0: one message's send
 # and one message's receive, as contrib/bench/shm_icount counts a message),
 # the instructions of each library (self cost: MPICH's own, the fabric
@@ -21,6 +25,7 @@
 #   PROVIDER=name     export FI_PROVIDER=name (default: unset, wireup)
 #   ITERS=20000       ping-pong iterations counted
 #   UCX=0             skip the ch4:ucx run
+#   TRIES=3           runs per column at most (see above)
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -58,18 +63,44 @@ byobj() {
 	END { for (o in tot) printf "%d %s\n", tot[o], o }' "$1" | sort -rn
 }
 
-# count LABEL env... -> callgrind of rank 0 into $work/cg.LABEL, then the table
+# polls FILE FUNCTION -> calls of FUNCTION (a string in its name) per
+# iteration in a callgrind output, to two decimals
+polls() {
+	# From / : run inside the source tree it names files relative to it and
+	# leaves callers out of the tree.
+	(cd / && callgrind_annotate --tree=caller --auto=no "$1" 2>/dev/null) | awk -v f="$2" -v n="$iters" '
+		/^ *[0-9,]+ .*  < / { if (match($0, /\([0-9,]+x\)/)) { c = substr($0, RSTART + 1, RLENGTH - 3); gsub(",", "", c); sum += c } ; next }
+		/^ *[0-9,]+ .*  \*  / { if (index($0, f)) { printf "%.2f", sum / n; found = 1; exit } }
+		/^ *$/ { sum = 0 }
+		END { if (!found) printf "unknown" }'
+}
+
+# count LABEL POLLFN env... -> callgrind of rank 0 into $work/cg.LABEL (the
+# try with the fewest polls per iteration), then the table
 count() {
-	label=$1
-	shift
-	rm -f "$work/cg.$label"
-	env "$@" MPIR_CVAR_NOLOCAL=1 timeout 900 "$mpiexec" \
-		-n 1 valgrind --tool=callgrind --callgrind-out-file="$work/cg.$label" \
-		--toggle-collect='*MPI_Send' --toggle-collect='*MPI_Recv' "$work/mpi_pingpong" 8 "$iters" : \
-		-n 1 "$work/mpi_pingpong" 8 "$iters" >"$work/$label.out" 2>&1 ||
-		{ say "$label: run failed (see $work/$label.out)"; return 0; }
-	[ -s "$work/cg.$label" ] || { say "$label: no callgrind output"; return 0; }
-	echo "== $label: instructions per iteration (rank 0: one 8 B MPI_Send + one MPI_Recv)"
+	label=$1 pollfn=$2
+	shift 2
+	best=
+	try=1
+	while [ "$try" -le "${TRIES:-3}" ]; do
+		rm -f "$work/cg.$label.try"
+		env "$@" MPIR_CVAR_NOLOCAL=1 timeout 900 "$mpiexec" \
+			-n 1 valgrind --tool=callgrind --callgrind-out-file="$work/cg.$label.try" \
+			--toggle-collect='*MPI_Send' --toggle-collect='*MPI_Recv' "$work/mpi_pingpong" 8 "$iters" : \
+			-n 1 "$work/mpi_pingpong" 8 "$iters" >"$work/$label.out" 2>&1 ||
+			{ say "$label: run failed (see $work/$label.out)"; return 0; }
+		[ -s "$work/cg.$label.try" ] || { say "$label: no callgrind output"; return 0; }
+		p=$(polls "$work/cg.$label.try" "$pollfn")
+		say "$label: try $try, $p polls per iteration"
+		if [ -z "$best" ] || awk -v a="$p" -v b="$best" 'BEGIN { exit !(a + 0 < b + 0) }'; then
+			best=$p
+			mv "$work/cg.$label.try" "$work/cg.$label"
+		fi
+		awk -v a="$best" 'BEGIN { exit !(a != "unknown" && a + 0 <= 1.2) }' && break
+		try=$((try + 1))
+	done
+	rm -f "$work/cg.$label.try"
+	echo "== $label: instructions per iteration (rank 0: one 8 B MPI_Send + one MPI_Recv), $best polls per iteration"
 	byobj "$work/cg.$label" | awk -v n="$iters" '
 		{ t += $1; o = $2; for (i = 3; i <= NF; i++) o = o " " $i; v[NR] = $1; w[NR] = o }
 		END { for (i = 1; i <= NR; i++) printf "%10.1f  %s\n", v[i] / n, w[i]
@@ -77,7 +108,7 @@ count() {
 }
 
 unset FI_PROVIDER UCX_TLS
-count wireup LD_LIBRARY_PATH="$lib" ${PROVIDER:+FI_PROVIDER=$PROVIDER}
+count wireup 'cq.cpp:wu::cq::(anonymous namespace)::cq_read(' LD_LIBRARY_PATH="$lib" ${PROVIDER:+FI_PROVIDER=$PROVIDER}
 if [ -s "$work/cg.wireup" ]; then
 	echo "-- libfabric.so.1's costliest functions (self instructions per iteration)"
 	callgrind_annotate --auto=no --inclusive=no --threshold=100 "$work/cg.wireup" 2>/dev/null |
@@ -93,5 +124,5 @@ if [ "${UCX:-1}" != 0 ]; then
 	# Our MPICH names its library libmpi.so.12, Debian's libmpich.so.12.
 	mkdir -p "$work/ucx"
 	ln -sf "$(ls /usr/lib/*/libmpich.so.12 | head -n 1)" "$work/ucx/libmpi.so.12"
-	count ucx LD_LIBRARY_PATH="$work/ucx"
+	count ucx ':ucp_worker_progress ' LD_LIBRARY_PATH="$work/ucx"
 fi
