@@ -158,7 +158,7 @@ TEST_F(match_test, EarlierPostWinsAcrossExactAndWildcard)
  * makes the hash key on the other bits, with exact receives posted and
  * messages queued, and the rules stay those of the wildcard list it would
  * otherwise have used. */
-TEST_F(match_test, ReceivesIgnoringTopBitsKeepTheRules)
+TEST_F(match_test, ReceivesIgnoringProtocolBitsKeepTheRules)
 {
 	constexpr uint64_t P = uint64_t(7) << 52, sync = uint64_t(1) << 52;
 	recv x = tagged_recv(5); /* exact, posted before the first P receive */
