@@ -28,21 +28,13 @@
 #   TRIES=3           runs per column at most (see above)
 set -eu
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mkdir -p "${1:-$top/build-mpich-icount}" && cd "${1:-$top/build-mpich-icount}" && pwd)
-prefix=${MPICH_PREFIX:-$top/build-mpich/install}
-lib=${WIREUP_LIB:-$top/build/src/.libs}
-iters=${ITERS:-20000}
-
-say() { printf '%s\n' "icount.sh: $*" >&2; }
-
 command -v valgrind >/dev/null || { echo "SKIP: valgrind missing (apt-get install valgrind)"; exit 77; }
-if [ ! -x "$prefix/bin/mpicc" ] || [ ! -e "$lib/libfabric.so.1" ]; then
-	say "need $prefix/bin/mpicc (contrib/mpich/check.sh) and $lib/libfabric.so.1"
-	exit 1
-fi
+# shellcheck disable=SC2034 # both read by common.sh
+me=icount.sh work_default=build-mpich-icount
+# shellcheck source=contrib/mpich/common.sh
+. "$(dirname "$0")/common.sh"
+iters=${ITERS:-20000}
 "$prefix/bin/mpicc" -O2 -g -o "$work/mpi_pingpong" "$top/test/prov/mpi_pingpong.c"
-mpiexec=$prefix/bin/mpiexec
 
 # byobj FILE -> "instructions object" lines: self cost per ELF object of a
 # callgrind output (a cost line after calls= is the callee's inclusive
@@ -113,16 +105,10 @@ if [ -s "$work/cg.wireup" ]; then
 	echo "-- libfabric.so.1's costliest functions (self instructions per iteration)"
 	callgrind_annotate --auto=no --inclusive=no --threshold=100 "$work/cg.wireup" 2>/dev/null |
 		grep 'libfabric\.so' | head -n 15 |
-		awk -v n="$iters" '{ c = $1; gsub(",", "", c); $1 = ""; $2 = ""; $3 = ""
-			sub(/^ +/, ""); sub(/ \[.*\]$/, ""); sub(/^.*\/src\//, "src/"); printf "%10.1f  %s\n", c / n, substr($0, 1, 110) }'
+		awk -v n="$iters" '{ c = $1; gsub(",", "", c); sub(/^ *[0-9,]+ +\([ 0-9.]+%\) +/, "")
+			sub(/ \[.*\]$/, ""); sub(/^.*\/src\//, "src/"); printf "%10.1f  %s\n", c / n, substr($0, 1, 110) }'
 fi
 if [ "${UCX:-1}" != 0 ]; then
-	if ! dpkg -s libmpich12 >/dev/null 2>&1; then
-		say "installing libmpich12"
-		apt-get install -y -q libmpich12 >/dev/null
-	fi
-	# Our MPICH names its library libmpi.so.12, Debian's libmpich.so.12.
-	mkdir -p "$work/ucx"
-	ln -sf "$(ls /usr/lib/*/libmpich.so.12 | head -n 1)" "$work/ucx/libmpi.so.12"
+	debian_mpich "$work/ucx" >/dev/null
 	count ucx ':ucp_worker_progress ' LD_LIBRARY_PATH="$work/ucx"
 fi

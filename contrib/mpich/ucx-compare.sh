@@ -31,34 +31,18 @@
 #   BIND="-bind-to core"         hydra's binding option for every run
 set -eu
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mkdir -p "${1:-$top/build-mpich-ucx}" && cd "${1:-$top/build-mpich-ucx}" && pwd)
-prefix=${MPICH_PREFIX:-$top/build-mpich/install}
-lib=${WIREUP_LIB:-$top/build/src/.libs}
+# shellcheck disable=SC2034 # both read by common.sh
+me=ucx-compare.sh work_default=build-mpich-ucx
+# shellcheck source=contrib/mpich/common.sh
+. "$(dirname "$0")/common.sh"
 runs=${RUNS:-5}
 expect=${PROVIDER:-wireup}
 iters8=${ITERS_8:-10000}
 iters1m=${ITERS_1M:-200}
 bind=${BIND--bind-to core}
 
-say() { printf '%s\n' "ucx-compare.sh: $*" >&2; }
-
-if [ ! -x "$prefix/bin/mpicc" ] || [ ! -e "$lib/libfabric.so.1" ]; then
-	say "need $prefix/bin/mpicc (contrib/mpich/check.sh) and $lib/libfabric.so.1"
-	exit 1
-fi
-# Debian's MPICH library alone: mpich and libmpich-dev would take over
-# the mpicc and mpiexec alternatives from Open MPI.
-if ! dpkg -s libmpich12 >/dev/null 2>&1; then
-	say "installing libmpich12"
-	apt-get install -y -q libmpich12 >/dev/null
-fi
-ucx=$(ls /usr/lib/*/libmpich.so.12 | head -n 1)
-# Our MPICH names its library libmpi.so.12, Debian's libmpich.so.12.
-mkdir -p "$work/ucx"
-ln -sf "$ucx" "$work/ucx/libmpi.so.12"
+ucx=$(debian_mpich "$work/ucx")
 "$prefix/bin/mpicc" -O2 -o "$work/mpi_pingpong" "$top/test/prov/mpi_pingpong.c"
-mpiexec=$prefix/bin/mpiexec
 # Both ranks on cores of their own: a rank that migrates, or two ranks on
 # one core, measures the scheduler instead of the fabric.
 # shellcheck disable=SC2086
