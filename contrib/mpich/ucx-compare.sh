@@ -15,9 +15,11 @@
 #     memory, no NOLOCAL), for information only.
 # Prints the median one-way latency of 8 B and bandwidth of 1 MiB over RUNS
 # runs each, Wireup's ratio to each UCX column and whether issue 15's target
-# (at least as good as ch4:ucx) is met.  For a person to run on an idle
-# machine: on shared cores the numbers measure the scheduler (the load is
-# printed before and after).
+# (at least as good as ch4:ucx) is met.  Every run binds each rank to a core
+# of its own (hydra's -bind-to core, the same in every column), so placement
+# noise stays out of the numbers; the binding hydra made is printed.  For a
+# person to run on an idle machine: on shared cores the numbers measure the
+# scheduler (the load is printed before and after).
 #
 # usage: sh contrib/mpich/ucx-compare.sh [WORKDIR]   (default: build-mpich-ucx)
 #   MPICH_PREFIX=dir  the ch4:ofi MPICH (default: build-mpich/install)
@@ -25,33 +27,28 @@
 #   PROVIDER=name     export FI_PROVIDER=name (default: unset, MPICH picks
 #                     wireup; e.g. PROVIDER=tcp for the tcp provider alone)
 #   RUNS=5
+#   ITERS_8=10000 ITERS_1M=200   iterations per run (small for a smoke run)
+#   BIND="-bind-to core"         hydra's binding option for every run
 set -eu
 
-top=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mkdir -p "${1:-$top/build-mpich-ucx}" && cd "${1:-$top/build-mpich-ucx}" && pwd)
-prefix=${MPICH_PREFIX:-$top/build-mpich/install}
-lib=${WIREUP_LIB:-$top/build/src/.libs}
+# shellcheck disable=SC2034 # both read by common.sh
+me=ucx-compare.sh work_default=build-mpich-ucx
+# shellcheck source=contrib/mpich/common.sh
+. "$(dirname "$0")/common.sh"
 runs=${RUNS:-5}
 expect=${PROVIDER:-wireup}
+iters8=${ITERS_8:-10000}
+iters1m=${ITERS_1M:-200}
+bind=${BIND--bind-to core}
 
-say() { printf '%s\n' "ucx-compare.sh: $*" >&2; }
-
-if [ ! -x "$prefix/bin/mpicc" ] || [ ! -e "$lib/libfabric.so.1" ]; then
-	say "need $prefix/bin/mpicc (contrib/mpich/check.sh) and $lib/libfabric.so.1"
-	exit 1
-fi
-# Debian's MPICH library alone: mpich and libmpich-dev would take over
-# the mpicc and mpiexec alternatives from Open MPI.
-if ! dpkg -s libmpich12 >/dev/null 2>&1; then
-	say "installing libmpich12"
-	apt-get install -y -q libmpich12 >/dev/null
-fi
-ucx=$(ls /usr/lib/*/libmpich.so.12 | head -n 1)
-# Our MPICH names its library libmpi.so.12, Debian's libmpich.so.12.
-mkdir -p "$work/ucx"
-ln -sf "$ucx" "$work/ucx/libmpi.so.12"
+ucx=$(debian_mpich "$work/ucx")
 "$prefix/bin/mpicc" -O2 -o "$work/mpi_pingpong" "$top/test/prov/mpi_pingpong.c"
-mpiexec=$prefix/bin/mpiexec
+# Both ranks on cores of their own: a rank that migrates, or two ranks on
+# one core, measures the scheduler instead of the fabric.
+# shellcheck disable=SC2086
+cores=$(timeout 60 "$mpiexec" $bind -n 2 sh -c 'sed -n "s/^Cpus_allowed_list:[[:space:]]*//p" /proc/self/status' |
+	sort | tr '\n' ' ')
+say "binding (${bind:-none}): ranks on CPUs ${cores:-unknown}"
 
 unset FI_PROVIDER UCX_TLS
 wireup="LD_LIBRARY_PATH=$lib MPIR_CVAR_NOLOCAL=1${PROVIDER:+ FI_PROVIDER=$PROVIDER}"
@@ -62,7 +59,7 @@ debian="LD_LIBRARY_PATH=$work/ucx"
 # Which provider MPICH on Wireup selected, and which transports UCX selected
 # for the peer (not itself) with its default UCX_TLS.
 # shellcheck disable=SC2086
-env $wireup MPIR_CVAR_DEBUG_SUMMARY=1 timeout 120 "$mpiexec" -n 2 "$work/mpi_pingpong" 8 10 \
+env $wireup MPIR_CVAR_DEBUG_SUMMARY=1 timeout 120 "$mpiexec" $bind -n 2 "$work/mpi_pingpong" 8 10 \
 	>"$work/provider.txt" 2>&1 || true
 picked=$(sed -n 's/^libfabric provider: \([^ ]*\) - .*/\1/p' "$work/provider.txt" | head -n 1)
 if [ "$picked" != "$expect" ]; then
@@ -71,7 +68,7 @@ if [ "$picked" != "$expect" ]; then
 fi
 say "MPICH on Wireup: provider $picked, MPIR_CVAR_NOLOCAL=1, $prefix"
 # shellcheck disable=SC2086
-env $ucxall UCX_LOG_LEVEL=info timeout 120 "$mpiexec" -n 2 "$work/mpi_pingpong" 8 10 \
+env $ucxall UCX_LOG_LEVEL=info timeout 120 "$mpiexec" $bind -n 2 "$work/mpi_pingpong" 8 10 \
 	>"$work/ucx-tls.txt" 2>&1 || true
 tls=$(grep 'ep_cfg\[' "$work/ucx-tls.txt" | grep -v 'self/' | head -n 1 | sed 's/.*ep_cfg\[[0-9]*\]: *//')
 say "Debian's MPICH ch4:ucx ($ucx), MPIR_CVAR_NOLOCAL=1, UCX_TLS unset (all): UCX selected ${tls:-nothing printed, see $work/ucx-tls.txt}"
@@ -83,7 +80,8 @@ run() {
 	shift 4
 	i=0
 	while [ "$i" -lt "$runs" ]; do
-		env "$@" timeout 300 "$mpiexec" -n 2 "$work/mpi_pingpong" "$bytes" "$iters" 2>>"$work/err.txt" |
+		# shellcheck disable=SC2086
+		env "$@" timeout 300 "$mpiexec" $bind -n 2 "$work/mpi_pingpong" "$bytes" "$iters" 2>>"$work/err.txt" |
 			sed -n "s/.*: \([0-9.]*\) us one-way, \([0-9.]*\) MB\/s.*/\\$field/p"
 		i=$((i + 1))
 	done | sort -n >"$work/$label.$bytes.txt"
@@ -107,14 +105,14 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 say "load before: $load0"
 # shellcheck disable=SC2086
 {
-	wl=$(run wireup 8 10000 1 $wireup)
-	al=$(run ucx-all 8 10000 1 $ucxall)
-	tl=$(run ucx-tcp 8 10000 1 $ucxtcp)
-	dl=$(run debian 8 10000 1 $debian)
-	wb=$(run wireup 1048576 200 2 $wireup)
-	ab=$(run ucx-all 1048576 200 2 $ucxall)
-	tb=$(run ucx-tcp 1048576 200 2 $ucxtcp)
-	db=$(run debian 1048576 200 2 $debian)
+	wl=$(run wireup 8 "$iters8" 1 $wireup)
+	al=$(run ucx-all 8 "$iters8" 1 $ucxall)
+	tl=$(run ucx-tcp 8 "$iters8" 1 $ucxtcp)
+	dl=$(run debian 8 "$iters8" 1 $debian)
+	wb=$(run wireup 1048576 "$iters1m" 2 $wireup)
+	ab=$(run ucx-all 1048576 "$iters1m" 2 $ucxall)
+	tb=$(run ucx-tcp 1048576 "$iters1m" 2 $ucxtcp)
+	db=$(run debian 1048576 "$iters1m" 2 $debian)
 }
 load1=$(cut -d' ' -f1-3 /proc/loadavg)
 say "load after: $load1"
@@ -129,4 +127,5 @@ echo "1 MiB vs UCX default: $(verdict "$wb" "$ab" bw)"
 echo "8 B   vs UCX tcp,self: $(verdict "$wl" "$tl" lat)"
 echo "1 MiB vs UCX tcp,self: $(verdict "$wb" "$tb" bw)"
 echo "UCX selected (UCX_TLS default): ${tls:-unknown}"
+echo "binding: ${bind:-none}, ranks on CPUs ${cores:-unknown}"
 echo "load before $load0, after $load1"

@@ -41,10 +41,14 @@ bool multi(queue_kind q, const recv *r)
 	return q == queue_kind::msg && (r->flags & FI_MULTI_RECV);
 }
 
-/* Exact receives live in the hash, the rest (and every msg one) in the wildcard list. */
-bool exact(queue_kind q, const recv *r)
+/* An ignore mask of a few high bits, none of the low 32 (where MPI stacks
+ * put the application's tag, which an MPI_ANY_TAG receive ignores):
+ * MPICH's ch4:ofi ignores its protocol bits (52 to 54) in every receive of
+ * a given tag. */
+constexpr int key_bits_max = 16;
+bool protocol_bits_only(uint64_t ignore)
 {
-	return q == queue_kind::tagged && r->ignore == 0;
+	return ignore && !(ignore & 0xffffffffu) && __builtin_popcountll(ignore) <= key_bits_max;
 }
 
 } // namespace
@@ -69,6 +73,12 @@ engine::engine()
 
 engine::~engine() = default;
 
+/* Keyed receives live in the hash, the rest (and every msg one) in the wildcard list. */
+bool engine::exact(queue_kind q, const recv *r) const
+{
+	return q == queue_kind::tagged && (r->ignore & key_) == 0;
+}
+
 /* Rebuilds a table with at least want buckets from its entries in order,
  * so each chain keeps posting (arrival) order.  Out of memory: the old
  * table stays, only its chains get longer. */
@@ -80,6 +90,12 @@ void engine::grow(table &t, link &all, bool recvs, size_t want)
 	link *heads = new (std::nothrow) link[n];
 	if (!heads)
 		return;
+	relink(t, heads, n, all, recvs);
+}
+
+/* t's chains rebuilt in heads (n of them) from its entries in order. */
+void engine::relink(table &t, link *heads, size_t n, link &all, bool recvs)
+{
 	t.heads.reset(heads);
 	t.mask = n - 1;
 	for (link *l = all.next; l != &all; l = l->next) {
@@ -87,14 +103,34 @@ void engine::grow(table &t, link &all, bool recvs, size_t want)
 			auto *r = static_cast<recv *>(l->owner);
 			if (exact(r->q, r)) {
 				r->bucket.prev = r->bucket.next = &r->bucket;
-				link_tail(t.at(r->tag), r->bucket, r);
+				link_tail(t.at(r->tag & key_), r->bucket, r);
 			}
 		} else {
 			auto *u = static_cast<unexpected *>(l->owner);
 			u->bucket.prev = u->bucket.next = &u->bucket;
-			link_tail(t.at(u->m.tag), u->bucket, u);
+			link_tail(t.at(u->m.tag & key_), u->bucket, u);
 		}
 	}
+}
+
+/* A tagged receive that ignores a few high bits of its tag (MPICH: every
+ * receive of a given tag) would scan the wildcard list and the unexpected
+ * messages one by one.  The first such receive to be posted makes the
+ * tagged hash key on the other bits instead, once, while no wildcard
+ * receive is posted (every posted receive is exact then, and stays keyed);
+ * from then on receives ignoring only those bits hash like exact ones.  Out of memory:
+ * nothing changes, they stay wildcards. */
+[[gnu::noinline]] void engine::maybe_rekey(queue &qu, uint64_t ignore)
+{
+	if (key_ != ~uint64_t(0) || !protocol_bits_only(ignore) || qu.recv_wild.next != &qu.recv_wild)
+		return;
+	size_t nr = qu.recv_hash.mask + 1, nu = qu.ux_hash.mask + 1;
+	std::unique_ptr<link[]> hr(new (std::nothrow) link[nr]), hu(new (std::nothrow) link[nu]);
+	if (!hr || !hu)
+		return;
+	key_ = ~ignore;
+	relink(qu.recv_hash, hr.release(), nr, qu.recv_all, true);
+	relink(qu.ux_hash, hu.release(), nu, qu.ux_all, false);
 }
 
 unexpected *engine::alloc_ux()
@@ -144,10 +180,17 @@ recv *engine::find_recv(queue &qu, queue_kind q, const message &m)
 {
 	recv *best = nullptr;
 	if (q == queue_kind::tagged && qu.n_exact) {
-		link &h = qu.recv_hash.at(m.tag);
+		if (qu.n_exact == 1 && qu.recv_wild.next == &qu.recv_wild) {
+			/* The only receive posted (a ping-pong's): no hashing. */
+			auto *r = static_cast<recv *>(qu.recv_all.next->owner);
+			bool ok = tag_match(r->tag, r->ignore, m.tag) && (r->src == FI_ADDR_UNSPEC || r->src == m.src);
+			return ok ? r : nullptr;
+		}
+		link &h = qu.recv_hash.at(m.tag & key_);
 		for (link *l = h.next; l != &h; l = l->next) {
 			auto *r = static_cast<recv *>(l->owner);
-			if (r->tag == m.tag && (r->src == FI_ADDR_UNSPEC || r->src == m.src)) {
+			if ((r->tag == m.tag || tag_match(r->tag, r->ignore, m.tag)) &&
+			    (r->src == FI_ADDR_UNSPEC || r->src == m.src)) {
 				best = r;
 				break;
 			}
@@ -168,11 +211,11 @@ recv *engine::find_recv(queue &qu, queue_kind q, const message &m)
 
 unexpected *engine::find_ux(queue &qu, queue_kind q, uint64_t tag, uint64_t ignore, fi_addr_t src)
 {
-	if (q == queue_kind::tagged && ignore == 0) {
-		link &h = qu.ux_hash.at(tag);
+	if (q == queue_kind::tagged && (ignore & key_) == 0) {
+		link &h = qu.ux_hash.at(tag & key_);
 		for (link *l = h.next; l != &h; l = l->next) {
 			auto *u = static_cast<unexpected *>(l->owner);
-			if (u->m.tag == tag && src_ok(src, u))
+			if (tag_match(tag, ignore, u->m.tag) && src_ok(src, u))
 				return u;
 		}
 		return nullptr;
@@ -188,6 +231,9 @@ unexpected *engine::find_ux(queue &qu, queue_kind q, uint64_t tag, uint64_t igno
 void engine::enqueue_recv(queue &qu, recv *r)
 {
 	r->seq = next_seq_++;
+	/* Before r is on recv_all: a rekey hashes what is there. */
+	if (r->q == queue_kind::tagged && (r->ignore & key_)) [[unlikely]]
+		maybe_rekey(qu, r->ignore);
 	link_tail(qu.recv_all, r->all, r);
 	if (exact(r->q, r)) {
 		/* r is on recv_all already: a grow() links it into its bucket
@@ -196,7 +242,7 @@ void engine::enqueue_recv(queue &qu, recv *r)
 		if (qu.n_exact + 1 > qu.recv_hash.mask + 1)
 			grow(qu.recv_hash, qu.recv_all, true, 2 * (qu.n_exact + 1));
 		if (before == qu.recv_hash.mask)
-			link_tail(qu.recv_hash.at(r->tag), r->bucket, r);
+			link_tail(qu.recv_hash.at(r->tag & key_), r->bucket, r);
 		qu.n_exact++;
 	} else {
 		link_tail(qu.recv_wild, r->bucket, r);
@@ -271,9 +317,9 @@ int engine::arrive(queue_kind q, const message &m, match_result *out) noexcept
 			size_t before = qu.ux_hash.mask;
 			grow(qu.ux_hash, qu.ux_all, false, 2 * (qu.n_ux + 1));
 			if (before == qu.ux_hash.mask)
-				link_tail(qu.ux_hash.at(m.tag), u->bucket, u);
+				link_tail(qu.ux_hash.at(m.tag & key_), u->bucket, u);
 		} else {
-			link_tail(qu.ux_hash.at(m.tag), u->bucket, u);
+			link_tail(qu.ux_hash.at(m.tag & key_), u->bucket, u);
 		}
 	} else {
 		u->bucket.prev = u->bucket.next = &u->bucket; /* msg messages are in no hash */
@@ -297,6 +343,10 @@ bool engine::post(queue_kind q, recv *r) noexcept
 	r->bucket.prev = r->bucket.next = &r->bucket;
 	bool many = multi(q, r);
 	uint64_t ignore = q == queue_kind::msg ? ~uint64_t(0) : r->ignore;
+	/* Before scanning queued messages too (enqueue_recv does it for the
+	 * others), so that a scan can be a bucket's. */
+	if (qu.n_ux && q == queue_kind::tagged && (ignore & key_)) [[unlikely]]
+		maybe_rekey(qu, ignore);
 	while (unexpected *u = qu.n_ux ? find_ux(qu, q, r->tag, ignore, r->src) : nullptr) {
 		size_t off = r->used;
 		size_t into = std::min(r->room(), u->m.len);

@@ -29,7 +29,10 @@
  * message in a hash bucket, and an arriving message finds its receive in
  * the exact-tag bucket and at the head of the wildcard list: O(1) when no
  * directed receive or unmatched source is in the way.  Wildcard receives
- * scan the unexpected messages in arrival order.  Receives are the caller's
+ * scan the unexpected messages in arrival order.  A receive ignoring only
+ * a few high bits of its tag (MPICH ignores its protocol bits in every
+ * receive) counts as exact once the first one has made the hash key on the
+ * other bits (maybe_rekey).  Receives are the caller's
  * nodes (no allocation); unexpected messages come from a pool.
  *
  * A provider uses it so: an arriving header (eager or rendezvous request)
@@ -223,6 +226,7 @@ private:
 		size_t n_recv = 0, n_exact = 0, n_ux = 0;
 	};
 	static size_t idx(queue_kind q) { return q == queue_kind::tagged ? 1 : 0; }
+	bool exact(queue_kind q, const recv *r) const;
 	bool src_ok(fi_addr_t want, unexpected *u);
 	recv *find_recv(queue &qu, queue_kind q, const message &m);
 	unexpected *find_ux(queue &qu, queue_kind q, uint64_t tag, uint64_t ignore, fi_addr_t src);
@@ -230,11 +234,15 @@ private:
 	void dequeue_recv(recv *r);
 	void dequeue_ux(unexpected *u);
 	void grow(table &t, link &all, bool recvs, size_t want);
+	void relink(table &t, link *heads, size_t n, link &all, bool recvs);
+	void maybe_rekey(queue &qu, uint64_t ignore);
 	unexpected *alloc_ux();
 	void free_ux(unexpected *u);
 	void start(recv *r, unexpected *u, size_t off, size_t into);
 
 	queue qs_[2];
+	/* The tag bits the tagged hash keys on (all, until maybe_rekey). */
+	uint64_t key_ = ~uint64_t(0);
 	uint64_t next_seq_ = 1;
 	unexpected *free_ = nullptr;
 	std::vector<std::unique_ptr<unexpected[]>> chunks_;
