@@ -25,7 +25,8 @@
 # library with calls and instructions per call (busy polling makes the
 # number of empty fi_cq_read calls per iteration depend on timing: compare
 # per call there).  Not a test; needs valgrind.
-#   contrib/bench/ucx_cost.sh [SIZE [N1 N2]]   (env: BUILD=build dir)
+#   contrib/bench/ucx_cost.sh [SIZE [N1 N2]]   (env: BUILD=build dir,
+#   KEEP=dir to keep the callgrind files for callgrind_annotate)
 set -u
 export LC_ALL=C
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +44,7 @@ ours_ok=0
 LD_LIBRARY_PATH=$libdir timeout 30 fi_info -l 2>/dev/null | grep -q '^ucx:' && ours_ok=1
 [ $ours_ok = 1 ] || echo "note: $libdir/libfabric.so.1 has no ucx provider: only raw is counted"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+[ -n "${KEEP:-}" ] && { mkdir -p "$KEEP"; trap 'cp "$tmp"/*.[0-9]* "$KEEP"/ 2>/dev/null; rm -rf "$tmp"' EXIT; }
 port=$(( 26000 + ($$ % 300) * 20 ))
 wait_port() {
 	i=0
@@ -106,9 +108,13 @@ msgcost() {
 		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 1)
 	echo "$@" | awk -v d=$((n2 - n1)) '{
 		a = ($4 - $2) / d; b = ($8 - $6) / d; c = ($12 - $10) / d
-		# per poll: the longer run'"'"'s totals (how many polls each run made
-		# depends on timing, so their difference may even be negative)
-		q = ($15 > 0) ? $16 / $15 : 0; w = ($19 > 0) ? $20 / $19 : 0
+		# one poll'"'"'s own cost: fi_cq_read minus the UCP progress in it,
+		# over the polls, from the difference of the two runs (so the
+		# progress of start-up and close drops out); from the longer
+		# run'"'"'s totals when it made no more polls than the shorter one
+		# (how many polls a run makes depends on timing)
+		if ($15 - $13 > 0) { q = ($16 - $14) / ($15 - $13); w = ($20 - $18) / ($15 - $13) }
+		else { q = ($15 > 0) ? $16 / $15 : 0; w = ($15 > 0) ? $20 / $15 : 0 }
 		printf "ours per message %8.0f Ir per round trip (calls %.0f - UCP in them %.0f + callbacks %.0f + one poll %.0f)\n",
 			a - b + c + q - w, a, b, c, q - w }'
 }

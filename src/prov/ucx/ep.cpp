@@ -127,18 +127,15 @@ void progress_cb(void *arg) noexcept
 {
 	guard_void("ucx progress", [&] {
 		auto *ep = static_cast<ucx_ep *>(arg);
-		bool collected;
-		{
-			std::lock_guard g(ep->b.mtx);
-			if (ep->closing)
-				return;
-			progress_locked(ep);
-			collected = !ep->b.comps.empty();
-		}
 		/* Nothing collected (an empty poll, or completions posted at once
-		 * to a leaf CQ): no second trip through the lock. */
-		if (collected)
-			ep->b.flush();
+		 * to a leaf CQ): no second trip through the lock.  One
+		 * ucp_worker_progress per poll, not until it says it is done:
+		 * the call that would say so costs as much as a poll, and the
+		 * next poll runs it anyway. */
+		ep->b.locked([&] {
+			if (!ep->closing)
+				ucp_worker_progress(ep->worker);
+		});
 	});
 }
 
@@ -244,10 +241,14 @@ ucp_ep_h connect(ucx_ep *ep, const void *worker, peer *p, const char *where, int
 
 peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err)
 {
+	if (peer *c = ep->pc.find(a)) [[likely]]
+		return c;
 	auto it = ep->peers.find(a);
 	peer *p = it == ep->peers.end() ? nullptr : it->second.get();
-	if (p && p->ep)
+	if (p && p->ep) {
+		ep->pc.put(p);
 		return p;
+	}
 	unsigned char buf[addr_max];
 	size_t n = ep->b.av ? av::addr_of(ep->b.av, a, buf, sizeof buf) : 0;
 	if (n == 0 || n > sizeof buf || addr_check(buf, n) < 0) {
@@ -270,7 +271,10 @@ peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err)
 	/* Lazily, on first use: inserting thousands of addresses costs no
 	 * connection until one is sent to. */
 	p->ep = connect(ep, w, p, where, err);
-	return p->ep ? p : nullptr;
+	if (!p->ep)
+		return nullptr;
+	ep->pc.put(p);
+	return p;
 }
 
 fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
@@ -300,6 +304,16 @@ struct ucx_traits {
 	static uint64_t rx_flags(ucx_ep *ep) { return ep->b.info->rx_attr->op_flags; }
 	static ssize_t send(ucx_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
 	static ssize_t recv(ucx_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
+	static ssize_t inject(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t,
+			      bool tagged, bool has_data)
+	{
+		return inject_one(ep, buf, len, dest, tag, tagged, has_data);
+	}
+	static ssize_t recv1(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
+			     void *ctx, bool tagged)
+	{
+		return recv_one(ep, buf, len, src, tag, ignore, ctx, tagged);
+	}
 	static ssize_t rma(ucx_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
 	static ssize_t atomic(ucx_ep *, const prov::atomic_xfer &x)
 	{
@@ -325,11 +339,9 @@ void auto_event(void *arg, bool) noexcept
 {
 	auto *ep = static_cast<ucx_ep *>(arg);
 	guard("ucx auto progress", [&]() -> int {
-		bool collected;
-		{
-			std::lock_guard g(ep->b.mtx);
+		ep->b.locked([&] {
 			if (ep->closing)
-				return 0;
+				return;
 			int rounds = 0;
 			for (;;) {
 				progress_locked(ep);
@@ -338,10 +350,7 @@ void auto_event(void *arg, bool) noexcept
 					break;
 			}
 			ep->autop.arm_in(rounds >= 64 ? 1 : 0);
-			collected = !ep->b.comps.empty();
-		}
-		if (collected)
-			ep->b.flush();
+		});
 		return 0;
 	});
 }
@@ -380,6 +389,7 @@ void av_removed(void *arg, fi_addr_t a) noexcept
 			p->ep = nullptr;
 		}
 		/* Ops waiting on it hold no pointer to it once its rkeys failed. */
+		ep->pc.drop(p);
 		ep->peers.erase(it);
 	});
 }
@@ -440,6 +450,7 @@ void close_worker(ucx_ep *ep)
 	for (op *o : ep->spare)
 		delete o;
 	ep->spare.clear();
+	ep->pc.clear();
 	ep->peers.clear();
 	/* Requests UCP still holds go with the worker (a callback it runs
 	 * meanwhile frees its op); the ops left are ours to free after. */
@@ -499,13 +510,7 @@ ssize_t ep_cancel(fid *f, void *context) noexcept
 		ucx_ep *ep = ep_of(f);
 		if (!ep)
 			return -FI_EINVAL;
-		int r;
-		{
-			std::lock_guard g(ep->b.mtx);
-			r = cancel_locked(ep, context);
-		}
-		ep->b.flush();
-		return r;
+		return ep->b.locked([&] { return cancel_locked(ep, context); });
 	});
 }
 
@@ -676,6 +681,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->b.av_removed = av_removed;
 		ep->b.av_arg = ep.get();
 		ep->spare.reserve(spare_max);
+		ep->small_dt = small_datatype();
 		if (int r = make_worker(ep.get())) {
 			if (ep->worker)
 				ucp_worker_destroy(ep->worker);

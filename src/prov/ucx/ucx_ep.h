@@ -180,6 +180,31 @@ struct source_cache {
 	}
 };
 
+/* The peers sent to last, by fi_addr (direct-mapped over ucx_ep::peers,
+ * which owns them): a send finds its UCP endpoint without hashing.  A
+ * slot is dropped with its peer; a peer whose UCP endpoint went (failed)
+ * is not taken from it. */
+struct peer_cache {
+	static constexpr size_t n = 64;
+	peer *e[n] = {};
+	peer *find(fi_addr_t a) const noexcept
+	{
+		peer *p = e[a & (n - 1)];
+		return p && p->addr == a && p->ep ? p : nullptr;
+	}
+	void put(peer *p) noexcept { e[p->addr & (n - 1)] = p; }
+	void drop(const peer *p) noexcept
+	{
+		if (e[p->addr & (n - 1)] == p)
+			e[p->addr & (n - 1)] = nullptr;
+	}
+	void clear() noexcept
+	{
+		for (peer *&p : e)
+			p = nullptr;
+	}
+};
+
 struct ucx_ep {
 	fid_ep ep; /* first */
 	uint32_t magic = ep_magic;
@@ -189,6 +214,7 @@ struct ucx_ep {
 	uint32_t id = 0; /* our sender id */
 	std::vector<char> name; /* our address */
 	std::unordered_map<fi_addr_t, std::unique_ptr<peer>> peers;
+	peer_cache pc; /* over peers */
 	source_cache sources; /* FI_SOURCE (source_of) */
 	/* Peers whose sender id we answered rkey requests from (no AV entry needed). */
 	std::unordered_map<uint32_t, ucp_ep_h> repliers;
@@ -198,6 +224,10 @@ struct ucx_ep {
 	/* Claimed messages (FI_PEEK | FI_CLAIM), by the context of the peek. */
 	std::unordered_map<void *, std::pair<ucp_tag_message_h, ucp_tag_recv_info_t>> claimed;
 	op *ctrl = nullptr; /* the posted receive of control messages */
+	/* The receive being posted (post_recv): its callback, when UCP runs
+	 * it inside the call, clears this to say o and its request are gone. */
+	op *posting = nullptr;
+	ucp_datatype_t small_dt = 0; /* msg.cpp: receives of up to small_recv bytes */
 	size_t tx_busy = 0, rx_busy = 0;
 	bool directed = false;
 	bool want_auto = false;
@@ -249,6 +279,15 @@ void tx_done(op *o, ucs_status_t s, const char *where);
 /* msg.cpp */
 ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x);
 ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x);
+/* The short paths of fi_inject / fi_tinject and fi_recv / fi_trecv (the
+ * ep_ops traits hooks): prov::general_path when do_send / do_recv must
+ * take the call, nothing changed then. */
+ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, bool tagged, bool has_data);
+ssize_t recv_one(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
+		 bool tagged);
+/* The receive datatype of up to 4 KiB that keeps a truncated message's
+ * first bytes (0 when UCX refused it). */
+ucp_datatype_t small_datatype() noexcept;
 int cancel_locked(ucx_ep *ep, void *context);
 /* A peer died: its directed receives fail (the worker's UCP fails its sends). */
 void fail_directed(ucx_ep *ep, uint32_t id);
