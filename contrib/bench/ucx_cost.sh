@@ -16,11 +16,11 @@
 #   layer      app->lib - lib->ucx + ucx->lib: our provider's own
 #              instructions
 #   per message  the layer without the empty polls, whose number depends
-#              on timing: app->lib and lib->ucx outside fi_cq_read and
-#              ucp_worker_progress, plus ucx->lib, plus one poll's own cost
-#              (fi_cq_read's Ir per call minus ucp_worker_progress's, over
-#              all polls): what one 8 B round trip costs in our layer,
-#              against raw's app->ucp
+#              on timing: the data calls (fi_inject, fi_recv ...) minus
+#              the UCP data calls in them, plus ucx->lib less its
+#              ucp_request_free, plus one poll's own cost (fi_cq_read
+#              minus the ucp_worker_progress in it, per poll): what one
+#              8 B round trip costs in our layer, against raw's app->ucp
 # and, for ours, each entry point and each UCX function called from our
 # library with calls and instructions per call (busy polling makes the
 # number of empty fi_cq_read calls per iteration depend on timing: compare
@@ -97,17 +97,26 @@ sumf() {
 	awk -F'\t' -v a="$2" -v b="$3" -v f="$4" -v k="$5" \
 		'$1 ~ a && $2 ~ b && (($3 ~ f) == (k == 1)) { n += $4; i += $5 } END { printf "%d %d\n", n, i }' "$1"
 }
-# msgcost FILE1 FILE2 -> our layer per round trip without the empty polls
+# msgcost FILE1 FILE2 -> our layer per round trip without the empty polls:
+# the data calls (every entry point but fi_cq_read: ep_ops) minus the UCP
+# calls of the data path made from our library, plus our callbacks minus
+# the ucp_request_free in them (raw UCP pays that one too), plus one
+# poll's own cost.  Only calls made per message: what start-up and close
+# do (fi_close's wait for UCP endpoints to close loops as long as that
+# takes) stays out.
+ucp_data='^ucp_(tag_send_nbx|tag_send_sync_nbx|tag_recv_nbx|tag_msg_recv_nbx|tag_probe_nb|put_nbx|get_nbx|ep_flush_nbx)$'
 msgcost() {
-	set -- $(sumf "$1" '^fi_pingpong' '^libfabric' 'cq_read' 0) $(sumf "$2" '^fi_pingpong' '^libfabric' 'cq_read' 0) \
-		$(sumf "$1" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 0) \
-		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 0) \
+	set -- $(sumf "$1" '^fi_pingpong' '^libfabric' 'ep_ops<' 1) $(sumf "$2" '^fi_pingpong' '^libfabric' 'ep_ops<' 1) \
+		$(sumf "$1" '^libfabric' '^libuc[pts]' "$ucp_data" 1) \
+		$(sumf "$2" '^libfabric' '^libuc[pts]' "$ucp_data" 1) \
 		$(sum "$1" '^libuc[pts]' '^libfabric') $(sum "$2" '^libuc[pts]' '^libfabric') \
 		$(sumf "$1" '^fi_pingpong' '^libfabric' 'cq_read' 1) $(sumf "$2" '^fi_pingpong' '^libfabric' 'cq_read' 1) \
 		$(sumf "$1" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 1) \
-		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 1)
+		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 1) \
+		$(sumf "$1" '^libfabric' '^libuc[pts]' '^ucp_request_free$' 1) \
+		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_request_free$' 1)
 	echo "$@" | awk -v d=$((n2 - n1)) '{
-		a = ($4 - $2) / d; b = ($8 - $6) / d; c = ($12 - $10) / d
+		a = ($4 - $2) / d; b = ($8 - $6) / d; c = ($12 - $10) / d - ($24 - $22) / d
 		# one poll'"'"'s own cost: fi_cq_read minus the UCP progress in it,
 		# over the polls, from the difference of the two runs (so the
 		# progress of start-up and close drops out); from the longer

@@ -25,22 +25,14 @@
 
 namespace wu::ucx {
 
-ucx_ep *ep_of(fid *f) noexcept
-{
-	if (!f || f->fclass != FI_CLASS_EP)
-		return nullptr;
-	auto *ep = container_of_fid<ucx_ep>(reinterpret_cast<fid_ep *>(f));
-	return ep->magic == ep_magic ? ep : nullptr;
-}
-
 /* ---- ops bookkeeping ---- */
 
 op *new_op(ucx_ep *ep, op_kind k)
 {
-	op *o;
-	if (!ep->spare.empty()) {
-		o = ep->spare.back();
-		ep->spare.pop_back();
+	op *o = ep->spare;
+	if (o) [[likely]] {
+		ep->spare = o->next;
+		ep->nspare--;
 	} else {
 		o = new op;
 	}
@@ -54,26 +46,17 @@ void free_op(op *o) noexcept
 {
 	ucx_ep *ep = o->ep;
 	ep->live.erase(o);
-	if (ep->spare.size() < spare_max && !ep->closing) {
-		/* Field by field, not *o = op{}: that builds and moves a whole op
-		 * per message; the buffers keep their capacity for reuse (an
-		 * inject's copy allocates once). */
-		o->context = nullptr;
-		o->flags = 0;
-		o->tagged = false;
-		o->want_comp = true;
-		o->write = false;
-		o->fail = 0;
-		o->src_id = 0;
-		o->len = 0;
-		o->req = nullptr;
-		o->info = {};
-		o->iov_cnt = 0;
+	if (ep->nspare < spare_max && !ep->closing) [[likely]] {
+		/* The state in one assignment, not *o = op{}: that builds and
+		 * moves a whole op per message; the buffers keep their
+		 * capacity for reuse (an inject's copy allocates once). */
+		static constexpr op_state blank{};
+		static_cast<op_state &>(*o) = blank; /* a few vector moves */
 		o->copy.clear();
-		o->to = nullptr;
 		o->liov.clear();
-		o->raddr = o->rkey_key = 0;
-		ep->spare.push_back(o); /* reserved at fi_endpoint: cannot throw */
+		o->next = ep->spare;
+		ep->spare = o;
+		ep->nspare++;
 		return;
 	}
 	delete o;
@@ -297,39 +280,6 @@ fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
 
 namespace {
 
-struct ucx_traits {
-	using ep_type = ucx_ep;
-	static ucx_ep *lookup(fid_ep *e) noexcept { return ep_of(e); }
-	static uint64_t tx_flags(ucx_ep *ep) { return ep->b.info->tx_attr->op_flags; }
-	static uint64_t rx_flags(ucx_ep *ep) { return ep->b.info->rx_attr->op_flags; }
-	static ssize_t send(ucx_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
-	static ssize_t recv(ucx_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
-	static ssize_t inject(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t,
-			      bool tagged, bool has_data)
-	{
-		return inject_one(ep, buf, len, dest, tag, tagged, has_data);
-	}
-	static ssize_t recv1(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
-			     void *ctx, bool tagged)
-	{
-		return recv_one(ep, buf, len, src, tag, ignore, ctx, tagged);
-	}
-	static ssize_t rma(ucx_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
-	static ssize_t atomic(ucx_ep *, const prov::atomic_xfer &x)
-	{
-		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider offers no atomics (fi_getinfo refuses FI_ATOMIC)\n",
-			x.where);
-		return -FI_EOPNOTSUPP;
-	}
-	static int atomic_valid(ucx_ep *, const char *where, wu::atomic::kind, fi_datatype, fi_op, size_t *)
-	{
-		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider offers no atomics\n", where);
-		return -FI_EOPNOTSUPP;
-	}
-};
-
-using ucx_ops = prov::ep_ops<ucx_traits>;
-
 /* ---- auto progress: the worker's event fd on the cm engine ---- */
 
 /* Progress, then arm the worker; UCS_ERR_BUSY means events came in while
@@ -447,9 +397,11 @@ void close_worker(ucx_ep *ep)
 	}
 	ep->closes.clear();
 	ep->ctrl = nullptr;
-	for (op *o : ep->spare)
+	while (op *o = ep->spare) {
+		ep->spare = o->next;
 		delete o;
-	ep->spare.clear();
+	}
+	ep->nspare = 0;
 	ep->pc.clear();
 	ep->peers.clear();
 	/* Requests UCP still holds go with the worker (a callback it runs
@@ -655,8 +607,9 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			return -FI_EINVAL;
 		}
 		auto ep = std::make_unique<ucx_ep>();
-		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, &ep_ops, &ep_cm_ops, ucx_ops::msg_ops(),
-							     ucx_ops::rma_ops(), ucx_ops::tagged_ops(), ucx_ops::atomic_ops()});
+		data_tables t = data_ops();
+		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context,
+				 {&ep_fi_ops, &ep_ops, &ep_cm_ops, t.msg, t.rma, t.tagged, t.atomic});
 		ep->dom = ud;
 		fi_info *mine = info_dup(info);
 		if (!mine)
@@ -680,7 +633,6 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);
 		ep->b.av_removed = av_removed;
 		ep->b.av_arg = ep.get();
-		ep->spare.reserve(spare_max);
 		ep->small_dt = small_datatype();
 		if (int r = make_worker(ep.get())) {
 			if (ep->worker)

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "av/av.h"
+#include "prov/common/ep_ops.h"
 #include "prov/ucx/ucx_ep.h"
 
 namespace wu::ucx {
@@ -514,6 +515,11 @@ ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 	});
 }
 
+namespace {
+
+/* The short paths of fi_inject / fi_tinject and fi_recv / fi_trecv (the
+ * ep_ops traits hooks): prov::general_path when do_send / do_recv must
+ * take the call, nothing changed then. */
 ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, bool tagged, bool has_data)
 {
 	const fi_info *info = ep->b.info;
@@ -575,6 +581,46 @@ ssize_t recv_one(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
 					 "fi_trecv");
 		return post_recv(o, o, 1, make_tag(true, 0, kind_msg), tag_reserved | user_mask, prm, "fi_recv");
 	});
+}
+
+struct ucx_traits {
+	using ep_type = ucx_ep;
+	static ucx_ep *lookup(fid_ep *e) noexcept { return ep_of(e); }
+	static uint64_t tx_flags(ucx_ep *ep) { return ep->b.info->tx_attr->op_flags; }
+	static uint64_t rx_flags(ucx_ep *ep) { return ep->b.info->rx_attr->op_flags; }
+	static ssize_t send(ucx_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
+	static ssize_t recv(ucx_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
+	static ssize_t inject(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t,
+			      bool tagged, bool has_data)
+	{
+		return inject_one(ep, buf, len, dest, tag, tagged, has_data);
+	}
+	static ssize_t recv1(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
+			     void *ctx, bool tagged)
+	{
+		return recv_one(ep, buf, len, src, tag, ignore, ctx, tagged);
+	}
+	static ssize_t rma(ucx_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
+	static ssize_t atomic(ucx_ep *, const prov::atomic_xfer &x)
+	{
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider offers no atomics (fi_getinfo refuses FI_ATOMIC)\n",
+			x.where);
+		return -FI_EOPNOTSUPP;
+	}
+	static int atomic_valid(ucx_ep *, const char *where, wu::atomic::kind, fi_datatype, fi_op, size_t *)
+	{
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider offers no atomics\n", where);
+		return -FI_EOPNOTSUPP;
+	}
+};
+
+using ucx_ops = prov::ep_ops<ucx_traits>;
+
+} // namespace
+
+data_tables data_ops() noexcept
+{
+	return {ucx_ops::msg_ops(), ucx_ops::rma_ops(), ucx_ops::tagged_ops(), ucx_ops::atomic_ops()};
 }
 
 int cancel_locked(ucx_ep *ep, void *context)

@@ -24,6 +24,7 @@
 
 #include <rdma/fi_endpoint.h>
 
+#include "core/fid.h"
 #include "core/log.h"
 #include "prov/common/ep_base.h"
 #include "prov/common/progress.h"
@@ -88,28 +89,33 @@ struct peer {
 
 enum class op_kind : uint8_t { SEND, RECV, RMA, CTRL_RX, CTRL_TX };
 
-/* One operation UCP holds a request for. */
-struct op {
-	ucx_ep *ep = nullptr;
-	op_kind kind = op_kind::SEND;
+/* What one use of an op sets: put back in one assignment when the op is
+ * kept for reuse (free_op). */
+struct op_state {
 	void *context = nullptr;
 	uint64_t flags = 0;
-	bool tagged = false;
-	bool want_comp = true;
-	bool write = false; /* RMA */
-	int fail = 0;	    /* set before a cancel: the error it completes with instead */
-	uint32_t src_id = 0; /* a directed receive's sender id, else 0 */
-	size_t len = 0;	    /* bytes asked for */
+	size_t len = 0;	     /* bytes asked for */
 	void *req = nullptr; /* UCP's request while in flight */
-	ucp_tag_recv_info_t info{};
-	ucp_dt_iov_t iov[max_iov];
+	peer *to = nullptr;  /* sends and RMA: whom */
+	uint64_t raddr = 0, rkey_key = 0; /* RMA waiting for an rkey */
 	size_t iov_cnt = 0;
+	ucp_tag_recv_info_t info{};
+	int fail = 0;	     /* set before a cancel: the error it completes with instead */
+	uint32_t src_id = 0; /* a directed receive's sender id, else 0 */
+	bool tagged = false;
+	bool want_comp = false; /* set by every send and RMA */
+	bool write = false;	/* RMA */
+};
+
+/* One operation UCP holds a request for. */
+struct op : op_state {
+	ucx_ep *ep = nullptr;
+	op_kind kind = op_kind::SEND;
+	ucp_dt_iov_t iov[max_iov];
 	std::vector<char> copy; /* inject payload, control message, discard buffer */
-	peer *to = nullptr;	/* sends and RMA: whom */
 	/* RMA waiting for an rkey: the transfer to start. */
 	std::vector<iovec> liov;
-	uint64_t raddr = 0, rkey_key = 0;
-	op *prev = nullptr, *next = nullptr; /* in ucx_ep::live */
+	op *prev = nullptr, *next = nullptr; /* in ucx_ep::live, or the spare list */
 };
 
 /* The ops UCP holds, linked through the ops themselves: no allocation or
@@ -219,7 +225,8 @@ struct ucx_ep {
 	/* Peers whose sender id we answered rkey requests from (no AV entry needed). */
 	std::unordered_map<uint32_t, ucp_ep_h> repliers;
 	op_list live;		      /* every op UCP holds */
-	std::vector<op *> spare;      /* freed ops kept for reuse (up to spare_max, reserved) */
+	op *spare = nullptr;	      /* freed ops kept for reuse (up to spare_max), through next */
+	size_t nspare = 0;
 	std::vector<void *> closes;  /* ucp_ep_close_nbx requests still running */
 	/* Claimed messages (FI_PEEK | FI_CLAIM), by the context of the peek. */
 	std::unordered_map<void *, std::pair<ucp_tag_message_h, ucp_tag_recv_info_t>> claimed;
@@ -242,10 +249,18 @@ struct ucx_ep {
 /* fi_ops_domain::endpoint (ep.cpp). */
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
 
-ucx_ep *ep_of(fid *f) noexcept;
+/* Our endpoint behind f, nullptr when it is none (inline: every data
+ * call starts here). */
+inline ucx_ep *ep_of(fid *f) noexcept
+{
+	if (!f || f->fclass != FI_CLASS_EP)
+		return nullptr;
+	auto *ep = container_of_fid<ucx_ep>(reinterpret_cast<fid_ep *>(f));
+	return ep->magic == ep_magic ? ep : nullptr;
+}
 inline ucx_ep *ep_of(fid_ep *e) noexcept
 {
-	return ep_of(&e->fid);
+	return e ? ep_of(&e->fid) : nullptr;
 }
 
 /* Under b.mtx: runs the worker until it has nothing more to do. */
@@ -279,12 +294,16 @@ void tx_done(op *o, ucs_status_t s, const char *where);
 /* msg.cpp */
 ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x);
 ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x);
-/* The short paths of fi_inject / fi_tinject and fi_recv / fi_trecv (the
- * ep_ops traits hooks): prov::general_path when do_send / do_recv must
- * take the call, nothing changed then. */
-ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, bool tagged, bool has_data);
-ssize_t recv_one(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
-		 bool tagged);
+/* The endpoint's data ops (prov::ep_ops over do_send, do_recv, do_rma and
+ * the short paths of fi_inject and fi_recv), made in msg.cpp so that the
+ * short paths inline into the entry points. */
+struct data_tables {
+	fi_ops_msg *msg;
+	fi_ops_rma *rma;
+	fi_ops_tagged *tagged;
+	fi_ops_atomic *atomic;
+};
+data_tables data_ops() noexcept;
 /* The receive datatype of up to 4 KiB that keeps a truncated message's
  * first bytes (0 when UCX refused it). */
 ucp_datatype_t small_datatype() noexcept;
