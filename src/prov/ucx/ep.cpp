@@ -262,20 +262,22 @@ peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err)
 
 fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
 {
-	if (!ep->b.av || !id)
+	if (!ep->av_gen || !id)
 		return FI_ADDR_NOTAVAIL;
 	source_cache::ent &s = ep->sources.slot(id);
-	/* The stamp (a load) also catches a slot removed and filled again
-	 * before fi_av_remove's notice reached us. */
-	if (s.id == id && av::entry_stamp(ep->b.av, s.addr) == s.stamp) [[likely]]
-		return av::source_id(ep->b.av, s.addr);
+	/* The change count (a load) also catches a slot removed and filled
+	 * again before fi_av_remove's notice reached us. */
+	uint64_t gen = __atomic_load_n(ep->av_gen, __ATOMIC_ACQUIRE);
+	if (s.id == id && s.gen == gen) [[likely]]
+		return s.src;
 	fi_addr_t a = av::reverse_part(ep->b.av, 0, &id, sizeof id);
 	if (a == FI_ADDR_NOTAVAIL)
 		return a;
 	s.id = id;
 	s.addr = a;
-	s.stamp = av::entry_stamp(ep->b.av, a);
-	return av::source_id(ep->b.av, a);
+	s.src = av::source_id(ep->b.av, a);
+	s.gen = gen;
+	return s.src;
 }
 
 namespace {
@@ -448,6 +450,7 @@ int enable_locked(ucx_ep *ep)
 {
 	if (int r = ep->b.enable_locked())
 		return r;
+	ep->av_gen = av::change_count(ep->b.av);
 	if (int r = post_ctrl(ep)) {
 		ep->b.enabled = false;
 		return r;

@@ -167,14 +167,15 @@ inline constexpr uint32_t ep_magic = 0x55435845; /* "UCXE" */
  * Direct-mapped by id; filled on first sight (found entries only: an id
  * the AV does not hold yet is looked up again next time), an fi_addr's
  * slots dropped by fi_av_remove's notice, and each use checked against
- * the AV's entry_stamp (an entry removed or replaced, here or by another
- * process of a shared AV, changes it). */
+ * the AV's change count (av::change_count: any insert, remove or user id
+ * change, here or by another process of a shared AV, moves it). */
 struct source_cache {
 	static constexpr size_t n = 256;
 	struct ent {
 		uint32_t id = 0; /* 0: empty (no sender has id 0) */
 		fi_addr_t addr = FI_ADDR_NOTAVAIL;
-		uint64_t stamp = 0;
+		fi_addr_t src = FI_ADDR_NOTAVAIL; /* what completions report (av::source_id) */
+		uint64_t gen = 0;		  /* the change count it was found at */
 	};
 	ent e[n];
 	ent &slot(uint32_t id) noexcept { return e[(id ^ (id >> 8)) & (n - 1)]; }
@@ -222,6 +223,7 @@ struct ucx_ep {
 	std::unordered_map<fi_addr_t, std::unique_ptr<peer>> peers;
 	peer_cache pc; /* over peers */
 	source_cache sources; /* FI_SOURCE (source_of) */
+	const uint64_t *av_gen = nullptr; /* av::change_count of the bound AV, from fi_enable */
 	/* Peers whose sender id we answered rkey requests from (no AV entry needed). */
 	std::unordered_map<uint32_t, ucp_ep_h> repliers;
 	op_list live;		      /* every op UCP holds */
