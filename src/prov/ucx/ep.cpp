@@ -260,15 +260,16 @@ peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err)
 	return p;
 }
 
-fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
+fi_addr_t source_lookup(ucx_ep *ep, uint32_t id) noexcept
 {
 	if (!ep->av_gen || !id)
 		return FI_ADDR_NOTAVAIL;
 	source_cache::ent &s = ep->sources.slot(id);
 	/* The change count (a load) also catches a slot removed and filled
-	 * again before fi_av_remove's notice reached us. */
+	 * again before fi_av_remove's notice reached us.  Read before the
+	 * look-up: a change during it leaves the slot stale, not wrong. */
 	uint64_t gen = __atomic_load_n(ep->av_gen, __ATOMIC_ACQUIRE);
-	if (s.id == id && s.gen == gen) [[likely]]
+	if (s.id == id && s.gen == gen)
 		return s.src;
 	fi_addr_t a = av::reverse_part(ep->b.av, 0, &id, sizeof id);
 	if (a == FI_ADDR_NOTAVAIL)

@@ -275,8 +275,19 @@ void progress_cb(void *arg) noexcept;
 peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err);
 /* Under b.mtx: a UCP endpoint to a worker address (err mode PEER). */
 ucp_ep_h connect(ucx_ep *ep, const void *worker, peer *p, const char *where, int *err);
-/* Under b.mtx: the fi_addr of a sender id, FI_ADDR_NOTAVAIL when the AV has none. */
-fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept;
+/* Under b.mtx: the fi_addr of a sender id, FI_ADDR_NOTAVAIL when the AV
+ * has none: from the cache while the AV's change count is what it was
+ * (inline: once per received message), else source_lookup. */
+fi_addr_t source_lookup(ucx_ep *ep, uint32_t id) noexcept;
+inline fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
+{
+	if (ep->av_gen && id) [[likely]] {
+		const source_cache::ent &s = ep->sources.slot(id);
+		if (s.id == id && s.gen == __atomic_load_n(ep->av_gen, __ATOMIC_ACQUIRE)) [[likely]]
+			return s.src;
+	}
+	return source_lookup(ep, id);
+}
 
 /* Ops bookkeeping (under b.mtx). */
 op *new_op(ucx_ep *ep, op_kind k);
