@@ -62,6 +62,17 @@ void free_op(op *o) noexcept
 	delete o;
 }
 
+void gather(op *o, const iovec *iov, size_t count, size_t len)
+{
+	o->copy.resize(len);
+	size_t off = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (iov[i].iov_len)
+			memcpy(o->copy.data() + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
+}
+
 void complete_tx(op *o, int err)
 {
 	ucx_ep *ep = o->ep;
@@ -258,6 +269,23 @@ peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err)
 		return nullptr;
 	ep->pc.put(p);
 	return p;
+}
+
+int tx_checks(ucx_ep *ep, const char *where, bool bad_inject, size_t len, fi_addr_t a, peer **p)
+{
+	if (bad_inject) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: %zu bytes to inject; inject_size is %zu\n", where, len,
+			ep->b.info->tx_attr->inject_size);
+		return -FI_EINVAL;
+	}
+	if (ep->tx_busy >= ep->b.info->tx_attr->size) {
+		progress_locked(ep);
+		if (ep->tx_busy >= ep->b.info->tx_attr->size)
+			return -FI_EAGAIN;
+	}
+	int err = 0;
+	*p = peer_for(ep, a, where, &err);
+	return *p ? 0 : err;
 }
 
 fi_addr_t source_lookup(ucx_ep *ep, uint32_t id) noexcept

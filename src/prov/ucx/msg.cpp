@@ -283,6 +283,20 @@ ssize_t post_recv(op *o, void *buf, size_t count, uint64_t tag, uint64_t mask, u
 	return started(o, r, where);
 }
 
+/* A receive op for x (src: a directed receive's sender id, else 0),
+ * counted in rx_busy. */
+op *new_recv(ucx_ep *ep, const prov::msg_xfer &x, uint32_t src)
+{
+	op *o = new_op(ep, op_kind::RECV);
+	o->context = x.context;
+	o->flags = x.flags;
+	o->tagged = x.tagged;
+	o->src_id = src;
+	o->len = iov_total(x);
+	ep->rx_busy++;
+	return o;
+}
+
 /* Receives message m (info) into a scratch buffer and drops it: a
  * discarded message.  Its completion, if any, was already posted. */
 ssize_t drain(ucx_ep *ep, ucp_tag_message_h m, const ucp_tag_recv_info_t &info, const char *where)
@@ -345,12 +359,7 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 		return 0;
 	}
 	/* The claim: into the buffers. */
-	op *o = new_op(ep, op_kind::RECV);
-	o->context = x.context;
-	o->flags = x.flags;
-	o->tagged = true;
-	o->len = iov_total(x);
-	ep->rx_busy++;
+	op *o = new_recv(ep, x, 0);
 	ucp_request_param_t prm{};
 	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
 	prm.cb.recv = recv_cb;
@@ -382,20 +391,9 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 		}
 		const bool inject = x.inject_api || (x.flags & FI_INJECT);
 		size_t len = iov_total(x);
-		if (inject && len > ep->b.info->tx_attr->inject_size) {
-			WU_WARN(P(), FI_LOG_EP_DATA, "%s: %zu bytes to inject; inject_size is %zu\n", x.where, len,
-				ep->b.info->tx_attr->inject_size);
-			return -FI_EINVAL;
-		}
-		if (ep->tx_busy >= ep->b.info->tx_attr->size) {
-			progress_locked(ep);
-			if (ep->tx_busy >= ep->b.info->tx_attr->size)
-				return -FI_EAGAIN;
-		}
-		int err = 0;
-		peer *p = peer_for(ep, x.addr, x.where, &err);
-		if (!p)
-			return err;
+		peer *p;
+		if (int r = tx_checks(ep, x.where, inject && len > ep->b.info->tx_attr->inject_size, len, x.addr, &p))
+			return r;
 		const bool want_comp = !x.inject_api && ep->b.tx_wants(x.flags);
 		uint64_t tag = x.tagged ? make_tag(false, ep->id, x.tag) : make_tag(true, ep->id, kind_msg);
 		if (x.count <= 1 && !(x.flags & FI_DELIVERY_COMPLETE)) {
@@ -434,14 +432,7 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 		void *buf;
 		size_t count;
 		if (inject) {
-			/* The caller's buffer is free on return: ours is sent. */
-			o->copy.resize(len);
-			size_t off = 0;
-			for (size_t i = 0; i < x.count; i++) {
-				if (x.iov[i].iov_len)
-					memcpy(o->copy.data() + off, x.iov[i].iov_base, x.iov[i].iov_len);
-				off += x.iov[i].iov_len;
-			}
+			gather(o, x.iov, x.count, len); /* ours is sent */
 			buf = o->copy.data();
 			count = len;
 		} else {
@@ -518,13 +509,7 @@ ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 			return peek_claim(ep, x, tag, mask);
 		if (ep->rx_busy >= ep->b.info->rx_attr->size)
 			return -FI_EAGAIN;
-		op *o = new_op(ep, op_kind::RECV);
-		o->context = x.context;
-		o->flags = x.flags;
-		o->tagged = x.tagged;
-		o->src_id = src;
-		o->len = iov_total(x);
-		ep->rx_busy++;
+		op *o = new_recv(ep, x, src);
 		ucp_request_param_t prm{};
 		void *buf;
 		size_t count;

@@ -504,17 +504,10 @@ ssize_t do_rma(ucx_ep *ep, const prov::rma_xfer &x)
 			return -FI_EINVAL;
 		}
 		const bool inject = x.inject_api || (x.flags & FI_INJECT);
-		if (inject && (!x.write || len > ep->b.info->tx_attr->inject_size)) {
-			WU_WARN(P(), FI_LOG_EP_DATA, "%s: %zu bytes to inject; inject_size is %zu\n", x.where, len,
-				ep->b.info->tx_attr->inject_size);
-			return -FI_EINVAL;
-		}
-		if (ep->tx_busy >= ep->b.info->tx_attr->size)
-			return -FI_EAGAIN;
-		int err = 0;
-		peer *p = peer_for(ep, x.addr, x.where, &err);
-		if (!p)
-			return err;
+		peer *p;
+		if (int r = tx_checks(ep, x.where, inject && (!x.write || len > ep->b.info->tx_attr->inject_size), len,
+				      x.addr, &p))
+			return r;
 		op *o = new_op(ep, op_kind::RMA);
 		o->context = x.context;
 		o->flags = x.flags;
@@ -526,13 +519,7 @@ ssize_t do_rma(ucx_ep *ep, const prov::rma_xfer &x)
 		o->rkey_key = x.rma[0].key;
 		ep->tx_busy++;
 		if (inject) {
-			o->copy.resize(len);
-			size_t off = 0;
-			for (size_t i = 0; i < x.count; i++) {
-				if (x.iov[i].iov_len)
-					memcpy(o->copy.data() + off, x.iov[i].iov_base, x.iov[i].iov_len);
-				off += x.iov[i].iov_len;
-			}
+			gather(o, x.iov, x.count, len);
 		} else {
 			o->liov.assign(x.iov, x.iov + x.count);
 			if (o->liov.empty())

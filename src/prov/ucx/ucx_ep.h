@@ -273,6 +273,11 @@ void progress_cb(void *arg) noexcept;
 /* Under b.mtx: the peer of fi_addr a, its UCP endpoint made now if need be;
  * nullptr with *err set when a names no address or UCX refuses it. */
 peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err);
+/* Under b.mtx, what every send and RMA checks last: an inject that may
+ * not be one (bad_inject: len bytes against inject_size, logged), room
+ * for one more transmit (progressed once when there is none: else
+ * -FI_EAGAIN), and the peer of fi_addr a into *p.  0 or a negative errno. */
+int tx_checks(ucx_ep *ep, const char *where, bool bad_inject, size_t len, fi_addr_t a, peer **p);
 /* Under b.mtx: a UCP endpoint to a worker address (err mode PEER). */
 ucp_ep_h connect(ucx_ep *ep, const void *worker, peer *p, const char *where, int *err);
 /* Under b.mtx: the fi_addr of a sender id, FI_ADDR_NOTAVAIL when the AV
@@ -292,6 +297,9 @@ inline fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
 /* Ops bookkeeping (under b.mtx). */
 op *new_op(ucx_ep *ep, op_kind k);
 void free_op(op *o) noexcept;
+/* An inject's payload: the count buffers of iov (len bytes in all) into
+ * o->copy, since the caller's are free on return. */
+void gather(op *o, const iovec *iov, size_t count, size_t len);
 /* Transmit-side completion of o (send or RMA; err a positive FI_E* or 0);
  * frees o. */
 void complete_tx(op *o, int err);
