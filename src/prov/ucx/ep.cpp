@@ -27,38 +27,18 @@ namespace wu::ucx {
 
 /* ---- ops bookkeeping ---- */
 
-op *new_op(ucx_ep *ep, op_kind k)
+op *new_op_alloc(ucx_ep *ep, op_kind k)
 {
-	op *o = ep->spare;
-	if (o) [[likely]] {
-		ep->spare = o->next;
-		ep->nspare--;
-	} else {
-		o = new op;
-	}
+	op *o = new op;
 	o->ep = ep;
 	o->kind = k;
 	ep->live.insert(o);
 	return o;
 }
 
-void free_op(op *o) noexcept
+void free_op_slow(op *o) noexcept
 {
-	ucx_ep *ep = o->ep;
-	ep->live.erase(o);
-	if (ep->nspare < spare_max && !ep->closing) [[likely]] {
-		/* The state in one assignment, not *o = op{}: that builds and
-		 * moves a whole op per message; the buffers keep their
-		 * capacity for reuse (an inject's copy allocates once). */
-		static constexpr op_state blank{};
-		static_cast<op_state &>(*o) = blank; /* a few vector moves */
-		o->copy.clear();
-		o->liov.clear();
-		o->next = ep->spare;
-		ep->spare = o;
-		ep->nspare++;
-		return;
-	}
+	o->ep->live.erase(o);
 	delete o;
 }
 

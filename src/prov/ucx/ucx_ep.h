@@ -294,9 +294,42 @@ inline fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
 	return source_lookup(ep, id);
 }
 
-/* Ops bookkeeping (under b.mtx). */
-op *new_op(ucx_ep *ep, op_kind k);
-void free_op(op *o) noexcept;
+/* Ops bookkeeping (under b.mtx): from and back to the spare list inline
+ * (once per message each), the rest out of line. */
+op *new_op_alloc(ucx_ep *ep, op_kind k);
+void free_op_slow(op *o) noexcept;
+inline op *new_op(ucx_ep *ep, op_kind k)
+{
+	op *o = ep->spare;
+	if (!o) [[unlikely]]
+		return new_op_alloc(ep, k);
+	ep->spare = o->next;
+	ep->nspare--;
+	o->ep = ep;
+	o->kind = k;
+	ep->live.insert(o);
+	return o;
+}
+inline void free_op(op *o) noexcept
+{
+	ucx_ep *ep = o->ep;
+	if (ep->nspare >= spare_max || ep->closing) [[unlikely]] {
+		free_op_slow(o);
+		return;
+	}
+	ep->live.erase(o);
+	/* The state in one assignment, not *o = op{}: that builds and moves
+	 * a whole op per message; the buffers keep their capacity for reuse
+	 * (an inject's copy allocates once).  From a constant: a temporary
+	 * made GCC emit rep stos. */
+	static constexpr op_state blank{};
+	static_cast<op_state &>(*o) = blank;
+	o->copy.clear();
+	o->liov.clear();
+	o->next = ep->spare;
+	ep->spare = o;
+	ep->nspare++;
+}
 /* An inject's payload: the count buffers of iov (len bytes in all) into
  * o->copy, since the caller's are free on return. */
 void gather(op *o, const iovec *iov, size_t count, size_t len);
