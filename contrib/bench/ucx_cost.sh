@@ -16,16 +16,17 @@
 #   layer      app->lib - lib->ucx + ucx->lib: our provider's own
 #              instructions
 #   per message  the layer without the empty polls, whose number depends
-#              on timing: app->lib and lib->ucx outside fi_cq_read and
-#              ucp_worker_progress, plus ucx->lib, plus one poll's own cost
-#              (fi_cq_read's Ir per call minus ucp_worker_progress's, over
-#              all polls): what one 8 B round trip costs in our layer,
-#              against raw's app->ucp
+#              on timing: the data calls (fi_inject, fi_recv ...) minus
+#              the UCP data calls in them, plus ucx->lib less its
+#              ucp_request_free, plus one poll's own cost (fi_cq_read
+#              minus the ucp_worker_progress in it, per poll): what one
+#              8 B round trip costs in our layer, against raw's app->ucp
 # and, for ours, each entry point and each UCX function called from our
 # library with calls and instructions per call (busy polling makes the
 # number of empty fi_cq_read calls per iteration depend on timing: compare
 # per call there).  Not a test; needs valgrind.
-#   contrib/bench/ucx_cost.sh [SIZE [N1 N2]]   (env: BUILD=build dir)
+#   contrib/bench/ucx_cost.sh [SIZE [N1 N2]]   (env: BUILD=build dir,
+#   KEEP=dir to keep the callgrind files for callgrind_annotate)
 set -u
 export LC_ALL=C
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +44,7 @@ ours_ok=0
 LD_LIBRARY_PATH=$libdir timeout 30 fi_info -l 2>/dev/null | grep -q '^ucx:' && ours_ok=1
 [ $ours_ok = 1 ] || echo "note: $libdir/libfabric.so.1 has no ucx provider: only raw is counted"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+[ -n "${KEEP:-}" ] && { mkdir -p "$KEEP"; trap 'cp "$tmp"/*.[0-9]* "$KEEP"/ 2>/dev/null; rm -rf "$tmp"' EXIT; }
 port=$(( 26000 + ($$ % 300) * 20 ))
 wait_port() {
 	i=0
@@ -95,20 +97,33 @@ sumf() {
 	awk -F'\t' -v a="$2" -v b="$3" -v f="$4" -v k="$5" \
 		'$1 ~ a && $2 ~ b && (($3 ~ f) == (k == 1)) { n += $4; i += $5 } END { printf "%d %d\n", n, i }' "$1"
 }
-# msgcost FILE1 FILE2 -> our layer per round trip without the empty polls
+# msgcost FILE1 FILE2 -> our layer per round trip without the empty polls:
+# the data calls (every entry point but fi_cq_read: ep_ops) minus the UCP
+# calls of the data path made from our library, plus our callbacks minus
+# the ucp_request_free in them (raw UCP pays that one too), plus one
+# poll's own cost.  Only calls made per message: what start-up and close
+# do (fi_close's wait for UCP endpoints to close loops as long as that
+# takes) stays out.
+ucp_data='^ucp_(tag_send_nbx|tag_send_sync_nbx|tag_recv_nbx|tag_msg_recv_nbx|tag_probe_nb|put_nbx|get_nbx|ep_flush_nbx)$'
 msgcost() {
-	set -- $(sumf "$1" '^fi_pingpong' '^libfabric' 'cq_read' 0) $(sumf "$2" '^fi_pingpong' '^libfabric' 'cq_read' 0) \
-		$(sumf "$1" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 0) \
-		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 0) \
+	set -- $(sumf "$1" '^fi_pingpong' '^libfabric' 'ep_ops<' 1) $(sumf "$2" '^fi_pingpong' '^libfabric' 'ep_ops<' 1) \
+		$(sumf "$1" '^libfabric' '^libuc[pts]' "$ucp_data" 1) \
+		$(sumf "$2" '^libfabric' '^libuc[pts]' "$ucp_data" 1) \
 		$(sum "$1" '^libuc[pts]' '^libfabric') $(sum "$2" '^libuc[pts]' '^libfabric') \
 		$(sumf "$1" '^fi_pingpong' '^libfabric' 'cq_read' 1) $(sumf "$2" '^fi_pingpong' '^libfabric' 'cq_read' 1) \
 		$(sumf "$1" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 1) \
-		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 1)
+		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_worker_progress$' 1) \
+		$(sumf "$1" '^libfabric' '^libuc[pts]' '^ucp_request_free$' 1) \
+		$(sumf "$2" '^libfabric' '^libuc[pts]' '^ucp_request_free$' 1)
 	echo "$@" | awk -v d=$((n2 - n1)) '{
-		a = ($4 - $2) / d; b = ($8 - $6) / d; c = ($12 - $10) / d
-		# per poll: the longer run'"'"'s totals (how many polls each run made
-		# depends on timing, so their difference may even be negative)
-		q = ($15 > 0) ? $16 / $15 : 0; w = ($19 > 0) ? $20 / $19 : 0
+		a = ($4 - $2) / d; b = ($8 - $6) / d; c = ($12 - $10) / d - ($24 - $22) / d
+		# one poll'"'"'s own cost: fi_cq_read minus the UCP progress in it,
+		# over the polls, from the difference of the two runs (so the
+		# progress of start-up and close drops out); from the longer
+		# run'"'"'s totals when it made no more polls than the shorter one
+		# (how many polls a run makes depends on timing)
+		if ($15 - $13 > 0) { q = ($16 - $14) / ($15 - $13); w = ($20 - $18) / ($15 - $13) }
+		else { q = ($15 > 0) ? $16 / $15 : 0; w = ($15 > 0) ? $20 / $15 : 0 }
 		printf "ours per message %8.0f Ir per round trip (calls %.0f - UCP in them %.0f + callbacks %.0f + one poll %.0f)\n",
 			a - b + c + q - w, a, b, c, q - w }'
 }

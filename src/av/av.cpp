@@ -541,6 +541,12 @@ bool is_shared(fid_av *av) noexcept
 	return a && a->reg->shared;
 }
 
+const uint64_t *change_count(fid_av *av) noexcept
+{
+	av_obj *a = av_of(av);
+	return a ? &a->reg->hdr->gen : nullptr;
+}
+
 uint64_t entry_stamp(fid_av *av, fi_addr_t fi_addr) noexcept
 {
 	av_obj *a = av_of(av);

@@ -132,6 +132,12 @@ int unwatch_removes(fid_av *av, removed_fn fn, void *arg) noexcept;
  * bad handle or an index past the end. */
 bool is_shared(fid_av *av) noexcept;
 uint64_t entry_stamp(fid_av *av, fi_addr_t fi_addr) noexcept;
+/* The AV's change count: it moves with every insert, remove and user id
+ * change, in this process or (a shared AV) another, so what an endpoint
+ * derived from any entries is current while the count reads as it did
+ * then (one load, for a per-message path; read it with a relaxed atomic
+ * load).  nullptr for a bad handle. */
+const uint64_t *change_count(fid_av *av) noexcept;
 
 /* ---- reserved entries (PMIx wire-up) ---- */
 

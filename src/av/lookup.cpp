@@ -269,6 +269,8 @@ int av_set_user_id_body(av_obj *a, fi_addr_t fi_addr, fi_addr_t user_id, uint64_
 	if (!entry_exists(a, f))
 		return -FI_EINVAL;
 	set_uid(a, f, user_id);
+	/* What endpoints derived from the entry (change_count) is stale. */
+	__atomic_add_fetch(&a->reg->hdr->gen, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 

@@ -1,7 +1,7 @@
 /* The ucx provider's own behaviour (issue 16): it comes last and only when
  * asked for, its tag layout leaves the application 32 bits, UCP endpoints
  * are made on first send (not at fi_av_insert), FI_SOURCE follows
- * fi_av_remove and a new insert, corrupt addresses are
+ * fi_av_remove, a new insert and fi_av_set_user_id, corrupt addresses are
  * refused at insert, and a peer that dies fails what waits on it. */
 #include <gtest/gtest.h>
 
@@ -162,6 +162,10 @@ TEST_F(ucx_pair, fi_source_follows_av_remove_and_insert)
 	ASSERT_NE(again, other);
 	one(again, "inserted again");
 	one(again, "cached again");
+	/* A user id given after the sender was cached is what is reported
+	 * from then on (the cache follows the AV's change count). */
+	ASSERT_EQ(fi_av_set_user_id(b.av, again, 0x5eed, 0), 0);
+	one(0x5eed, "user id");
 }
 
 TEST_F(ucx_pair, corrupt_addresses_are_refused_at_insert)

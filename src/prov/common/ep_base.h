@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <type_traits>
 
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -208,6 +209,42 @@ struct ep_base {
 	/* Without mtx: posts what was collected; false when a full CQ kept
 	 * some back for a later flush. */
 	bool flush() noexcept { return comps.flush(mtx); }
+
+	/* The frame of a submit or progress call: fn runs under mtx; what it
+	 * collected is posted once the lock is released, by post (flush(),
+	 * or the provider's own), and only when there is something: the
+	 * common call, which collects nothing or posts straight to a leaf
+	 * CQ, takes the lock once.  What another thread adds later, that
+	 * thread posts.  Returns what fn returns. */
+	template <class F, class Post>
+	auto locked(F &&fn, Post &&post) -> decltype(fn())
+	{
+		bool collected;
+		if constexpr (std::is_void_v<decltype(fn())>) {
+			{
+				std::lock_guard g(mtx);
+				fn();
+				collected = !comps.empty();
+			}
+			if (collected)
+				post();
+		} else {
+			decltype(fn()) r;
+			{
+				std::lock_guard g(mtx);
+				r = fn();
+				collected = !comps.empty();
+			}
+			if (collected)
+				post();
+			return r;
+		}
+	}
+	template <class F>
+	auto locked(F &&fn) -> decltype(fn())
+	{
+		return locked(static_cast<F &&>(fn), [this] { flush(); });
+	}
 };
 
 } // namespace wu::prov

@@ -390,24 +390,20 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		flush(ep);
 		return 0;
 	}
-	bool collected;
-	{
-		std::lock_guard g(ep->b.mtx);
-		if (!ep->b.enabled)
-			return -FI_EOPBADSTATE;
-		if (ep->rx->full())
-			return -FI_EAGAIN;
-		prov::post_recv(*ep->rx, &ep->b, x);
-		/* It may have taken unexpected messages: set-aside cells go on
-		 * now, not only when progress next runs (FI_SHM_UNEXP_LIMIT). */
-		ux_gate(ep);
-		/* The common post completes nothing: no second trip through the
-		 * lock.  What another thread collects, it flushes. */
-		collected = !ep->b.comps.empty();
-	}
-	if (collected)
-		flush(ep);
-	return 0;
+	/* The common post completes nothing: no second trip through the lock. */
+	return ep->b.locked(
+		[&]() -> ssize_t {
+			if (!ep->b.enabled)
+				return -FI_EOPBADSTATE;
+			if (ep->rx->full())
+				return -FI_EAGAIN;
+			prov::post_recv(*ep->rx, &ep->b, x);
+			/* It may have taken unexpected messages: set-aside cells go on
+			 * now, not only when progress next runs (FI_SHM_UNEXP_LIMIT). */
+			ux_gate(ep);
+			return 0;
+		},
+		[ep] { flush(ep); });
 }
 
 ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
@@ -419,19 +415,16 @@ ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
 	if (!(info->caps & (tagged ? FI_TAGGED : FI_MSG)) || !info->rx_attr->iov_limit ||
 	    ((flags & FI_MULTI_RECV) && tagged))
 		return prov::general_path;
-	bool collected;
-	{
-		std::lock_guard g(ep->b.mtx);
-		if (!ep->b.enabled || ep->rx->full())
-			return prov::general_path;
-		prov::post_recv1(*ep->rx, &ep->b, buf, len, src, tag, ignore, ctx, flags, tagged);
-		/* As do_recv: set-aside cells go on; what another thread collects, it flushes. */
-		ux_gate(ep);
-		collected = !ep->b.comps.empty();
-	}
-	if (collected)
-		flush(ep);
-	return 0;
+	return ep->b.locked(
+		[&]() -> ssize_t {
+			if (!ep->b.enabled || ep->rx->full()) [[unlikely]]
+				return prov::general_path;
+			prov::post_recv1(*ep->rx, &ep->b, buf, len, src, tag, ignore, ctx, flags, tagged);
+			/* As do_recv: set-aside cells go on. */
+			ux_gate(ep);
+			return 0;
+		},
+		[ep] { flush(ep); });
 }
 
 void free_rx(shm_ep *ep)

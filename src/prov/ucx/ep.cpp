@@ -25,58 +25,32 @@
 
 namespace wu::ucx {
 
-ucx_ep *ep_of(fid *f) noexcept
-{
-	if (!f || f->fclass != FI_CLASS_EP)
-		return nullptr;
-	auto *ep = container_of_fid<ucx_ep>(reinterpret_cast<fid_ep *>(f));
-	return ep->magic == ep_magic ? ep : nullptr;
-}
-
 /* ---- ops bookkeeping ---- */
 
-op *new_op(ucx_ep *ep, op_kind k)
+op *new_op_alloc(ucx_ep *ep, op_kind k)
 {
-	op *o;
-	if (!ep->spare.empty()) {
-		o = ep->spare.back();
-		ep->spare.pop_back();
-	} else {
-		o = new op;
-	}
+	op *o = new op;
 	o->ep = ep;
 	o->kind = k;
 	ep->live.insert(o);
 	return o;
 }
 
-void free_op(op *o) noexcept
+void free_op_slow(op *o) noexcept
 {
-	ucx_ep *ep = o->ep;
-	ep->live.erase(o);
-	if (ep->spare.size() < spare_max && !ep->closing) {
-		/* Field by field, not *o = op{}: that builds and moves a whole op
-		 * per message; the buffers keep their capacity for reuse (an
-		 * inject's copy allocates once). */
-		o->context = nullptr;
-		o->flags = 0;
-		o->tagged = false;
-		o->want_comp = true;
-		o->write = false;
-		o->fail = 0;
-		o->src_id = 0;
-		o->len = 0;
-		o->req = nullptr;
-		o->info = {};
-		o->iov_cnt = 0;
-		o->copy.clear();
-		o->to = nullptr;
-		o->liov.clear();
-		o->raddr = o->rkey_key = 0;
-		ep->spare.push_back(o); /* reserved at fi_endpoint: cannot throw */
-		return;
-	}
+	o->ep->live.erase(o);
 	delete o;
+}
+
+void gather(op *o, const iovec *iov, size_t count, size_t len)
+{
+	o->copy.resize(len);
+	size_t off = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (iov[i].iov_len)
+			memcpy(o->copy.data() + off, iov[i].iov_base, iov[i].iov_len);
+		off += iov[i].iov_len;
+	}
 }
 
 void complete_tx(op *o, int err)
@@ -127,18 +101,15 @@ void progress_cb(void *arg) noexcept
 {
 	guard_void("ucx progress", [&] {
 		auto *ep = static_cast<ucx_ep *>(arg);
-		bool collected;
-		{
-			std::lock_guard g(ep->b.mtx);
-			if (ep->closing)
-				return;
-			progress_locked(ep);
-			collected = !ep->b.comps.empty();
-		}
 		/* Nothing collected (an empty poll, or completions posted at once
-		 * to a leaf CQ): no second trip through the lock. */
-		if (collected)
-			ep->b.flush();
+		 * to a leaf CQ): no second trip through the lock.  One
+		 * ucp_worker_progress per poll, not until it says it is done:
+		 * the call that would say so costs as much as a poll, and the
+		 * next poll runs it anyway. */
+		ep->b.locked([&] {
+			if (!ep->closing)
+				ucp_worker_progress(ep->worker);
+		});
 	});
 }
 
@@ -244,10 +215,14 @@ ucp_ep_h connect(ucx_ep *ep, const void *worker, peer *p, const char *where, int
 
 peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err)
 {
+	if (peer *c = ep->pc.find(a)) [[likely]]
+		return c;
 	auto it = ep->peers.find(a);
 	peer *p = it == ep->peers.end() ? nullptr : it->second.get();
-	if (p && p->ep)
+	if (p && p->ep) {
+		ep->pc.put(p);
 		return p;
+	}
 	unsigned char buf[addr_max];
 	size_t n = ep->b.av ? av::addr_of(ep->b.av, a, buf, sizeof buf) : 0;
 	if (n == 0 || n > sizeof buf || addr_check(buf, n) < 0) {
@@ -270,51 +245,51 @@ peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err)
 	/* Lazily, on first use: inserting thousands of addresses costs no
 	 * connection until one is sent to. */
 	p->ep = connect(ep, w, p, where, err);
-	return p->ep ? p : nullptr;
+	if (!p->ep)
+		return nullptr;
+	ep->pc.put(p);
+	return p;
 }
 
-fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
+int tx_checks(ucx_ep *ep, const char *where, bool bad_inject, size_t len, fi_addr_t a, peer **p)
 {
-	if (!ep->b.av || !id)
+	if (bad_inject) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: %zu bytes to inject; inject_size is %zu\n", where, len,
+			ep->b.info->tx_attr->inject_size);
+		return -FI_EINVAL;
+	}
+	if (ep->tx_busy >= ep->b.info->tx_attr->size) {
+		progress_locked(ep);
+		if (ep->tx_busy >= ep->b.info->tx_attr->size)
+			return -FI_EAGAIN;
+	}
+	int err = 0;
+	*p = peer_for(ep, a, where, &err);
+	return *p ? 0 : err;
+}
+
+fi_addr_t source_lookup(ucx_ep *ep, uint32_t id) noexcept
+{
+	if (!ep->av_gen || !id)
 		return FI_ADDR_NOTAVAIL;
 	source_cache::ent &s = ep->sources.slot(id);
-	/* The stamp (a load) also catches a slot removed and filled again
-	 * before fi_av_remove's notice reached us. */
-	if (s.id == id && av::entry_stamp(ep->b.av, s.addr) == s.stamp) [[likely]]
-		return av::source_id(ep->b.av, s.addr);
+	/* The change count (a load) also catches a slot removed and filled
+	 * again before fi_av_remove's notice reached us.  Read before the
+	 * look-up: a change during it leaves the slot stale, not wrong. */
+	uint64_t gen = __atomic_load_n(ep->av_gen, __ATOMIC_ACQUIRE);
+	if (s.id == id && s.gen == gen)
+		return s.src;
 	fi_addr_t a = av::reverse_part(ep->b.av, 0, &id, sizeof id);
 	if (a == FI_ADDR_NOTAVAIL)
 		return a;
 	s.id = id;
 	s.addr = a;
-	s.stamp = av::entry_stamp(ep->b.av, a);
-	return av::source_id(ep->b.av, a);
+	s.src = av::source_id(ep->b.av, a);
+	s.gen = gen;
+	return s.src;
 }
 
 namespace {
-
-struct ucx_traits {
-	using ep_type = ucx_ep;
-	static ucx_ep *lookup(fid_ep *e) noexcept { return ep_of(e); }
-	static uint64_t tx_flags(ucx_ep *ep) { return ep->b.info->tx_attr->op_flags; }
-	static uint64_t rx_flags(ucx_ep *ep) { return ep->b.info->rx_attr->op_flags; }
-	static ssize_t send(ucx_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
-	static ssize_t recv(ucx_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
-	static ssize_t rma(ucx_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
-	static ssize_t atomic(ucx_ep *, const prov::atomic_xfer &x)
-	{
-		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider offers no atomics (fi_getinfo refuses FI_ATOMIC)\n",
-			x.where);
-		return -FI_EOPNOTSUPP;
-	}
-	static int atomic_valid(ucx_ep *, const char *where, wu::atomic::kind, fi_datatype, fi_op, size_t *)
-	{
-		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider offers no atomics\n", where);
-		return -FI_EOPNOTSUPP;
-	}
-};
-
-using ucx_ops = prov::ep_ops<ucx_traits>;
 
 /* ---- auto progress: the worker's event fd on the cm engine ---- */
 
@@ -325,11 +300,9 @@ void auto_event(void *arg, bool) noexcept
 {
 	auto *ep = static_cast<ucx_ep *>(arg);
 	guard("ucx auto progress", [&]() -> int {
-		bool collected;
-		{
-			std::lock_guard g(ep->b.mtx);
+		ep->b.locked([&] {
 			if (ep->closing)
-				return 0;
+				return;
 			int rounds = 0;
 			for (;;) {
 				progress_locked(ep);
@@ -338,10 +311,7 @@ void auto_event(void *arg, bool) noexcept
 					break;
 			}
 			ep->autop.arm_in(rounds >= 64 ? 1 : 0);
-			collected = !ep->b.comps.empty();
-		}
-		if (collected)
-			ep->b.flush();
+		});
 		return 0;
 	});
 }
@@ -380,6 +350,7 @@ void av_removed(void *arg, fi_addr_t a) noexcept
 			p->ep = nullptr;
 		}
 		/* Ops waiting on it hold no pointer to it once its rkeys failed. */
+		ep->pc.drop(p);
 		ep->peers.erase(it);
 	});
 }
@@ -437,9 +408,12 @@ void close_worker(ucx_ep *ep)
 	}
 	ep->closes.clear();
 	ep->ctrl = nullptr;
-	for (op *o : ep->spare)
+	while (op *o = ep->spare) {
+		ep->spare = o->next;
 		delete o;
-	ep->spare.clear();
+	}
+	ep->nspare = 0;
+	ep->pc.clear();
 	ep->peers.clear();
 	/* Requests UCP still holds go with the worker (a callback it runs
 	 * meanwhile frees its op); the ops left are ours to free after. */
@@ -485,6 +459,7 @@ int enable_locked(ucx_ep *ep)
 {
 	if (int r = ep->b.enable_locked())
 		return r;
+	ep->av_gen = av::change_count(ep->b.av);
 	if (int r = post_ctrl(ep)) {
 		ep->b.enabled = false;
 		return r;
@@ -499,13 +474,7 @@ ssize_t ep_cancel(fid *f, void *context) noexcept
 		ucx_ep *ep = ep_of(f);
 		if (!ep)
 			return -FI_EINVAL;
-		int r;
-		{
-			std::lock_guard g(ep->b.mtx);
-			r = cancel_locked(ep, context);
-		}
-		ep->b.flush();
-		return r;
+		return ep->b.locked([&] { return cancel_locked(ep, context); });
 	});
 }
 
@@ -650,8 +619,9 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			return -FI_EINVAL;
 		}
 		auto ep = std::make_unique<ucx_ep>();
-		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, &ep_ops, &ep_cm_ops, ucx_ops::msg_ops(),
-							     ucx_ops::rma_ops(), ucx_ops::tagged_ops(), ucx_ops::atomic_ops()});
+		data_tables t = data_ops();
+		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context,
+				 {&ep_fi_ops, &ep_ops, &ep_cm_ops, t.msg, t.rma, t.tagged, t.atomic});
 		ep->dom = ud;
 		fi_info *mine = info_dup(info);
 		if (!mine)
@@ -675,7 +645,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);
 		ep->b.av_removed = av_removed;
 		ep->b.av_arg = ep.get();
-		ep->spare.reserve(spare_max);
+		ep->small_dt = small_datatype();
 		if (int r = make_worker(ep.get())) {
 			if (ep->worker)
 				ucp_worker_destroy(ep->worker);

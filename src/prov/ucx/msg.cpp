@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "av/av.h"
+#include "prov/common/ep_ops.h"
 #include "prov/ucx/ucx_ep.h"
 
 namespace wu::ucx {
@@ -87,9 +88,32 @@ size_t gen_pack(void *, size_t, void *, size_t) noexcept
 {
 	return 0;
 }
+/* memcpy, without the call for the few bytes of a small message. */
+inline void copy_few(void *dst, const void *src, size_t n) noexcept
+{
+	auto *d = static_cast<char *>(dst);
+	auto *s = static_cast<const char *>(src);
+	if (n > 16 || n < 8) [[unlikely]] {
+		memcpy(d, s, n);
+		return;
+	}
+	uint64_t head, tail; /* 8 to 16 bytes: two moves, which may overlap */
+	memcpy(&head, s, 8);
+	memcpy(&tail, s + n - 8, 8);
+	memcpy(d, &head, 8);
+	memcpy(d + n - 8, &tail, 8);
+}
+
 ucs_status_t gen_unpack(void *state, size_t offset, const void *src, size_t len) noexcept
 {
 	auto *o = static_cast<op *>(state);
+	if (o->iov_cnt == 1) [[likely]] {
+		/* One buffer (fi_recv): what fits of it. */
+		size_t n = o->iov[0].length;
+		if (offset < n)
+			copy_few(static_cast<char *>(o->iov[0].buffer) + offset, src, std::min(n - offset, len));
+		return UCS_OK;
+	}
 	size_t pos = 0;
 	for (size_t i = 0; i < o->iov_cnt && len; i++) {
 		size_t n = o->iov[i].length;
@@ -106,7 +130,9 @@ ucs_status_t gen_unpack(void *state, size_t offset, const void *src, size_t len)
 }
 void gen_finish(void *) noexcept {}
 
-ucp_datatype_t small_dt()
+} // namespace
+
+ucp_datatype_t small_datatype() noexcept
 {
 	static ucp_datatype_t dt = [] {
 		ucp_generic_dt_ops_t ops{};
@@ -124,16 +150,18 @@ ucp_datatype_t small_dt()
 	return dt;
 }
 
+namespace {
+
 /* A receive's buffers: the small generic datatype over o->iov (its
  * context is o), or what set_buffers gives. */
 void recv_buffers(op *o, const prov::msg_xfer &x, ucp_request_param_t &prm, void **buf, size_t *count)
 {
-	if (o->len <= small_recv && small_dt()) {
+	if (o->len <= small_recv && o->ep->small_dt) {
 		for (size_t i = 0; i < x.count; i++)
 			o->iov[i] = {x.iov[i].iov_base, x.iov[i].iov_len};
 		o->iov_cnt = x.count;
 		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_DATATYPE;
-		prm.datatype = small_dt();
+		prm.datatype = o->ep->small_dt;
 		*buf = o;
 		*count = 1;
 		return;
@@ -164,21 +192,23 @@ void finish_recv(op *o, ucs_status_t s)
 		free_op(o);
 		return;
 	}
+	/* (A receive op has no copy: a discarded message drains through a
+	 * CTRL_RX op, above.) */
 	cq::completion c;
 	c.op_context = o->context;
-	c.flags = prov::comp_flags(prov::OP_RECV, o->tagged);
+	c.flags = o->tagged ? FI_RECV | FI_TAGGED : FI_RECV | FI_MSG; /* prov::comp_flags, without the call */
 	c.buf = o->iov_cnt ? o->iov[0].buffer : nullptr;
 	c.tag = o->tagged ? (o->info.sender_tag & user_mask) : 0;
 	if (ep->b.info->caps & FI_SOURCE)
 		c.src_addr = source_of(ep, tag_id(o->info.sender_tag));
-	fid_cntr *cn = ep->b.cntr_for(prov::OP_RECV);
-	if (s == UCS_OK && o->copy.empty() && o->info.length > o->len) {
+	fid_cntr *cn = ep->b.c_recv;
+	if (s == UCS_OK && o->info.length <= o->len) [[likely]] {
+		c.len = o->info.length;
+		ep->b.push(ep->b.rx_wants(o->flags) ? ep->b.rx_cq : nullptr, cn, c);
+	} else if (s == UCS_OK) {
 		/* Through the small datatype: the buffer holds what fit. */
 		c.len = o->len;
 		ep->b.push(ep->b.rx_cq, cn, c, FI_ETRUNC, o->info.length - o->len);
-	} else if (s == UCS_OK) {
-		c.len = o->copy.empty() ? o->info.length : 0; /* a discarded message delivers nothing */
-		ep->b.push(ep->b.rx_wants(o->flags) ? ep->b.rx_cq : nullptr, cn, c);
 	} else if (s == UCS_ERR_MESSAGE_TRUNCATED) {
 		fi_err(s, "ucx receive");
 		c.len = o->len;
@@ -200,6 +230,8 @@ void recv_cb(void *req, ucs_status_t s, const ucp_tag_recv_info_t *info, void *u
 {
 	guard_void("ucx receive completion", [&] {
 		auto *o = static_cast<op *>(user);
+		if (o->ep->posting == o)
+			o->ep->posting = nullptr; /* inside post_recv's call: o and req are gone when it returns */
 		o->req = nullptr;
 		if (info)
 			o->info = *info;
@@ -224,6 +256,45 @@ ssize_t started(op *o, ucs_status_ptr_t r, const char *where)
 	}
 	o->req = r;
 	return 0;
+}
+
+/* Posts receive o (under b.mtx) for tag / mask into buf, count (prm has
+ * the datatype).  UCP_OP_ATTR_FLAG_NO_IMM_CMPL: a message already here
+ * completes o inside the call through recv_cb, which gets the sender's
+ * tag and length; UCX 1.13 does not fill recv_info when it completes a
+ * receive at once, and a probe before every receive (to learn them) is
+ * what this spares. */
+ssize_t post_recv(op *o, void *buf, size_t count, uint64_t tag, uint64_t mask, ucp_request_param_t &prm,
+		  const char *where)
+{
+	ucx_ep *ep = o->ep;
+	prm.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+	prm.cb.recv = recv_cb;
+	prm.user_data = o;
+	ep->posting = o;
+	ucs_status_ptr_t r = ucp_tag_recv_nbx(ep->worker, buf, count, tag, mask, &prm);
+	if (!ep->posting)
+		return 0; /* completed in the call: recv_cb finished o and freed the request */
+	ep->posting = nullptr;
+	if (UCS_PTR_IS_PTR(r)) [[likely]] {
+		o->req = r;
+		return 0;
+	}
+	return started(o, r, where);
+}
+
+/* A receive op for x (src: a directed receive's sender id, else 0),
+ * counted in rx_busy. */
+op *new_recv(ucx_ep *ep, const prov::msg_xfer &x, uint32_t src)
+{
+	op *o = new_op(ep, op_kind::RECV);
+	o->context = x.context;
+	o->flags = x.flags;
+	o->tagged = x.tagged;
+	o->src_id = src;
+	o->len = iov_total(x);
+	ep->rx_busy++;
+	return o;
 }
 
 /* Receives message m (info) into a scratch buffer and drops it: a
@@ -288,12 +359,7 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 		return 0;
 	}
 	/* The claim: into the buffers. */
-	op *o = new_op(ep, op_kind::RECV);
-	o->context = x.context;
-	o->flags = x.flags;
-	o->tagged = true;
-	o->len = iov_total(x);
-	ep->rx_busy++;
+	op *o = new_recv(ep, x, 0);
 	ucp_request_param_t prm{};
 	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
 	prm.cb.recv = recv_cb;
@@ -310,207 +376,254 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 
 ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 {
-	ssize_t ret;
-	bool collected;
-	{
-		std::lock_guard g(ep->b.mtx);
-		ret = [&]() -> ssize_t {
-			if (int r = check_common(ep, x, ep->b.info->tx_attr->iov_limit))
-				return r;
-			if (x.tagged && !(ep->b.info->caps & FI_TAGGED)) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without FI_TAGGED\n", x.where);
-				return -FI_EOPNOTSUPP;
+	return ep->b.locked([&]() -> ssize_t {
+		if (int r = check_common(ep, x, ep->b.info->tx_attr->iov_limit))
+			return r;
+		if (x.tagged && !(ep->b.info->caps & FI_TAGGED)) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without FI_TAGGED\n", x.where);
+			return -FI_EOPNOTSUPP;
+		}
+		if (x.flags & FI_REMOTE_CQ_DATA) {
+			WU_WARN(P(), FI_LOG_EP_DATA,
+				"%s: the ucx provider carries no remote CQ data (domain_attr->cq_data_size is 0)\n",
+				x.where);
+			return -FI_EINVAL;
+		}
+		const bool inject = x.inject_api || (x.flags & FI_INJECT);
+		size_t len = iov_total(x);
+		peer *p;
+		if (int r = tx_checks(ep, x.where, inject && len > ep->b.info->tx_attr->inject_size, len, x.addr, &p))
+			return r;
+		const bool want_comp = !x.inject_api && ep->b.tx_wants(x.flags);
+		uint64_t tag = x.tagged ? make_tag(false, ep->id, x.tag) : make_tag(true, ep->id, kind_msg);
+		if (x.count <= 1 && !(x.flags & FI_DELIVERY_COMPLETE)) {
+			/* What UCP sends at once (its short path) completes here:
+			 * no op and no request, nor a copy for an inject (the
+			 * buffer is UCP's only during the call).  Anything else
+			 * UCP refuses with UCS_ERR_NO_RESOURCE, having sent
+			 * nothing, and takes the op path below. */
+			ucp_request_param_t imm;
+			imm.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+			ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, x.count ? x.iov[0].iov_base : nullptr, len,
+							      tag, &imm);
+			if (r == nullptr) [[likely]] {
+				/* An inject with no counter posts nothing: no
+				 * empty item through the completion batch. */
+				if (want_comp || ep->b.c_send)
+					ep->b.complete_tx(prov::OP_SEND, x.tagged, x.context, len, want_comp, 0);
+				return 0;
 			}
-			if (x.flags & FI_REMOTE_CQ_DATA) {
-				WU_WARN(P(), FI_LOG_EP_DATA,
-					"%s: the ucx provider carries no remote CQ data (domain_attr->cq_data_size is 0)\n",
-					x.where);
-				return -FI_EINVAL;
+			if (UCS_PTR_STATUS(r) != UCS_ERR_NO_RESOURCE) {
+				int e = fi_err(UCS_PTR_STATUS(r), x.where);
+				return e ? e : -FI_EIO;
 			}
-			const bool inject = x.inject_api || (x.flags & FI_INJECT);
-			size_t len = iov_total(x);
-			if (inject && len > ep->b.info->tx_attr->inject_size) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: %zu bytes to inject; inject_size is %zu\n", x.where, len,
-					ep->b.info->tx_attr->inject_size);
-				return -FI_EINVAL;
-			}
-			if (ep->tx_busy >= ep->b.info->tx_attr->size) {
-				progress_locked(ep);
-				if (ep->tx_busy >= ep->b.info->tx_attr->size)
-					return -FI_EAGAIN;
-			}
-			int err = 0;
-			peer *p = peer_for(ep, x.addr, x.where, &err);
-			if (!p)
-				return err;
-			const bool want_comp = !x.inject_api && ep->b.tx_wants(x.flags);
-			uint64_t tag = x.tagged ? make_tag(false, ep->id, x.tag) : make_tag(true, ep->id, kind_msg);
-			if (x.count <= 1 && !(x.flags & FI_DELIVERY_COMPLETE)) {
-				/* What UCP sends at once (its short path) completes here:
-				 * no op and no request, nor a copy for an inject (the
-				 * buffer is UCP's only during the call).  Anything else
-				 * UCP refuses with UCS_ERR_NO_RESOURCE, having sent
-				 * nothing, and takes the op path below. */
-				ucp_request_param_t imm;
-				imm.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-				ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, x.count ? x.iov[0].iov_base : nullptr, len,
-								      tag, &imm);
-				if (r == nullptr) [[likely]] {
-					/* An inject with no counter posts nothing: no
-					 * empty item through the completion batch. */
-					if (want_comp || ep->b.c_send)
-						ep->b.complete_tx(prov::OP_SEND, x.tagged, x.context, len, want_comp, 0);
-					return 0;
-				}
-				if (UCS_PTR_STATUS(r) != UCS_ERR_NO_RESOURCE) {
-					int e = fi_err(UCS_PTR_STATUS(r), x.where);
-					return e ? e : -FI_EIO;
-				}
-			}
-			op *o = new_op(ep, op_kind::SEND);
-			o->context = x.context;
-			o->flags = x.flags;
-			o->tagged = x.tagged;
-			o->len = len;
-			o->want_comp = want_comp;
-			ep->tx_busy++;
-			ucp_request_param_t prm{};
-			prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-			prm.cb.send = send_cb;
-			prm.user_data = o;
-			void *buf;
-			size_t count;
-			if (inject) {
-				/* The caller's buffer is free on return: ours is sent. */
-				o->copy.resize(len);
-				size_t off = 0;
-				for (size_t i = 0; i < x.count; i++) {
-					if (x.iov[i].iov_len)
-						memcpy(o->copy.data() + off, x.iov[i].iov_base, x.iov[i].iov_len);
-					off += x.iov[i].iov_len;
-				}
-				buf = o->copy.data();
-				count = len;
-			} else {
-				set_buffers(o, x, prm, &buf, &count);
-			}
-			ucs_status_ptr_t r = (x.flags & FI_DELIVERY_COMPLETE)
-						     ? ucp_tag_send_sync_nbx(p->ep, buf, count, tag, &prm)
-						     : ucp_tag_send_nbx(p->ep, buf, count, tag, &prm);
-			int e = tx_issued(o, r, x.where);
-			if (e < 0) {
-				ep->tx_busy--;
-				free_op(o);
-				return e;
-			}
-			return 0;
-		}();
-		collected = !ep->b.comps.empty();
-	}
-	/* Only when something was collected: the lock is not taken again. */
-	if (collected)
-		ep->b.flush();
-	return ret;
+		}
+		op *o = new_op(ep, op_kind::SEND);
+		o->context = x.context;
+		o->flags = x.flags;
+		o->tagged = x.tagged;
+		o->len = len;
+		o->want_comp = want_comp;
+		ep->tx_busy++;
+		ucp_request_param_t prm{};
+		prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+		prm.cb.send = send_cb;
+		prm.user_data = o;
+		void *buf;
+		size_t count;
+		if (inject) {
+			gather(o, x.iov, x.count, len); /* ours is sent */
+			buf = o->copy.data();
+			count = len;
+		} else {
+			set_buffers(o, x, prm, &buf, &count);
+		}
+		ucs_status_ptr_t r = (x.flags & FI_DELIVERY_COMPLETE)
+					     ? ucp_tag_send_sync_nbx(p->ep, buf, count, tag, &prm)
+					     : ucp_tag_send_nbx(p->ep, buf, count, tag, &prm);
+		int e = tx_issued(o, r, x.where);
+		if (e < 0) {
+			ep->tx_busy--;
+			free_op(o);
+			return e;
+		}
+		return 0;
+	});
 }
 
 ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 {
-	ssize_t ret;
-	bool collected;
+	return ep->b.locked([&]() -> ssize_t {
+		if (x.tagged && !(ep->b.info->caps & FI_TAGGED)) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without FI_TAGGED\n", x.where);
+			return -FI_EOPNOTSUPP;
+		}
+		if (!x.tagged && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_PEEK, FI_CLAIM and FI_DISCARD are for tagged receives\n",
+				x.where);
+			return -FI_EOPNOTSUPP;
+		}
+		if (x.flags & FI_MULTI_RECV) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider has no FI_MULTI_RECV\n", x.where);
+			return -FI_EINVAL;
+		}
+		const bool pc = x.tagged && (x.flags & (FI_PEEK | FI_CLAIM));
+		if (x.tagged && (x.flags & FI_DISCARD) && !pc) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_DISCARD goes with FI_PEEK or FI_CLAIM\n", x.where);
+			return -FI_EINVAL;
+		}
+		if (pc && (x.flags & FI_CLAIM) && !x.context) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_CLAIM needs the context that names the message\n",
+				x.where);
+			return -FI_EINVAL;
+		}
+		if (!pc || (x.flags & FI_CLAIM && !(x.flags & FI_PEEK) && !(x.flags & FI_DISCARD)))
+			if (int r = check_common(ep, x, ep->b.info->rx_attr->iov_limit))
+				return r;
+		if (pc && !ep->b.enabled)
+			return -FI_EOPBADSTATE;
+		if (x.tagged && (x.tag & ~user_mask)) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: tag 0x%llx does not fit the ucx provider's 32 tag bits\n",
+				x.where, static_cast<unsigned long long>(x.tag));
+			return -FI_EINVAL;
+		}
+		uint64_t tag, mask;
+		if (x.tagged) {
+			tag = x.tag & ~x.ignore & user_mask;
+			mask = tag_reserved | (~x.ignore & user_mask);
+		} else {
+			tag = make_tag(true, 0, kind_msg);
+			mask = tag_reserved | user_mask;
+		}
+		uint32_t src = 0;
+		if (ep->directed && x.addr != FI_ADDR_UNSPEC) {
+			if (!ep->b.av || !av::addr_of_part(ep->b.av, x.addr, 0, &src, sizeof src) || !src) {
+				WU_WARN(P(), FI_LOG_EP_DATA, "%s: source fi_addr %llu is not in the endpoint's AV\n",
+					x.where, static_cast<unsigned long long>(x.addr));
+				return -FI_EINVAL;
+			}
+			tag |= uint64_t(src) << id_shift;
+			mask |= id_mask;
+		}
+		if (pc)
+			return peek_claim(ep, x, tag, mask);
+		if (ep->rx_busy >= ep->b.info->rx_attr->size)
+			return -FI_EAGAIN;
+		op *o = new_recv(ep, x, src);
+		ucp_request_param_t prm{};
+		void *buf;
+		size_t count;
+		recv_buffers(o, x, prm, &buf, &count);
+		return post_recv(o, buf, count, tag, mask, prm, x.where);
+	});
+}
+
+namespace {
+
+/* The short paths of fi_inject / fi_tinject and fi_recv / fi_trecv (the
+ * ep_ops traits hooks): prov::general_path when do_send / do_recv must
+ * take the call, nothing changed then. */
+ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, bool tagged, bool has_data)
+{
+	const fi_info *info = ep->b.info;
+	/* What do_send would refuse (it logs why) or send otherwise goes to it. */
+	if (has_data || len > info->tx_attr->inject_size || (!buf && len) ||
+	    (tagged && (!(info->caps & FI_TAGGED) || (tag & ~user_mask))))
+		return prov::general_path;
+	return ep->b.locked([&]() -> ssize_t {
+		peer *p;
+		if (!ep->b.enabled || ep->tx_busy >= info->tx_attr->size || !(p = ep->pc.find(dest))) [[unlikely]]
+			return prov::general_path;
+		/* As in do_send: what UCP sends at once completes here, with
+		 * no op, request or copy; UCS_ERR_NO_RESOURCE sent nothing. */
+		ucp_request_param_t imm;
+		imm.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+		ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, buf, len,
+						      tagged ? make_tag(false, ep->id, tag) : make_tag(true, ep->id, kind_msg),
+						      &imm);
+		if (r == nullptr) [[likely]] {
+			if (ep->b.c_send)
+				ep->b.complete_tx(prov::OP_SEND, tagged, nullptr, len, false, 0);
+			return 0;
+		}
+		if (UCS_PTR_STATUS(r) == UCS_ERR_NO_RESOURCE)
+			return prov::general_path;
+		int e = fi_err(UCS_PTR_STATUS(r), tagged ? "fi_tinject" : "fi_inject");
+		return e ? e : -FI_EIO;
+	});
+}
+
+ssize_t recv_one(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
+		 bool tagged)
+{
+	const fi_info *info = ep->b.info;
+	const uint64_t flags = info->rx_attr->op_flags;
+	/* What do_recv would refuse (it logs why) or post otherwise goes to
+	 * it: a directed receive (an AV lookup), a large one (no small
+	 * datatype), the flags it looks at. */
+	if ((tagged && (!(info->caps & FI_TAGGED) || (tag & ~user_mask))) || (!buf && len) || len > small_recv ||
+	    !ep->small_dt || (ep->directed && src != FI_ADDR_UNSPEC) ||
+	    (flags & (FI_MULTI_RECV | FI_PEEK | FI_CLAIM | FI_DISCARD)))
+		return prov::general_path;
+	return ep->b.locked([&]() -> ssize_t {
+		if (!ep->b.enabled || ep->rx_busy >= info->rx_attr->size) [[unlikely]]
+			return prov::general_path;
+		op *o = new_op(ep, op_kind::RECV);
+		o->context = ctx;
+		o->flags = flags;
+		o->tagged = tagged;
+		o->len = len;
+		o->iov[0] = {buf, len};
+		o->iov_cnt = 1;
+		ep->rx_busy++;
+		ucp_request_param_t prm;
+		prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+		prm.datatype = ep->small_dt;
+		if (tagged)
+			return post_recv(o, o, 1, tag & ~ignore & user_mask, tag_reserved | (~ignore & user_mask), prm,
+					 "fi_trecv");
+		return post_recv(o, o, 1, make_tag(true, 0, kind_msg), tag_reserved | user_mask, prm, "fi_recv");
+	});
+}
+
+struct ucx_traits {
+	using ep_type = ucx_ep;
+	static ucx_ep *lookup(fid_ep *e) noexcept { return ep_of(e); }
+	static uint64_t tx_flags(ucx_ep *ep) { return ep->b.info->tx_attr->op_flags; }
+	static uint64_t rx_flags(ucx_ep *ep) { return ep->b.info->rx_attr->op_flags; }
+	static ssize_t send(ucx_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
+	static ssize_t recv(ucx_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
+	static ssize_t inject(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t,
+			      bool tagged, bool has_data)
 	{
-		std::lock_guard g(ep->b.mtx);
-		ret = [&]() -> ssize_t {
-			if (x.tagged && !(ep->b.info->caps & FI_TAGGED)) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without FI_TAGGED\n", x.where);
-				return -FI_EOPNOTSUPP;
-			}
-			if (!x.tagged && (x.flags & (FI_PEEK | FI_CLAIM | FI_DISCARD))) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_PEEK, FI_CLAIM and FI_DISCARD are for tagged receives\n",
-					x.where);
-				return -FI_EOPNOTSUPP;
-			}
-			if (x.flags & FI_MULTI_RECV) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider has no FI_MULTI_RECV\n", x.where);
-				return -FI_EINVAL;
-			}
-			const bool pc = x.tagged && (x.flags & (FI_PEEK | FI_CLAIM));
-			if (x.tagged && (x.flags & FI_DISCARD) && !pc) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_DISCARD goes with FI_PEEK or FI_CLAIM\n", x.where);
-				return -FI_EINVAL;
-			}
-			if (pc && (x.flags & FI_CLAIM) && !x.context) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: FI_CLAIM needs the context that names the message\n",
-					x.where);
-				return -FI_EINVAL;
-			}
-			if (!pc || (x.flags & FI_CLAIM && !(x.flags & FI_PEEK) && !(x.flags & FI_DISCARD)))
-				if (int r = check_common(ep, x, ep->b.info->rx_attr->iov_limit))
-					return r;
-			if (pc && !ep->b.enabled)
-				return -FI_EOPBADSTATE;
-			if (x.tagged && (x.tag & ~user_mask)) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: tag 0x%llx does not fit the ucx provider's 32 tag bits\n",
-					x.where, static_cast<unsigned long long>(x.tag));
-				return -FI_EINVAL;
-			}
-			uint64_t tag, mask;
-			if (x.tagged) {
-				tag = x.tag & ~x.ignore & user_mask;
-				mask = tag_reserved | (~x.ignore & user_mask);
-			} else {
-				tag = make_tag(true, 0, kind_msg);
-				mask = tag_reserved | user_mask;
-			}
-			uint32_t src = 0;
-			if (ep->directed && x.addr != FI_ADDR_UNSPEC) {
-				if (!ep->b.av || !av::addr_of_part(ep->b.av, x.addr, 0, &src, sizeof src) || !src) {
-					WU_WARN(P(), FI_LOG_EP_DATA, "%s: source fi_addr %llu is not in the endpoint's AV\n",
-						x.where, static_cast<unsigned long long>(x.addr));
-					return -FI_EINVAL;
-				}
-				tag |= uint64_t(src) << id_shift;
-				mask |= id_mask;
-			}
-			if (pc)
-				return peek_claim(ep, x, tag, mask);
-			if (ep->rx_busy >= ep->b.info->rx_attr->size)
-				return -FI_EAGAIN;
-			op *o = new_op(ep, op_kind::RECV);
-			o->context = x.context;
-			o->flags = x.flags;
-			o->tagged = x.tagged;
-			o->src_id = src;
-			o->len = iov_total(x);
-			ep->rx_busy++;
-			ucp_request_param_t prm{};
-			prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-					   UCP_OP_ATTR_FIELD_RECV_INFO;
-			prm.cb.recv = recv_cb;
-			prm.user_data = o;
-			prm.recv_info.tag_info = &o->info;
-			void *buf;
-			size_t count;
-			recv_buffers(o, x, prm, &buf, &count);
-			/* A message already here is taken through the probe: UCX 1.13's
-			 * ucp_tag_recv_nbx completing at once does not fill recv_info
-			 * (sender tag, length).  No progress runs between the probe and
-			 * the post (the worker is ours under the lock), so a post finds
-			 * nothing to complete at once. */
-			ucp_tag_message_h m = ucp_tag_probe_nb(ep->worker, tag, mask, 1, &o->info);
-			if (m) {
-				ucp_tag_recv_info_t seen = o->info;
-				ucs_status_ptr_t r = ucp_tag_msg_recv_nbx(ep->worker, buf, count, m, &prm);
-				if (r == nullptr || !UCS_PTR_IS_ERR(r))
-					o->info = seen;
-				return started(o, r, x.where);
-			}
-			return started(o, ucp_tag_recv_nbx(ep->worker, buf, count, tag, mask, &prm), x.where);
-		}();
-		collected = !ep->b.comps.empty();
+		return inject_one(ep, buf, len, dest, tag, tagged, has_data);
 	}
-	if (collected)
-		ep->b.flush();
-	return ret;
+	static ssize_t recv1(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
+			     void *ctx, bool tagged)
+	{
+		return recv_one(ep, buf, len, src, tag, ignore, ctx, tagged);
+	}
+	static ssize_t rma(ucx_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
+	static ssize_t atomic(ucx_ep *, const prov::atomic_xfer &x)
+	{
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider offers no atomics (fi_getinfo refuses FI_ATOMIC)\n",
+			x.where);
+		return -FI_EOPNOTSUPP;
+	}
+	static int atomic_valid(ucx_ep *, const char *where, wu::atomic::kind, fi_datatype, fi_op, size_t *)
+	{
+		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider offers no atomics\n", where);
+		return -FI_EOPNOTSUPP;
+	}
+};
+
+using ucx_ops = prov::ep_ops<ucx_traits>;
+
+} // namespace
+
+data_tables data_ops() noexcept
+{
+	return {ucx_ops::msg_ops(), ucx_ops::rma_ops(), ucx_ops::tagged_ops(), ucx_ops::atomic_ops()};
 }
 
 int cancel_locked(ucx_ep *ep, void *context)

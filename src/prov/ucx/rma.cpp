@@ -480,93 +480,71 @@ int post_ctrl(ucx_ep *ep)
 
 ssize_t do_rma(ucx_ep *ep, const prov::rma_xfer &x)
 {
-	ssize_t ret;
-	bool collected;
-	{
-		std::lock_guard g(ep->b.mtx);
-		ret = [&]() -> ssize_t {
-			if (!ep->b.enabled) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint is not enabled (fi_enable)\n", x.where);
-				return -FI_EOPBADSTATE;
-			}
-			if (x.count > ep->b.info->tx_attr->iov_limit || (x.count && !x.iov) || x.rma_count != 1 || !x.rma) {
-				WU_WARN(P(), FI_LOG_EP_DATA,
-					"%s: %zu local buffers and %zu remote ones; this endpoint takes up to %zu and exactly 1\n",
-					x.where, x.count, x.rma_count, size_t(ep->b.info->tx_attr->iov_limit));
-				return -FI_EINVAL;
-			}
-			if (x.flags & FI_REMOTE_CQ_DATA) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider carries no remote CQ data\n", x.where);
-				return -FI_EINVAL;
-			}
-			size_t len = 0;
-			for (size_t i = 0; i < x.count; i++)
-				len += x.iov[i].iov_len;
-			if (len != x.rma[0].len) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: %zu local bytes against a %zu-byte remote buffer\n", x.where,
-					len, size_t(x.rma[0].len));
-				return -FI_EINVAL;
-			}
-			const bool inject = x.inject_api || (x.flags & FI_INJECT);
-			if (inject && (!x.write || len > ep->b.info->tx_attr->inject_size)) {
-				WU_WARN(P(), FI_LOG_EP_DATA, "%s: %zu bytes to inject; inject_size is %zu\n", x.where, len,
-					ep->b.info->tx_attr->inject_size);
-				return -FI_EINVAL;
-			}
-			if (ep->tx_busy >= ep->b.info->tx_attr->size)
-				return -FI_EAGAIN;
-			int err = 0;
-			peer *p = peer_for(ep, x.addr, x.where, &err);
-			if (!p)
-				return err;
-			op *o = new_op(ep, op_kind::RMA);
-			o->context = x.context;
-			o->flags = x.flags;
-			o->write = x.write;
-			o->len = len;
-			o->want_comp = !x.inject_api && ep->b.tx_wants(x.flags);
-			o->to = p;
-			o->raddr = x.rma[0].addr;
-			o->rkey_key = x.rma[0].key;
-			ep->tx_busy++;
-			if (inject) {
-				o->copy.resize(len);
-				size_t off = 0;
-				for (size_t i = 0; i < x.count; i++) {
-					if (x.iov[i].iov_len)
-						memcpy(o->copy.data() + off, x.iov[i].iov_base, x.iov[i].iov_len);
-					off += x.iov[i].iov_len;
-				}
-			} else {
-				o->liov.assign(x.iov, x.iov + x.count);
-				if (o->liov.empty())
-					o->liov.push_back({nullptr, 0});
-			}
-			peer::rkey_ent &rk = p->rkeys[o->rkey_key];
-			if (rk.rkey) {
-				start(ep, o, rk);
-			} else if (rk.err) {
-				complete_tx(o, rk.err);
-			} else {
-				rk.waiting.push_back(o);
-				if (!rk.asked) {
-					rk.asked = true;
-					if (int e = ask(ep, p, o->rkey_key)) {
-						rk.asked = false;
-						rk.waiting.pop_back();
-						ep->tx_busy--;
-						free_op(o);
-						return e;
-					}
+	return ep->b.locked([&]() -> ssize_t {
+		if (!ep->b.enabled) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint is not enabled (fi_enable)\n", x.where);
+			return -FI_EOPBADSTATE;
+		}
+		if (x.count > ep->b.info->tx_attr->iov_limit || (x.count && !x.iov) || x.rma_count != 1 || !x.rma) {
+			WU_WARN(P(), FI_LOG_EP_DATA,
+				"%s: %zu local buffers and %zu remote ones; this endpoint takes up to %zu and exactly 1\n",
+				x.where, x.count, x.rma_count, size_t(ep->b.info->tx_attr->iov_limit));
+			return -FI_EINVAL;
+		}
+		if (x.flags & FI_REMOTE_CQ_DATA) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: the ucx provider carries no remote CQ data\n", x.where);
+			return -FI_EINVAL;
+		}
+		size_t len = 0;
+		for (size_t i = 0; i < x.count; i++)
+			len += x.iov[i].iov_len;
+		if (len != x.rma[0].len) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: %zu local bytes against a %zu-byte remote buffer\n", x.where,
+				len, size_t(x.rma[0].len));
+			return -FI_EINVAL;
+		}
+		const bool inject = x.inject_api || (x.flags & FI_INJECT);
+		peer *p;
+		if (int r = tx_checks(ep, x.where, inject && (!x.write || len > ep->b.info->tx_attr->inject_size), len,
+				      x.addr, &p))
+			return r;
+		op *o = new_op(ep, op_kind::RMA);
+		o->context = x.context;
+		o->flags = x.flags;
+		o->write = x.write;
+		o->len = len;
+		o->want_comp = !x.inject_api && ep->b.tx_wants(x.flags);
+		o->to = p;
+		o->raddr = x.rma[0].addr;
+		o->rkey_key = x.rma[0].key;
+		ep->tx_busy++;
+		if (inject) {
+			gather(o, x.iov, x.count, len);
+		} else {
+			o->liov.assign(x.iov, x.iov + x.count);
+			if (o->liov.empty())
+				o->liov.push_back({nullptr, 0});
+		}
+		peer::rkey_ent &rk = p->rkeys[o->rkey_key];
+		if (rk.rkey) {
+			start(ep, o, rk);
+		} else if (rk.err) {
+			complete_tx(o, rk.err);
+		} else {
+			rk.waiting.push_back(o);
+			if (!rk.asked) {
+				rk.asked = true;
+				if (int e = ask(ep, p, o->rkey_key)) {
+					rk.asked = false;
+					rk.waiting.pop_back();
+					ep->tx_busy--;
+					free_op(o);
+					return e;
 				}
 			}
-			return 0;
-		}();
-		collected = !ep->b.comps.empty();
-	}
-	if (collected)
-		ep->b.flush();
-	return ret;
+		}
+		return 0;
+	});
 }
 
 void peer_rma_failed(ucx_ep *ep, peer *p, int err)

@@ -24,6 +24,7 @@
 
 #include <rdma/fi_endpoint.h>
 
+#include "core/fid.h"
 #include "core/log.h"
 #include "prov/common/ep_base.h"
 #include "prov/common/progress.h"
@@ -88,28 +89,33 @@ struct peer {
 
 enum class op_kind : uint8_t { SEND, RECV, RMA, CTRL_RX, CTRL_TX };
 
-/* One operation UCP holds a request for. */
-struct op {
-	ucx_ep *ep = nullptr;
-	op_kind kind = op_kind::SEND;
+/* What one use of an op sets: put back in one assignment when the op is
+ * kept for reuse (free_op). */
+struct op_state {
 	void *context = nullptr;
 	uint64_t flags = 0;
-	bool tagged = false;
-	bool want_comp = true;
-	bool write = false; /* RMA */
-	int fail = 0;	    /* set before a cancel: the error it completes with instead */
-	uint32_t src_id = 0; /* a directed receive's sender id, else 0 */
-	size_t len = 0;	    /* bytes asked for */
+	size_t len = 0;	     /* bytes asked for */
 	void *req = nullptr; /* UCP's request while in flight */
-	ucp_tag_recv_info_t info{};
-	ucp_dt_iov_t iov[max_iov];
+	peer *to = nullptr;  /* sends and RMA: whom */
+	uint64_t raddr = 0, rkey_key = 0; /* RMA waiting for an rkey */
 	size_t iov_cnt = 0;
+	ucp_tag_recv_info_t info{};
+	int fail = 0;	     /* set before a cancel: the error it completes with instead */
+	uint32_t src_id = 0; /* a directed receive's sender id, else 0 */
+	bool tagged = false;
+	bool want_comp = false; /* set by every send and RMA */
+	bool write = false;	/* RMA */
+};
+
+/* One operation UCP holds a request for. */
+struct op : op_state {
+	ucx_ep *ep = nullptr;
+	op_kind kind = op_kind::SEND;
+	ucp_dt_iov_t iov[max_iov];
 	std::vector<char> copy; /* inject payload, control message, discard buffer */
-	peer *to = nullptr;	/* sends and RMA: whom */
 	/* RMA waiting for an rkey: the transfer to start. */
 	std::vector<iovec> liov;
-	uint64_t raddr = 0, rkey_key = 0;
-	op *prev = nullptr, *next = nullptr; /* in ucx_ep::live */
+	op *prev = nullptr, *next = nullptr; /* in ucx_ep::live, or the spare list */
 };
 
 /* The ops UCP holds, linked through the ops themselves: no allocation or
@@ -161,14 +167,15 @@ inline constexpr uint32_t ep_magic = 0x55435845; /* "UCXE" */
  * Direct-mapped by id; filled on first sight (found entries only: an id
  * the AV does not hold yet is looked up again next time), an fi_addr's
  * slots dropped by fi_av_remove's notice, and each use checked against
- * the AV's entry_stamp (an entry removed or replaced, here or by another
- * process of a shared AV, changes it). */
+ * the AV's change count (av::change_count: any insert, remove or user id
+ * change, here or by another process of a shared AV, moves it). */
 struct source_cache {
 	static constexpr size_t n = 256;
 	struct ent {
 		uint32_t id = 0; /* 0: empty (no sender has id 0) */
 		fi_addr_t addr = FI_ADDR_NOTAVAIL;
-		uint64_t stamp = 0;
+		fi_addr_t src = FI_ADDR_NOTAVAIL; /* what completions report (av::source_id) */
+		uint64_t gen = 0;		  /* the change count it was found at */
 	};
 	ent e[n];
 	ent &slot(uint32_t id) noexcept { return e[(id ^ (id >> 8)) & (n - 1)]; }
@@ -177,6 +184,31 @@ struct source_cache {
 		for (ent &x : e)
 			if (x.id && x.addr == a)
 				x = ent{};
+	}
+};
+
+/* The peers sent to last, by fi_addr (direct-mapped over ucx_ep::peers,
+ * which owns them): a send finds its UCP endpoint without hashing.  A
+ * slot is dropped with its peer; a peer whose UCP endpoint went (failed)
+ * is not taken from it. */
+struct peer_cache {
+	static constexpr size_t n = 64;
+	peer *e[n] = {};
+	peer *find(fi_addr_t a) const noexcept
+	{
+		peer *p = e[a & (n - 1)];
+		return p && p->addr == a && p->ep ? p : nullptr;
+	}
+	void put(peer *p) noexcept { e[p->addr & (n - 1)] = p; }
+	void drop(const peer *p) noexcept
+	{
+		if (e[p->addr & (n - 1)] == p)
+			e[p->addr & (n - 1)] = nullptr;
+	}
+	void clear() noexcept
+	{
+		for (peer *&p : e)
+			p = nullptr;
 	}
 };
 
@@ -189,15 +221,22 @@ struct ucx_ep {
 	uint32_t id = 0; /* our sender id */
 	std::vector<char> name; /* our address */
 	std::unordered_map<fi_addr_t, std::unique_ptr<peer>> peers;
+	peer_cache pc; /* over peers */
 	source_cache sources; /* FI_SOURCE (source_of) */
+	const uint64_t *av_gen = nullptr; /* av::change_count of the bound AV, from fi_enable */
 	/* Peers whose sender id we answered rkey requests from (no AV entry needed). */
 	std::unordered_map<uint32_t, ucp_ep_h> repliers;
 	op_list live;		      /* every op UCP holds */
-	std::vector<op *> spare;      /* freed ops kept for reuse (up to spare_max, reserved) */
+	op *spare = nullptr;	      /* freed ops kept for reuse (up to spare_max), through next */
+	size_t nspare = 0;
 	std::vector<void *> closes;  /* ucp_ep_close_nbx requests still running */
 	/* Claimed messages (FI_PEEK | FI_CLAIM), by the context of the peek. */
 	std::unordered_map<void *, std::pair<ucp_tag_message_h, ucp_tag_recv_info_t>> claimed;
 	op *ctrl = nullptr; /* the posted receive of control messages */
+	/* The receive being posted (post_recv): its callback, when UCP runs
+	 * it inside the call, clears this to say o and its request are gone. */
+	op *posting = nullptr;
+	ucp_datatype_t small_dt = 0; /* msg.cpp: receives of up to small_recv bytes */
 	size_t tx_busy = 0, rx_busy = 0;
 	bool directed = false;
 	bool want_auto = false;
@@ -212,10 +251,18 @@ struct ucx_ep {
 /* fi_ops_domain::endpoint (ep.cpp). */
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
 
-ucx_ep *ep_of(fid *f) noexcept;
+/* Our endpoint behind f, nullptr when it is none (inline: every data
+ * call starts here). */
+inline ucx_ep *ep_of(fid *f) noexcept
+{
+	if (!f || f->fclass != FI_CLASS_EP)
+		return nullptr;
+	auto *ep = container_of_fid<ucx_ep>(reinterpret_cast<fid_ep *>(f));
+	return ep->magic == ep_magic ? ep : nullptr;
+}
 inline ucx_ep *ep_of(fid_ep *e) noexcept
 {
-	return ep_of(&e->fid);
+	return e ? ep_of(&e->fid) : nullptr;
 }
 
 /* Under b.mtx: runs the worker until it has nothing more to do. */
@@ -226,14 +273,66 @@ void progress_cb(void *arg) noexcept;
 /* Under b.mtx: the peer of fi_addr a, its UCP endpoint made now if need be;
  * nullptr with *err set when a names no address or UCX refuses it. */
 peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err);
+/* Under b.mtx, what every send and RMA checks last: an inject that may
+ * not be one (bad_inject: len bytes against inject_size, logged), room
+ * for one more transmit (progressed once when there is none: else
+ * -FI_EAGAIN), and the peer of fi_addr a into *p.  0 or a negative errno. */
+int tx_checks(ucx_ep *ep, const char *where, bool bad_inject, size_t len, fi_addr_t a, peer **p);
 /* Under b.mtx: a UCP endpoint to a worker address (err mode PEER). */
 ucp_ep_h connect(ucx_ep *ep, const void *worker, peer *p, const char *where, int *err);
-/* Under b.mtx: the fi_addr of a sender id, FI_ADDR_NOTAVAIL when the AV has none. */
-fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept;
+/* Under b.mtx: the fi_addr of a sender id, FI_ADDR_NOTAVAIL when the AV
+ * has none: from the cache while the AV's change count is what it was
+ * (inline: once per received message), else source_lookup. */
+fi_addr_t source_lookup(ucx_ep *ep, uint32_t id) noexcept;
+inline fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
+{
+	if (ep->av_gen && id) [[likely]] {
+		const source_cache::ent &s = ep->sources.slot(id);
+		if (s.id == id && s.gen == __atomic_load_n(ep->av_gen, __ATOMIC_ACQUIRE)) [[likely]]
+			return s.src;
+	}
+	return source_lookup(ep, id);
+}
 
-/* Ops bookkeeping (under b.mtx). */
-op *new_op(ucx_ep *ep, op_kind k);
-void free_op(op *o) noexcept;
+/* Ops bookkeeping (under b.mtx): from and back to the spare list inline
+ * (once per message each), the rest out of line. */
+op *new_op_alloc(ucx_ep *ep, op_kind k);
+void free_op_slow(op *o) noexcept;
+inline op *new_op(ucx_ep *ep, op_kind k)
+{
+	op *o = ep->spare;
+	if (!o) [[unlikely]]
+		return new_op_alloc(ep, k);
+	ep->spare = o->next;
+	ep->nspare--;
+	o->ep = ep;
+	o->kind = k;
+	ep->live.insert(o);
+	return o;
+}
+inline void free_op(op *o) noexcept
+{
+	ucx_ep *ep = o->ep;
+	if (ep->nspare >= spare_max || ep->closing) [[unlikely]] {
+		free_op_slow(o);
+		return;
+	}
+	ep->live.erase(o);
+	/* The state in one assignment, not *o = op{}: that builds and moves
+	 * a whole op per message; the buffers keep their capacity for reuse
+	 * (an inject's copy allocates once).  From a constant: a temporary
+	 * made GCC emit rep stos. */
+	static constexpr op_state blank{};
+	static_cast<op_state &>(*o) = blank;
+	o->copy.clear();
+	o->liov.clear();
+	o->next = ep->spare;
+	ep->spare = o;
+	ep->nspare++;
+}
+/* An inject's payload: the count buffers of iov (len bytes in all) into
+ * o->copy, since the caller's are free on return. */
+void gather(op *o, const iovec *iov, size_t count, size_t len);
 /* Transmit-side completion of o (send or RMA; err a positive FI_E* or 0);
  * frees o. */
 void complete_tx(op *o, int err);
@@ -249,6 +348,19 @@ void tx_done(op *o, ucs_status_t s, const char *where);
 /* msg.cpp */
 ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x);
 ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x);
+/* The endpoint's data ops (prov::ep_ops over do_send, do_recv, do_rma and
+ * the short paths of fi_inject and fi_recv), made in msg.cpp so that the
+ * short paths inline into the entry points. */
+struct data_tables {
+	fi_ops_msg *msg;
+	fi_ops_rma *rma;
+	fi_ops_tagged *tagged;
+	fi_ops_atomic *atomic;
+};
+data_tables data_ops() noexcept;
+/* The receive datatype of up to 4 KiB that keeps a truncated message's
+ * first bytes (0 when UCX refused it). */
+ucp_datatype_t small_datatype() noexcept;
 int cancel_locked(ucx_ep *ep, void *context);
 /* A peer died: its directed receives fail (the worker's UCP fails its sends). */
 void fail_directed(ucx_ep *ep, uint32_t id);
