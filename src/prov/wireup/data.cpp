@@ -100,11 +100,45 @@ prov::msg_xfer rx_xfer(const char *where, const iovec *iov, void **desc, size_t 
 	return x;
 }
 
+/* fi_recv / fi_trecv: one buffer posted straight into the shared context
+ * (no descriptor built, no classification: a one-buffer receive has no
+ * FI_PEEK and no iovec to check); prov::general_path when do_recv must
+ * take the call (it refuses and logs).  The sub-endpoints hear of room
+ * only when the receive took a queued message: otherwise what they set
+ * aside could not have moved on. */
+template <bool Tagged>
+ssize_t recv_one(wx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx)
+{
+	const fi_info *info = ep->info;
+	uint64_t flags = info->rx_attr->op_flags;
+	if (!(info->caps & (Tagged ? FI_TAGGED : FI_MSG)) || !info->rx_attr->iov_limit ||
+	    ((flags & FI_MULTI_RECV) && Tagged) || !ep->enabled)
+		return prov::general_path;
+	unsigned fl;
+	{
+		std::unique_lock g(ep->mtx);
+		if (ep->rx.full())
+			return prov::general_path;
+		match::engine &eng = *ep->rx.eng;
+		size_t queued = eng.queued_count(prov::queue_of(Tagged));
+		prov::post_recv1(ep->rx, ep->rb, buf, len, src, tag, ignore, ctx, flags, Tagged);
+		if (eng.queued_count(prov::queue_of(Tagged)) != queued)
+			rx_room(ep);
+		fl = collected(ep);
+	}
+	if (fl)
+		flush(ep, fl);
+	return 0;
+}
+
 template <bool Tagged>
 ssize_t recv1(fid_ep *e, const char *where, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
 	      uint64_t ignore, void *ctx) noexcept
 {
 	return rcall(e, where, [&](wx_ep *ep) {
+		ssize_t r = recv_one<Tagged>(ep, buf, len, src, tag, ignore, ctx);
+		if (r != prov::general_path)
+			return r;
 		iovec v{buf, len};
 		return do_recv(ep, rx_xfer(where, &v, desc ? &desc : nullptr, 1, src, ctx, ep->rb->rx_flags(),
 					   Tagged, tag, ignore));
