@@ -692,8 +692,12 @@ bool push_now(shm_ep *ep, remote *r, wire &c, const prov::msg_xfer &x, size_t le
 
 } // namespace
 
-ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
-		      bool tagged, bool has_data)
+namespace {
+
+/* inject_inline's body, also that of the multiplexer's entry (inject_sub):
+ * nothing in it throws. */
+[[gnu::always_inline]] inline ssize_t inject_cell(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest,
+						  uint64_t tag, uint64_t data, bool tagged, bool has_data) noexcept
 {
 	const fi_info *info = ep->b.info;
 	/* Whatever do_send would refuse, log or queue goes to it. */
@@ -723,6 +727,20 @@ ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, u
 	/* Full, or its owner gone: do_send queues or fails it (nothing
 	 * was pushed). */
 	return r->p->push(c) == 0 ? 0 : prov::general_path;
+}
+
+} // namespace
+
+ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+		      bool tagged, bool has_data) noexcept
+{
+	return inject_cell(ep, buf, len, dest, tag, data, tagged, has_data);
+}
+
+ssize_t inject_sub(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data, bool tagged,
+		   bool has_data) noexcept
+{
+	return inject_cell(container_of_fid<shm_ep>(e), buf, len, dest, tag, data, tagged, has_data);
 }
 
 ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)

@@ -214,9 +214,26 @@ ssize_t m_sendmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
 		return -FI_EINVAL;
 	return fwd(e, m->addr, [&](fid_ep *s) { return s->msg->sendmsg(s, m, flags); });
 }
+/* fi_inject* to a peer on shm tries shm's short path first (no second
+ * look-up and wrapping of the sub-endpoint's ops); what it leaves goes
+ * through the sub-endpoint's ops as every other call. */
+template <bool Tagged, bool Data, class F>
+inline ssize_t inject(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest, uint64_t tag,
+		      F &&general) noexcept
+{
+	wx_ep *ep = wx_of(e);
+	if (ep && ep->shm_inject && shm_route(ep, dest)) [[likely]] {
+		ssize_t r = ep->shm_inject(ep->sub[part_shm], buf, len, dest, tag, data, Tagged, Data);
+		if (r != prov::general_path)
+			return r;
+	}
+	return fwd(e, dest, general);
+}
+
 ssize_t m_inject(fid_ep *e, const void *buf, size_t len, fi_addr_t dest) noexcept
 {
-	return fwd(e, dest, [&](fid_ep *s) { return s->msg->inject(s, buf, len, dest); });
+	return inject<false, false>(e, buf, len, 0, dest, 0,
+				    [&](fid_ep *s) { return s->msg->inject(s, buf, len, dest); });
 }
 ssize_t m_senddata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest,
 		   void *ctx) noexcept
@@ -225,7 +242,8 @@ ssize_t m_senddata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t 
 }
 ssize_t m_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest) noexcept
 {
-	return fwd(e, dest, [&](fid_ep *s) { return s->msg->injectdata(s, buf, len, data, dest); });
+	return inject<false, true>(e, buf, len, data, dest, 0,
+				   [&](fid_ep *s) { return s->msg->injectdata(s, buf, len, data, dest); });
 }
 
 /* ---- fi_ops_tagged ---- */
@@ -248,7 +266,8 @@ ssize_t t_sendmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
 }
 ssize_t t_inject(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag) noexcept
 {
-	return fwd(e, dest, [&](fid_ep *s) { return s->tagged->inject(s, buf, len, dest, tag); });
+	return inject<true, false>(e, buf, len, 0, dest, tag,
+				   [&](fid_ep *s) { return s->tagged->inject(s, buf, len, dest, tag); });
 }
 ssize_t t_senddata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest,
 		   uint64_t tag, void *ctx) noexcept
@@ -257,7 +276,8 @@ ssize_t t_senddata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t 
 }
 ssize_t t_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest, uint64_t tag) noexcept
 {
-	return fwd(e, dest, [&](fid_ep *s) { return s->tagged->injectdata(s, buf, len, data, dest, tag); });
+	return inject<true, true>(e, buf, len, data, dest, tag,
+				  [&](fid_ep *s) { return s->tagged->injectdata(s, buf, len, data, dest, tag); });
 }
 
 /* ---- fi_ops_rma ---- */
