@@ -110,7 +110,7 @@ template <bool Tagged>
 ssize_t recv_one(wx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx)
 {
 	const fi_info *info = ep->info;
-	uint64_t flags = info->rx_attr->op_flags;
+	uint64_t flags = ep->rb->rx_flags(); /* FI_SETOPSFLAG sets the sub-endpoints' */
 	if (!(info->caps & (Tagged ? FI_TAGGED : FI_MSG)) || !info->rx_attr->iov_limit ||
 	    ((flags & FI_MULTI_RECV) && Tagged) || !ep->enabled)
 		return prov::general_path;
