@@ -4,8 +4,10 @@
  * table, arguments unchanged: the sub-endpoint checks, logs and completes
  * it as for its own application.  That is why these are not ep_ops.h
  * tables: those rebuild every call as an xfer for an engine, and the
- * sub-endpoint would rebuild it again.  Receives are posted here, into the
- * receive context both sub-endpoints take messages from. */
+ * sub-endpoint would rebuild it again.  fi_inject* to a peer on shm first
+ * tries shm's inject short path directly (prov::sub_ops::inject).  Receives
+ * are posted here, into the receive context both sub-endpoints take
+ * messages from (fi_recv / fi_trecv through a one-buffer short path). */
 #include "config.h"
 
 #include "core/log.h"

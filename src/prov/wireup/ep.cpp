@@ -54,15 +54,6 @@ int64_t mono_ns() noexcept
 	return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
-/* Every CQ and counter read: shm always, tcp only every (poll_mask+1)-th
- * call unless a transfer went through it lately (tcp_hot), so an idle tcp
- * side (an epoll_wait per call) costs shm's latency nothing.  With no tcp
- * connection at all there is only the listener to poll, for a peer's first
- * connect, which tolerates some microseconds: such a call polls it only
- * when idle_ns passed since the last time (a clock read, no syscall), which
- * makes a busy shm ping-pong's syscalls per message near zero and a slow
- * poller's (calls far apart) unchanged.  The counters are plain loads and
- * stores: a lost increment only moves the next poll. */
 /* A call on which tcp may be due (out of line, and ending in shm's
  * progress, so that wx_progress keeps no stack frame): hot is tcp_hot as
  * wx_progress read it. */
@@ -82,7 +73,16 @@ int64_t mono_ns() noexcept
 	ep->spf[part_shm].fn(ep->spf[part_shm].arg);
 }
 
-/* shm's progress is the tail call of the common call. */
+/* Every CQ and counter read: shm always, tcp only every (poll_mask+1)-th
+ * call unless a transfer went through it lately (tcp_hot), so an idle tcp
+ * side (an epoll_wait per call) costs shm's latency nothing.  With no tcp
+ * connection at all there is only the listener to poll, for a peer's first
+ * connect, which tolerates some microseconds: such a call polls it only
+ * when idle_ns passed since the last time (a clock read, no syscall), which
+ * makes a busy shm ping-pong's syscalls per message near zero and a slow
+ * poller's (calls far apart) unchanged.  The counters are plain loads and
+ * stores: a lost increment only moves the next poll.  shm's progress is
+ * the tail call of the common call (tcp's turn decided first). */
 void wx_progress(void *arg) noexcept
 {
 	auto *ep = static_cast<wx_ep *>(arg);
