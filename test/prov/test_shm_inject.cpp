@@ -39,14 +39,7 @@ TEST_P(shm_inject, a_bound_send_counter_counts_every_inject)
 	/* Counters bind before fi_enable: a third endpoint of the pair's domain. */
 	rdm_ep c(p.env);
 	ASSERT_NE(c.ep, nullptr);
-	ASSERT_EQ(fi_close(&c.ep->fid), 0);
-	c.ep = nullptr;
-	ASSERT_EQ(fi_endpoint(p.env.domain, p.env.info, &c.ep, nullptr), 0);
-	ASSERT_EQ(fi_ep_bind(c.ep, &c.tx->fid, FI_TRANSMIT), 0);
-	ASSERT_EQ(fi_ep_bind(c.ep, &c.rx->fid, FI_RECV), 0);
-	ASSERT_EQ(fi_ep_bind(c.ep, &c.av->fid, 0), 0);
-	ASSERT_EQ(fi_ep_bind(c.ep, &sent->fid, FI_SEND), 0);
-	ASSERT_EQ(fi_enable(c.ep), 0);
+	ASSERT_NO_FATAL_FAILURE(c.reopen(p.env, 0, sent));
 	fi_addr_t c_to_b = c.insert(p.b);
 	constexpr int n = 50;
 	for (int i = 0; i < n; i++) {

@@ -545,17 +545,7 @@ TEST(wireup_opsflag, recv_ops_flags_set_by_fi_control_reach_fi_recv)
 		/* A receiver whose receive CQ is bound with FI_SELECTIVE_COMPLETION. */
 		rdm_ep c(p.env);
 		ASSERT_NE(c.ep, nullptr);
-		ASSERT_EQ(fi_close(&c.ep->fid), 0);
-		c.ep = nullptr;
-		ASSERT_EQ(fi_endpoint(p.env.domain, p.env.info, &c.ep, nullptr), 0);
-		ASSERT_EQ(fi_ep_bind(c.ep, &c.tx->fid, FI_TRANSMIT), 0);
-		ASSERT_EQ(fi_ep_bind(c.ep, &c.rx->fid, FI_RECV | FI_SELECTIVE_COMPLETION), 0);
-		ASSERT_EQ(fi_ep_bind(c.ep, &c.av->fid, 0), 0);
-		ASSERT_EQ(fi_enable(c.ep), 0);
-		size_t len = 256;
-		c.name.assign(len, 0);
-		ASSERT_EQ(fi_getname(&c.ep->fid, c.name.data(), &len), 0);
-		c.name.resize(len);
+		ASSERT_NO_FATAL_FAILURE(c.reopen(p.env, FI_SELECTIVE_COMPLETION));
 		fi_addr_t a_to_c = p.a.insert(c);
 		uint64_t v1 = 11, v2 = 22, got1 = 0, got2 = 0;
 		int ctx1 = 0, ctx2 = 0;
