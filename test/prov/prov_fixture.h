@@ -304,6 +304,27 @@ struct rdm_ep {
 		av = nullptr;
 		tx = rx = nullptr;
 	}
+	/* Opens the endpoint again (the old one closed) with what must be bound
+	 * before fi_enable: rx_flags on the receive CQ binding, a send counter. */
+	void reopen(prov_env &env, uint64_t rx_flags = 0, fid_cntr *sent = nullptr)
+	{
+		if (ep) {
+			ASSERT_EQ(fi_close(&ep->fid), 0);
+		}
+		ep = nullptr;
+		ASSERT_EQ(fi_endpoint(env.domain, env.info, &ep, nullptr), 0);
+		ASSERT_EQ(fi_ep_bind(ep, &tx->fid, FI_TRANSMIT), 0);
+		ASSERT_EQ(fi_ep_bind(ep, &rx->fid, FI_RECV | rx_flags), 0);
+		ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
+		if (sent) {
+			ASSERT_EQ(fi_ep_bind(ep, &sent->fid, FI_SEND), 0);
+		}
+		ASSERT_EQ(fi_enable(ep), 0);
+		size_t len = 256;
+		name.assign(len, 0);
+		ASSERT_EQ(fi_getname(&ep->fid, name.data(), &len), 0);
+		name.resize(len);
+	}
 	fi_addr_t insert(const rdm_ep &peer)
 	{
 		fi_addr_t a = FI_ADDR_NOTAVAIL;

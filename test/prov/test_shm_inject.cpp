@@ -1,4 +1,4 @@
-/* shm provider: fi_inject's short path (inject_inline, issue 14's 8 B
+/* shm provider (and wireup over it): fi_inject's short path (inject_inline, issue 14's 8 B
  * latency) hands every call it cannot finish alone to the general one:
  * a bound send counter still counts each inject, and injects that find
  * the peer's queue full (queued by the general path) and those after them
@@ -23,9 +23,13 @@ using namespace wu::test;
 
 namespace {
 
-TEST(shm_inject, a_bound_send_counter_counts_every_inject)
+/* shm, and the multiplexer whose fi_inject* to a peer on this host enters
+ * the same short path directly (prov::sub_ops::inject). */
+class shm_inject : public ::testing::TestWithParam<const char *> {};
+
+TEST_P(shm_inject, a_bound_send_counter_counts_every_inject)
 {
-	rdm_pair p("shm", FI_MSG | FI_TAGGED);
+	rdm_pair p(GetParam(), FI_MSG | FI_TAGGED);
 	ASSERT_NE(p.a.ep, nullptr);
 	ASSERT_NE(p.b.ep, nullptr);
 	fi_cntr_attr ca{};
@@ -35,14 +39,7 @@ TEST(shm_inject, a_bound_send_counter_counts_every_inject)
 	/* Counters bind before fi_enable: a third endpoint of the pair's domain. */
 	rdm_ep c(p.env);
 	ASSERT_NE(c.ep, nullptr);
-	ASSERT_EQ(fi_close(&c.ep->fid), 0);
-	c.ep = nullptr;
-	ASSERT_EQ(fi_endpoint(p.env.domain, p.env.info, &c.ep, nullptr), 0);
-	ASSERT_EQ(fi_ep_bind(c.ep, &c.tx->fid, FI_TRANSMIT), 0);
-	ASSERT_EQ(fi_ep_bind(c.ep, &c.rx->fid, FI_RECV), 0);
-	ASSERT_EQ(fi_ep_bind(c.ep, &c.av->fid, 0), 0);
-	ASSERT_EQ(fi_ep_bind(c.ep, &sent->fid, FI_SEND), 0);
-	ASSERT_EQ(fi_enable(c.ep), 0);
+	ASSERT_NO_FATAL_FAILURE(c.reopen(p.env, 0, sent));
 	fi_addr_t c_to_b = c.insert(p.b);
 	constexpr int n = 50;
 	for (int i = 0; i < n; i++) {
@@ -70,12 +67,12 @@ TEST(shm_inject, a_bound_send_counter_counts_every_inject)
 	EXPECT_EQ(fi_close(&sent->fid), 0);
 }
 
-TEST(shm_inject, injects_past_a_full_queue_arrive_in_order_with_their_data)
+TEST_P(shm_inject, injects_past_a_full_queue_arrive_in_order_with_their_data)
 {
 	/* A queue of 4 cells: most of the injects find it full and queue
 	 * (general path); the ones after them must not overtake them. */
 	setenv("FI_SHM_QUEUE_CELLS", "4", 1);
-	rdm_pair p("shm", FI_MSG | FI_TAGGED);
+	rdm_pair p(GetParam(), FI_MSG | FI_TAGGED);
 	unsetenv("FI_SHM_QUEUE_CELLS");
 	ASSERT_NE(p.a.ep, nullptr);
 	ASSERT_NE(p.b.ep, nullptr);
@@ -109,9 +106,9 @@ TEST(shm_inject, injects_past_a_full_queue_arrive_in_order_with_their_data)
 	}
 }
 
-TEST(shm_inject, refusals_are_the_general_paths)
+TEST_P(shm_inject, refusals_are_the_general_paths)
 {
-	rdm_pair p("shm", FI_MSG);
+	rdm_pair p(GetParam(), FI_MSG);
 	ASSERT_NE(p.a.ep, nullptr);
 	uint64_t v = 1;
 	/* Not in the AV; above inject_size. */
@@ -124,5 +121,7 @@ TEST(shm_inject, refusals_are_the_general_paths)
 	EXPECT_EQ(fi_inject(e, &v, sizeof v, 0), -FI_EOPBADSTATE);
 	EXPECT_EQ(fi_close(&e->fid), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(providers, shm_inject, ::testing::Values("shm", "wireup"));
 
 } // namespace

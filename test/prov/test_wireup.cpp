@@ -530,3 +530,43 @@ TEST_F(wireup_env, av_remove_racing_sends_leaves_no_stale_route)
 }
 
 } // namespace
+
+namespace {
+
+/* fi_control(FI_SETOPSFLAG) on the receive side sets the op flags fi_recv
+ * takes (here FI_COMPLETION under FI_SELECTIVE_COMPLETION): wireup's short
+ * receive path must read them where fi_control wrote them, as shm does. */
+TEST(wireup_opsflag, recv_ops_flags_set_by_fi_control_reach_fi_recv)
+{
+	for (const char *prov : {"shm", "wireup"}) {
+		SCOPED_TRACE(prov);
+		rdm_pair p(prov, FI_MSG);
+		ASSERT_NE(p.a.ep, nullptr);
+		/* A receiver whose receive CQ is bound with FI_SELECTIVE_COMPLETION. */
+		rdm_ep c(p.env);
+		ASSERT_NE(c.ep, nullptr);
+		ASSERT_NO_FATAL_FAILURE(c.reopen(p.env, FI_SELECTIVE_COMPLETION));
+		fi_addr_t a_to_c = p.a.insert(c);
+		uint64_t v1 = 11, v2 = 22, got1 = 0, got2 = 0;
+		int ctx1 = 0, ctx2 = 0;
+		/* The op flags as opened (no FI_COMPLETION): the message lands, no completion. */
+		ASSERT_EQ(fi_recv(c.ep, &got1, sizeof got1, nullptr, FI_ADDR_UNSPEC, &ctx1), 0);
+		ASSERT_EQ(fi_send(p.a.ep, &v1, sizeof v1, nullptr, a_to_c, nullptr), 0);
+		for (int i = 0; i < 100000 && got1 != v1; i++)
+			spin({c.rx, p.a.tx}, 1);
+		ASSERT_EQ(got1, v1);
+		spin({c.rx, p.a.tx}, 100);
+		fi_cq_tagged_entry e{};
+		EXPECT_EQ(fi_cq_read(c.rx, &e, 1), -FI_EAGAIN);
+		/* FI_COMPLETION set through fi_control: the next receive completes. */
+		uint64_t fl = FI_RECV | FI_COMPLETION;
+		ASSERT_EQ(fi_control(&c.ep->fid, FI_SETOPSFLAG, &fl), 0);
+		ASSERT_EQ(fi_recv(c.ep, &got2, sizeof got2, nullptr, FI_ADDR_UNSPEC, &ctx2), 0);
+		ASSERT_EQ(fi_send(p.a.ep, &v2, sizeof v2, nullptr, a_to_c, nullptr), 0);
+		ASSERT_EQ(wait_one(c.rx, e, nullptr, {p.a.tx}), 1);
+		EXPECT_EQ(e.op_context, &ctx2);
+		EXPECT_EQ(got2, v2);
+	}
+}
+
+} // namespace

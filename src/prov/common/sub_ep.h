@@ -40,6 +40,13 @@ struct sub_ops {
 	 * moves on whatever it set aside for want of room (shm's messages
 	 * parked at FI_SHM_UNEXP_LIMIT), as its own receive calls do. */
 	void (*rx_room)(fid_ep *ep) noexcept = nullptr;
+	/* Optional: fi_inject / fi_tinject / fi_injectdata / fi_tinjectdata's
+	 * short path (an ep_ops.h traits inject hook) on one of its endpoints,
+	 * without the look-up and wrapping of its ops table: the multiplexer
+	 * opened ep, so ep is the provider's.  Returns prov::general_path,
+	 * having changed nothing, when the call must go through ep's ops. */
+	ssize_t (*inject)(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+			  bool tagged, bool has_data) noexcept = nullptr;
 };
 
 } // namespace wu::prov

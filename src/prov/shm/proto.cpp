@@ -664,27 +664,48 @@ void progress_cb(void *arg) noexcept
 
 namespace {
 
+/* Every header field of a message cell of len bytes (K_INLINE: len <=
+ * inline_max; K_BOUNCE: its slot in arg) to the peer that knows us as
+ * sender; the payload is the caller's to copy. */
+inline void msg_cell(shm_tp::cell &c, cell_kind kind, uint32_t sender, size_t len, bool tagged, uint64_t tag,
+		     bool has_data, uint64_t data, uint64_t arg = 0) noexcept
+{
+	c.kind = kind;
+	c.flags = uint8_t((tagged ? F_TAGGED : 0) | (has_data ? F_DATA : 0));
+	c.inline_len = uint16_t(kind == K_INLINE ? len : 0);
+	c.sender = sender;
+	c.tag = tagged ? tag : 0;
+	c.cq_data = has_data ? data : 0;
+	c.len = len;
+	c.arg = arg;
+}
+
 /* An eager send pushed at once when nothing waits ahead of it for r;
  * false when it must take the queued path (hello not answered, backlog,
- * queue or bounce pool full, push error: send_cell deals with those). */
-bool push_now(shm_ep *ep, remote *r, wire &c, const prov::msg_xfer &x, size_t len)
+ * queue or bounce pool full, push error: send_cell deals with those).
+ * Called before do_send builds its queued cell: it costs nothing then. */
+bool push_now(shm_ep *ep, remote *r, const prov::msg_xfer &x, size_t len)
 {
 	if (!r->backlog.empty() || r->id_there == no_slot)
 		return false;
-	c.sender = r->id_there;
+	bool has_data = x.flags & FI_REMOTE_CQ_DATA;
+	shm_tp::cell c;
 	if (len <= shm_tp::inline_max) {
-		c.inline_len = uint16_t(len);
-		copy_from_iov(x.iov, x.count, 0, c.data, len);
-		return push(r, c) == 0;
+		/* One cell written straight from the caller's buffers. */
+		msg_cell(c, K_INLINE, r->id_there, len, x.tagged, x.tag, has_data, x.data);
+		if (x.count == 1)
+			copy_small(c.data, x.iov[0].iov_base, len);
+		else
+			copy_from_iov(x.iov, x.count, 0, c.data, len);
+		return r->p->push(c) == 0;
 	}
 	int slot = ep->rg->bounce_get();
 	if (slot < 0)
 		return false;
 	copy_from_iov(x.iov, x.count, 0, ep->rg->bounce_addr(slot), len);
-	wire b = c;
-	b.kind = K_BOUNCE;
-	b.arg = uint64_t(slot);
-	if (push(r, b) == 0)
+	msg_cell(c, K_BOUNCE, r->id_there, len, x.tagged, x.tag, has_data, x.data, uint64_t(slot));
+	memset(c.data, 0, sizeof c.data); /* no stack bytes into the peer's queue */
+	if (r->p->push(c) == 0)
 		return true;
 	ep->rg->bounce_put(slot);
 	return false;
@@ -692,8 +713,12 @@ bool push_now(shm_ep *ep, remote *r, wire &c, const prov::msg_xfer &x, size_t le
 
 } // namespace
 
-ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
-		      bool tagged, bool has_data)
+namespace {
+
+/* inject_inline's body, also that of the multiplexer's entry (inject_sub):
+ * nothing in it throws. */
+[[gnu::always_inline]] inline ssize_t inject_cell(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest,
+						  uint64_t tag, uint64_t data, bool tagged, bool has_data) noexcept
 {
 	const fi_info *info = ep->b.info;
 	/* Whatever do_send would refuse, log or queue goes to it. */
@@ -711,18 +736,25 @@ ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, u
 	if (r->dead || r->id_there == no_slot || !r->backlog.empty())
 		return prov::general_path;
 	shm_tp::cell c;
-	c.kind = K_INLINE;
-	c.flags = uint8_t((tagged ? F_TAGGED : 0) | (has_data ? F_DATA : 0));
-	c.inline_len = uint16_t(len);
-	c.sender = r->id_there;
-	c.tag = tagged ? tag : 0;
-	c.cq_data = has_data ? data : 0;
-	c.len = len;
-	c.arg = 0;
+	msg_cell(c, K_INLINE, r->id_there, len, tagged, tag, has_data, data);
 	copy_small(c.data, buf, len);
 	/* Full, or its owner gone: do_send queues or fails it (nothing
 	 * was pushed). */
 	return r->p->push(c) == 0 ? 0 : prov::general_path;
+}
+
+} // namespace
+
+ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+		      bool tagged, bool has_data) noexcept
+{
+	return inject_cell(ep, buf, len, dest, tag, data, tagged, has_data);
+}
+
+ssize_t inject_sub(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data, bool tagged,
+		   bool has_data) noexcept
+{
+	return inject_cell(container_of_fid<shm_ep>(e), buf, len, dest, tag, data, tagged, has_data);
 }
 
 ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
@@ -759,29 +791,15 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 		if (r->dead)
 			return -FI_EHOSTDOWN;
 		bool want = !x.inject_api && (!ep->b.tx_sel || (x.flags & FI_COMPLETION));
-		/* Fastest path: an inline message with nothing queued ahead is
-		 * one cell written straight from the caller's buffer. */
-		if (len <= shm_tp::inline_max && r->id_there != no_slot && r->backlog.empty()) {
-			shm_tp::cell c;
-			c.kind = K_INLINE;
-			c.flags = uint8_t((x.tagged ? F_TAGGED : 0) | ((x.flags & FI_REMOTE_CQ_DATA) ? F_DATA : 0));
-			c.inline_len = uint16_t(len);
-			c.sender = r->id_there;
-			c.tag = x.tagged ? x.tag : 0;
-			c.cq_data = (x.flags & FI_REMOTE_CQ_DATA) ? x.data : 0;
-			c.len = len;
-			c.arg = 0;
-			if (x.count == 1 && len)
-				memcpy(c.data, x.iov[0].iov_base, len);
-			else
-				copy_from_iov(x.iov, x.count, 0, c.data, len);
-			if (r->p->push(c) == 0) {
-				if (want || ep->b.c_send)
-					ep->b.complete_tx(OP_SEND, x.tagged, x.context, 0, want, 0);
-				flush_needed = !ep->b.comps.empty();
-				goto done;
-			}
-			/* Full, or its owner gone: the queued path sorts it out. */
+		bool eager = len <= ep->rg->bounce_size();
+		/* Fast path: nothing queued ahead, so the cell goes out now and
+		 * the send completes at once, with no txop on the heap and the
+		 * payload copied once, straight into the cell or bounce slot. */
+		if (eager && push_now(ep, r, x, len)) {
+			if (want || ep->b.c_send)
+				ep->b.complete_tx(OP_SEND, x.tagged, x.context, 0, want, 0);
+			flush_needed = !ep->b.comps.empty();
+			goto done;
 		}
 		pending p;
 		p.c.kind = K_INLINE;
@@ -789,16 +807,6 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 		p.c.tag = x.tagged ? x.tag : 0;
 		p.c.cq_data = (x.flags & FI_REMOTE_CQ_DATA) ? x.data : 0;
 		p.c.len = len;
-		bool eager = len <= ep->rg->bounce_size();
-		/* Fast path: nothing queued ahead, so the cell goes out now and
-		 * the send completes at once, with no txop on the heap and the
-		 * payload copied once, straight into the bounce slot. */
-		if (eager && push_now(ep, r, p.c, x, len)) {
-			if (want || ep->b.c_send)
-				ep->b.complete_tx(OP_SEND, x.tagged, x.context, 0, want, 0);
-			flush_needed = !ep->b.comps.empty();
-			goto done;
-		}
 		txop *o = nullptr;
 		if (want || !eager || ep->b.c_send) {
 			o = new txop();

@@ -333,7 +333,11 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x);
  * cell written from the caller's buffer; prov::general_path when do_send
  * must take the call (its checks log why a call is refused). */
 ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
-		      bool tagged, bool has_data);
+		      bool tagged, bool has_data) noexcept;
+/* inject_inline on an endpoint of ep_open's without its look-up: the
+ * multiplexer's entry (prov::sub_ops::inject). */
+ssize_t inject_sub(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data, bool tagged,
+		   bool has_data) noexcept;
 /* A peer is gone: every operation waiting on it fails. */
 void peer_dead(shm_ep *ep, remote *r, const char *why);
 bool use_cma(shm_ep *ep, remote *r);

@@ -55,7 +55,7 @@ void rx_room(fid_ep *e) noexcept
 	});
 }
 
-const prov::sub_ops ops = {"shm", ep_open, base_of, lend_rx, nullptr, rx_room};
+const prov::sub_ops ops = {"shm", ep_open, base_of, lend_rx, nullptr, rx_room, inject_sub};
 
 } // namespace
 

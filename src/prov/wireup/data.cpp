@@ -4,8 +4,10 @@
  * table, arguments unchanged: the sub-endpoint checks, logs and completes
  * it as for its own application.  That is why these are not ep_ops.h
  * tables: those rebuild every call as an xfer for an engine, and the
- * sub-endpoint would rebuild it again.  Receives are posted here, into the
- * receive context both sub-endpoints take messages from. */
+ * sub-endpoint would rebuild it again.  fi_inject* to a peer on shm first
+ * tries shm's inject short path directly (prov::sub_ops::inject).  Receives
+ * are posted here, into the receive context both sub-endpoints take
+ * messages from (fi_recv / fi_trecv through a one-buffer short path). */
 #include "config.h"
 
 #include "core/log.h"
@@ -100,11 +102,45 @@ prov::msg_xfer rx_xfer(const char *where, const iovec *iov, void **desc, size_t 
 	return x;
 }
 
+/* fi_recv / fi_trecv: one buffer posted straight into the shared context
+ * (no descriptor built, no classification: a one-buffer receive has no
+ * FI_PEEK and no iovec to check); prov::general_path when do_recv must
+ * take the call (it refuses and logs).  The sub-endpoints hear of room
+ * only when the receive took a queued message: otherwise what they set
+ * aside could not have moved on. */
+template <bool Tagged>
+ssize_t recv_one(wx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx)
+{
+	const fi_info *info = ep->info;
+	uint64_t flags = ep->rb->rx_flags(); /* FI_SETOPSFLAG sets the sub-endpoints' */
+	if (!(info->caps & (Tagged ? FI_TAGGED : FI_MSG)) || !info->rx_attr->iov_limit ||
+	    ((flags & FI_MULTI_RECV) && Tagged) || !ep->enabled)
+		return prov::general_path;
+	unsigned fl;
+	{
+		std::unique_lock g(ep->mtx);
+		if (ep->rx.full())
+			return prov::general_path;
+		match::engine &eng = *ep->rx.eng;
+		size_t queued = eng.queued_count(prov::queue_of(Tagged));
+		prov::post_recv1(ep->rx, ep->rb, buf, len, src, tag, ignore, ctx, flags, Tagged);
+		if (eng.queued_count(prov::queue_of(Tagged)) != queued)
+			rx_room(ep);
+		fl = collected(ep);
+	}
+	if (fl)
+		flush(ep, fl);
+	return 0;
+}
+
 template <bool Tagged>
 ssize_t recv1(fid_ep *e, const char *where, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
 	      uint64_t ignore, void *ctx) noexcept
 {
 	return rcall(e, where, [&](wx_ep *ep) {
+		ssize_t r = recv_one<Tagged>(ep, buf, len, src, tag, ignore, ctx);
+		if (r != prov::general_path)
+			return r;
 		iovec v{buf, len};
 		return do_recv(ep, rx_xfer(where, &v, desc ? &desc : nullptr, 1, src, ctx, ep->rb->rx_flags(),
 					   Tagged, tag, ignore));
@@ -180,9 +216,26 @@ ssize_t m_sendmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
 		return -FI_EINVAL;
 	return fwd(e, m->addr, [&](fid_ep *s) { return s->msg->sendmsg(s, m, flags); });
 }
+/* fi_inject* to a peer on shm tries shm's short path first (no second
+ * look-up and wrapping of the sub-endpoint's ops); what it leaves goes
+ * through the sub-endpoint's ops as every other call. */
+template <bool Tagged, bool Data, class F>
+inline ssize_t inject(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest, uint64_t tag,
+		      F &&general) noexcept
+{
+	wx_ep *ep = wx_of(e);
+	if (ep && ep->shm_inject && shm_route(ep, dest)) [[likely]] {
+		ssize_t r = ep->shm_inject(ep->sub[part_shm], buf, len, dest, tag, data, Tagged, Data);
+		if (r != prov::general_path)
+			return r;
+	}
+	return fwd(e, dest, general);
+}
+
 ssize_t m_inject(fid_ep *e, const void *buf, size_t len, fi_addr_t dest) noexcept
 {
-	return fwd(e, dest, [&](fid_ep *s) { return s->msg->inject(s, buf, len, dest); });
+	return inject<false, false>(e, buf, len, 0, dest, 0,
+				    [&](fid_ep *s) { return s->msg->inject(s, buf, len, dest); });
 }
 ssize_t m_senddata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest,
 		   void *ctx) noexcept
@@ -191,7 +244,8 @@ ssize_t m_senddata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t 
 }
 ssize_t m_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest) noexcept
 {
-	return fwd(e, dest, [&](fid_ep *s) { return s->msg->injectdata(s, buf, len, data, dest); });
+	return inject<false, true>(e, buf, len, data, dest, 0,
+				   [&](fid_ep *s) { return s->msg->injectdata(s, buf, len, data, dest); });
 }
 
 /* ---- fi_ops_tagged ---- */
@@ -214,7 +268,8 @@ ssize_t t_sendmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
 }
 ssize_t t_inject(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag) noexcept
 {
-	return fwd(e, dest, [&](fid_ep *s) { return s->tagged->inject(s, buf, len, dest, tag); });
+	return inject<true, false>(e, buf, len, 0, dest, tag,
+				   [&](fid_ep *s) { return s->tagged->inject(s, buf, len, dest, tag); });
 }
 ssize_t t_senddata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t data, fi_addr_t dest,
 		   uint64_t tag, void *ctx) noexcept
@@ -223,7 +278,8 @@ ssize_t t_senddata(fid_ep *e, const void *buf, size_t len, void *desc, uint64_t 
 }
 ssize_t t_injectdata(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_addr_t dest, uint64_t tag) noexcept
 {
-	return fwd(e, dest, [&](fid_ep *s) { return s->tagged->injectdata(s, buf, len, data, dest, tag); });
+	return inject<true, true>(e, buf, len, data, dest, tag,
+				  [&](fid_ep *s) { return s->tagged->injectdata(s, buf, len, data, dest, tag); });
 }
 
 /* ---- fi_ops_rma ---- */

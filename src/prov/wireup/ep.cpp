@@ -54,6 +54,25 @@ int64_t mono_ns() noexcept
 	return int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
 }
 
+/* A call on which tcp may be due (out of line, and ending in shm's
+ * progress, so that wx_progress keeps no stack frame): hot is tcp_hot as
+ * wx_progress read it. */
+[[gnu::noinline]] void tcp_turn(wx_ep *ep, uint32_t hot) noexcept
+{
+	bool due = true;
+	if (hot)
+		ep->tcp_hot.store(hot - 1, std::memory_order_relaxed);
+	else if (ep->tcp_busy && !ep->tcp_busy->load(std::memory_order_relaxed)) {
+		int64_t now = mono_ns();
+		due = now - ep->idle_polled.load(std::memory_order_relaxed) >= ep->idle_ns;
+		if (due)
+			ep->idle_polled.store(now, std::memory_order_relaxed);
+	}
+	if (due)
+		ep->spf[part_tcp].fn(ep->spf[part_tcp].arg);
+	ep->spf[part_shm].fn(ep->spf[part_shm].arg);
+}
+
 /* Every CQ and counter read: shm always, tcp only every (poll_mask+1)-th
  * call unless a transfer went through it lately (tcp_hot), so an idle tcp
  * side (an epoll_wait per call) costs shm's latency nothing.  With no tcp
@@ -62,37 +81,23 @@ int64_t mono_ns() noexcept
  * when idle_ns passed since the last time (a clock read, no syscall), which
  * makes a busy shm ping-pong's syscalls per message near zero and a slow
  * poller's (calls far apart) unchanged.  The counters are plain loads and
- * stores: a lost increment only moves the next poll. */
+ * stores: a lost increment only moves the next poll.  shm's progress is
+ * the tail call of the common call (tcp's turn decided first). */
 void wx_progress(void *arg) noexcept
 {
 	auto *ep = static_cast<wx_ep *>(arg);
-	bool shm = ep->live[part_shm].load(std::memory_order_relaxed);
-	if (shm)
+	if (ep->live[part_shm].load(std::memory_order_relaxed)) [[likely]] {
+		if (ep->live[part_tcp].load(std::memory_order_relaxed)) {
+			uint32_t hot = ep->tcp_hot.load(std::memory_order_relaxed);
+			uint32_t k = ep->tick.load(std::memory_order_relaxed) + 1;
+			ep->tick.store(k, std::memory_order_relaxed);
+			if (hot || !(k & ep->poll_mask)) [[unlikely]]
+				return tcp_turn(ep, hot);
+		}
 		ep->spf[part_shm].fn(ep->spf[part_shm].arg);
-	if (!ep->live[part_tcp].load(std::memory_order_relaxed))
-		return;
-	const progress_fn &t = ep->spf[part_tcp];
-	if (!shm) {
-		t.fn(t.arg);
-		return;
+	} else if (ep->live[part_tcp].load(std::memory_order_relaxed)) {
+		ep->spf[part_tcp].fn(ep->spf[part_tcp].arg);
 	}
-	uint32_t hot = ep->tcp_hot.load(std::memory_order_relaxed);
-	if (hot) {
-		ep->tcp_hot.store(hot - 1, std::memory_order_relaxed);
-		t.fn(t.arg);
-		return;
-	}
-	uint32_t k = ep->tick.load(std::memory_order_relaxed) + 1;
-	ep->tick.store(k, std::memory_order_relaxed);
-	if (k & ep->poll_mask)
-		return;
-	if (ep->tcp_busy && !ep->tcp_busy->load(std::memory_order_relaxed)) {
-		int64_t now = mono_ns();
-		if (now - ep->idle_polled.load(std::memory_order_relaxed) < ep->idle_ns)
-			return;
-		ep->idle_polled.store(now, std::memory_order_relaxed);
-	}
-	t.fn(t.arg);
 }
 
 /* fi_trywait: both sub-endpoints must move data on their own from now on. */
@@ -207,6 +212,8 @@ int open_sub(wx_ep *ep, fid_domain *domain, int part, const parts &src)
 	if (part == part_tcp && so->busy)
 		ep->tcp_busy = so->busy(s);
 	ep->rx_room[part] = so->rx_room;
+	if (part == part_shm)
+		ep->shm_inject = so->inject;
 	ep->spf[part] = b->progress;
 	b->progress = progress_fn{wx_progress, ep, wx_block};
 	ep->sub[part] = s;
@@ -223,6 +230,8 @@ void close_sub(wx_ep *ep, int part)
 		return;
 	ep->sub[part] = nullptr;
 	ep->sb[part] = nullptr;
+	if (part == part_shm)
+		ep->shm_inject = nullptr;
 	/* Our progress skips it from now on; a call in flight holds the CQ's
 	 * progress list, which its unbinding (in fi_close) waits for. */
 	ep->live[part].store(false, std::memory_order_relaxed);

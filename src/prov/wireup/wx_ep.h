@@ -19,6 +19,7 @@
 #include "prov/common/cq.h"
 #include "prov/common/ep_base.h"
 #include "prov/common/rx.h"
+#include "prov/common/sub_ep.h"
 #include "prov/wireup/wireup.h"
 #include "prov/wireup/wx_addr.h"
 
@@ -73,6 +74,8 @@ struct wx_ep {
 	uint32_t hot_calls = 4096;
 	const std::atomic<size_t> *tcp_busy = nullptr; /* sub_ops::busy; nullptr: always busy */
 	void (*rx_room[2])(fid_ep *) noexcept = {nullptr, nullptr}; /* sub_ops::rx_room */
+	/* shm's sub_ops::inject while sub[part_shm] is open, else nullptr. */
+	decltype(prov::sub_ops::inject) shm_inject = nullptr;
 	int64_t idle_ns = 50000;
 	std::atomic<int64_t> idle_polled{0}; /* clock of the last idle tcp poll */
 	std::atomic<uint64_t> n_shm{0}, n_tcp{0}, n_bad{0};
@@ -108,6 +111,13 @@ inline fid_ep *route_fast(wx_ep *ep, fi_addr_t a) noexcept
 		return ep->sub[part_tcp];
 	default: return nullptr;
 	}
+}
+
+/* Whether a's cached route is shm (false: not decided yet, or not shm). */
+inline bool shm_route(wx_ep *ep, fi_addr_t a) noexcept
+{
+	route_table *t = ep->routes.load(std::memory_order_acquire);
+	return t && a < t->n && t->v[a].load(std::memory_order_relaxed) == R_SHM;
 }
 
 /* ---- data.cpp ---- */
