@@ -4,8 +4,9 @@
 # CPUs of pin.sh, so that the machine's slow and fast periods hit both.
 # A variant is a list of environment assignments (FI_SHM_*=..., or
 # LD_LIBRARY_PATH=another build's src/.libs); "" is the defaults.  Prints
-# each variant's median one-way usec and MB/s, B/A of the medians and how
-# many pairs B won, and each one's best run (the least disturbed under load).  A benchmark, not a test: exits 0 whatever the numbers.
+# each variant's median one-way usec and MB/s, its best run (the one load
+# disturbed least), B/A of the medians and how many pairs B won.  A
+# benchmark, not a test: exits 0 whatever the numbers.
 #   contrib/bench/shm_ab.sh [-n PAIRS] [-S SIZE] [-I ITERS] 'A VARS' 'B VARS'
 #   (env: BUILD=build dir)
 set -u
