@@ -2,8 +2,10 @@
 # process_vm_readv bandwidth floor (contrib/bench/shm_floor.c, no fabric
 # library), and what each attached peer costs a process in memory
 # (shm_peer_cost, on the transport alone).  The comparison script runs them.
-noinst_PROGRAMS += contrib/bench/shm_floor contrib/bench/shm_peer_cost
+noinst_PROGRAMS += contrib/bench/shm_floor contrib/bench/shm_peer_cost contrib/bench/shm_copy_cost
 contrib_bench_shm_floor_SOURCES = contrib/bench/shm_floor.c contrib/bench/bench_time.h
+# One copy's cost on one CPU, best of many (memcpy vs process_vm_*).
+contrib_bench_shm_copy_cost_SOURCES = contrib/bench/shm_copy_cost.c contrib/bench/bench_time.h
 contrib_bench_shm_peer_cost_SOURCES = contrib/bench/shm_peer_cost.cpp
 contrib_bench_shm_peer_cost_LDADD = src/libwireup.la
 
