@@ -15,6 +15,8 @@
 #   ucx->lib   instructions in our callbacks that UCX calls (completions)
 #   layer      app->lib - lib->ucx + ucx->lib: our provider's own
 #              instructions
+#   program    the benchmark program's own instructions: the whole
+#              process less what runs inside the library measured
 #   per message  the layer without the empty polls, whose number depends
 #              on timing: the data calls (fi_inject, fi_recv ...) minus
 #              the UCP data calls in them, plus ucx->lib less its
@@ -146,6 +148,18 @@ table() {
 		sort -nr | head -12 | sed 's/^/    /'
 }
 tab=$(printf '\t')
+# own FILE1 FILE2 EDGES1 EDGES2 CALLER_RE CALLEE_RE -> the benchmark
+# program's own instructions per iteration: the process's total less what
+# runs inside the library it measures (its loop, its polling, its libc
+# calls), so that a gap can be split into the program's part and ours.
+own() {
+	t1=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$1" | head -1)
+	t2=$(sed -n 's/^\(summary\|totals\): *\([0-9]*\).*/\2/p' "$2" | head -1)
+	set -- "$t1" "$t2" $(sum "$3" "$5" "$6") $(sum "$4" "$5" "$6")
+	awk -v t1="$1" -v t2="$2" -v i1="$4" -v i2="$6" -v d=$((n2 - n1)) \
+		'BEGIN { printf "%10.0f Ir per iteration (whole process %.0f - inside the library %.0f)", \
+			((t2 - t1) - (i2 - i1)) / d, (t2 - t1) / d, (i2 - i1) / d }'
+}
 
 echo "size $size B, iterations $n1 and $n2 (client under callgrind, server native)"
 for g in "tcp:UCX_TLS=tcp UCX_NET_DEVICES=lo" "shm:UCX_TLS=posix,sysv,cma,self"; do
@@ -155,6 +169,7 @@ for g in "tcp:UCX_TLS=tcp UCX_NET_DEVICES=lo" "shm:UCX_TLS=posix,sysv,cma,self";
 	for n in $n1 $n2; do run raw "$envs" $n "$tmp/raw.$name.$n"; done
 	for n in $n1 $n2; do edges "$tmp/raw.$name.$n" >"$tmp/raw.$name.$n.e"; done
 	echo "raw  app->ucp   $(per raw "$tmp/raw.$name.$n1.e" "$tmp/raw.$name.$n2.e" '^(ucx_perftest|libucx_perftest)' '^libuc[pts]')"
+	echo "raw  program    $(own "$tmp/raw.$name.$n1" "$tmp/raw.$name.$n2" "$tmp/raw.$name.$n1.e" "$tmp/raw.$name.$n2.e" '^(ucx_perftest|libucx_perftest)' '^libuc[pts]')"
 	echo "  UCX calls from ucx_perftest (raw):"
 	table "$tmp/raw.$name.$n1.e" "$tmp/raw.$name.$n2.e" '^(ucx_perftest|libucx_perftest)' '^libuc[pts]'
 	[ $ours_ok = 1 ] || continue
@@ -168,6 +183,7 @@ for g in "tcp:UCX_TLS=tcp UCX_NET_DEVICES=lo" "shm:UCX_TLS=posix,sysv,cma,self";
 	echo "ours ucx->lib   $c (our completion callbacks, inside lib->ucx)"
 	echo "$a $b $c" | awk '{ printf "ours layer      %10.0f Ir per iteration (app->lib - lib->ucx + ucx->lib)\n", $3 - $7 + $11 }'
 	msgcost "$tmp/ours.$name.$n1.e" "$tmp/ours.$name.$n2.e"
+	echo "ours program    $(own "$tmp/ours.$name.$n1" "$tmp/ours.$name.$n2" "$tmp/ours.$name.$n1.e" "$tmp/ours.$name.$n2.e" '^fi_pingpong' '^libfabric')"
 	echo "  entry points (fi_pingpong -> our library):"
 	table "$tmp/ours.$name.$n1.e" "$tmp/ours.$name.$n2.e" '^fi_pingpong' '^libfabric'
 	echo "  UCX calls from our library:"
