@@ -194,8 +194,13 @@ bool tls_has_tcp(const char *tls) noexcept
 
 void tune_config(ucp_config_t *cfg) noexcept
 {
-	if (getenv("UCX_TCP_RX_SEG_SIZE") || !tls_has_tcp(getenv("UCX_TLS")) ||
-	    !param::get_bool(P(), "peer_errors", true).value)
+	bool peer_errors = true;
+	try {
+		peer_errors = param::get_bool(P(), "peer_errors", true).value;
+	} catch (...) {
+		return; /* no memory for the knob's lookup: UCX's default, and cfg is released by the caller */
+	}
+	if (getenv("UCX_TCP_RX_SEG_SIZE") || !tls_has_tcp(getenv("UCX_TLS")) || !peer_errors)
 		return;
 	/* A transport key: UCX hands it to each transport that has one. */
 	if (ucp_config_modify(cfg, "RX_SEG_SIZE", tcp_seg_size) != UCS_OK)
