@@ -9,6 +9,10 @@
 #              bandwidth SIZE / one-way time (what fi_pingpong reports)
 #     perf_bw  ucx_perftest -t tag_bw: a stream, MB/s only
 #     tcp      Debian's fi_pingpong -p tcp -e rdm on our library
+#     perf_e   ucx_perftest -t tag_lat -e: UCP endpoints with peer failure
+#              handling, as our provider makes them over tcp (over posix
+#              and sysv it cannot, so that group has no such column);
+#              UCX 1.13 then sends large messages another way (README)
 #   UCX_TLS=posix,sysv,cma,self
 #     ucx, perf, perf_bw  as above with these transports
 #     shm      Debian's fi_pingpong -p shm -e rdm on our library
@@ -166,15 +170,16 @@ pp_one() {
 		$pin_b fi_pingpong -p "$2" -e rdm -P $port -S "$3" -I "$n" 127.0.0.1 2>/dev/null | parse_pp "$3"
 	wait $s 2>/dev/null
 }
-# perf GROUP lat|bw SIZE -> "usec MBps": ucx_perftest, both on 127.0.0.1.
+# perf GROUP lat|bw SIZE [-e] -> "usec MBps": ucx_perftest, both on
+# 127.0.0.1 (-e: with peer failure handling).
 perf_one() {
 	next_port
 	n=$(iters "$3")
 	w=$((n / 10)); [ $w -ge 10 ] || w=10
-	env $(tls_env "$1") timeout 120 $pin_a ucx_perftest -p $port >/dev/null 2>&1 &
+	env $(tls_env "$1") timeout 120 $pin_a ucx_perftest -p $port ${4:-} >/dev/null 2>&1 &
 	s=$!
 	wait_port $port
-	env $(tls_env "$1") timeout 120 $pin_b ucx_perftest 127.0.0.1 -p $port -t "tag_$2" -s "$3" -n "$n" -w "$w" 2>/dev/null |
+	env $(tls_env "$1") timeout 120 $pin_b ucx_perftest 127.0.0.1 -p $port ${4:-} -t "tag_$2" -s "$3" -n "$n" -w "$w" 2>/dev/null |
 		if [ "$2" = lat ]; then parse_lat "$3"; else parse_bw; fi
 	wait $s 2>/dev/null
 }
@@ -185,7 +190,7 @@ pp() { has "$2" && twice pp_one "$@"; }
 perf() { twice perf_one "$@"; }
 
 groups="tcp shm"
-cols() { case $1 in tcp) echo "ucx perf perf_bw tcp" ;; shm) echo "ucx perf perf_bw shm wireup" ;; esac; }
+cols() { case $1 in tcp) echo "ucx perf perf_bw tcp perf_e" ;; shm) echo "ucx perf perf_bw shm wireup" ;; esac; }
 # Runs outermost: the machine drifts between fast and slow periods over
 # minutes, so every column gets a sample from each period.
 for r in $(seq "$runs"); do
@@ -195,6 +200,7 @@ for r in $(seq "$runs"); do
 				case $c in
 				ucx|tcp|shm|wireup) pp $g $c "$sz" ;;
 				perf) perf $g lat "$sz" ;;
+				perf_e) perf $g lat "$sz" -e ;;
 				perf_bw) perf $g bw "$sz" ;;
 				esac >>"$tmp/$g.$c.$sz"
 			done
@@ -210,7 +216,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0 && b+0 > 0) printf "%.2f"
 # best GROUP SIZE FIELD: the fastest provider usable through libfabric
 best() {
 	for c in $(cols $1); do
-		case $c in perf|perf_bw) continue ;; esac
+		case $c in perf|perf_bw|perf_e) continue ;; esac
 		echo "$c $(get $1 $c $2 $3)"
 	done | awk -v f="$3" '$2 != "-" && $2 + 0 > 0 {
 		if (b == "" || (f == 1 && $2 < v) || (f == 2 && $2 > v)) { b = $1; v = $2 } }
@@ -260,7 +266,8 @@ done
 label() {
 	case $1 in
 	ucx) echo "ucx (ours, fi_pingpong)" ;; perf) echo "ucx_perftest tag_lat" ;;
-	perf_bw) echo "ucx_perftest tag_bw (MB/s, stream)" ;; *) echo "$1 (ours)" ;;
+	perf_bw) echo "ucx_perftest tag_bw (MB/s, stream)" ;;
+	perf_e) echo "ucx_perftest tag_lat -e (peer failure handling, as ours)" ;; *) echo "$1 (ours)" ;;
 	esac
 }
 verdict() { # verdict GROUP SIZE: the latency target (the bandwidth one says the same)
@@ -285,6 +292,10 @@ for g in $groups; do
 	done
 	printf '| ucx / tag_lat latency |'
 	for sz in $sizes; do printf ' %s |' "$(ratio "$(get $g ucx "$sz" 1)" "$(get $g perf "$sz" 1)")"; done
+	if cols $g | grep -qw perf_e; then
+		printf '\n| ucx / tag_lat -e latency |'
+		for sz in $sizes; do printf ' %s |' "$(ratio "$(get $g ucx "$sz" 1)" "$(get $g perf_e "$sz" 1)")"; done
+	fi
 	printf '\n| target (at most 1.1x) |'
 	for sz in $sizes; do printf ' %s |' "$(verdict $g "$sz")"; done
 	echo

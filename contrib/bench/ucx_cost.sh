@@ -15,6 +15,10 @@
 #   ucx->lib   instructions in our callbacks that UCX calls (completions)
 #   layer      app->lib - lib->ucx + ucx->lib: our provider's own
 #              instructions
+#   program    the benchmark program's own instructions per iteration
+#              (self cost of fi_pingpong or ucx_perftest, plus their libc
+#              calls) and its polls per iteration, which its busy-wait
+#              follows: what of a gap is the program, not the library
 #   per message  the layer without the empty polls, whose number depends
 #              on timing: the data calls (fi_inject, fi_recv ...) minus
 #              the UCP data calls in them, plus ucx->lib less its
@@ -146,7 +150,31 @@ table() {
 		sort -nr | head -12 | sed 's/^/    /'
 }
 tab=$(printf '\t')
-
+# selfir FILE OBJ_RE -> the instructions executed in the objects matching
+# OBJ_RE themselves (callgrind's self cost, calls into other objects left out)
+selfir() {
+	awk -v re="$2" '
+	function base(p) { sub(/.*\//, "", p); sub(/\.so.*/, "", p); return p }
+	/^ob=/ { ob = base(substr($0, 4)); next }
+	/^(fn|cob|cfn|cfi|cfl|fi|fe|fl)=/ { next }
+	/^calls=/ { skip = 1; next }
+	/^[0-9+-]/ { if (skip) { skip = 0; next } if (ob ~ re) s += $2; next }
+	END { printf "%d\n", s }' "$1"
+}
+# own FILE1 FILE2 EDGES1 EDGES2 PROG_RE LIB_RE POLL_FN -> the benchmark
+# program's own instructions per iteration (its loop, the checks around
+# each call and its busy-wait: self cost in PROG_RE plus its calls to libc),
+# and its polls per iteration (calls of POLL_FN, whoever makes them: UCX's
+# progress from perftest goes through a PLT callgrind cannot name), on which its
+# busy-wait depends: the part of a gap that is the program, not the library.
+own() {
+	set -- "$@" $(selfir "$1" "$5") $(selfir "$2" "$5") \
+		$(sumf "$3" "$5" '^libc' '^__libc_start_main' 0) $(sumf "$4" "$5" '^libc' '^__libc_start_main' 0) \
+		$(sumf "$3" "$6" "$6" "$7" 1) $(sumf "$4" "$6" "$6" "$7" 1)
+	awk -v s1="$8" -v s2="$9" -v l1="${11}" -v l2="${13}" -v p1="${14}" -v p2="${16}" -v d=$((n2 - n1)) \
+		'BEGIN { printf "%8.0f Ir per iteration (self %.0f + libc %.0f), %.1f polls per iteration", \
+			((s2 - s1) + (l2 - l1)) / d, (s2 - s1) / d, (l2 - l1) / d, (p2 - p1) / d }'
+}
 echo "size $size B, iterations $n1 and $n2 (client under callgrind, server native)"
 for g in "tcp:UCX_TLS=tcp UCX_NET_DEVICES=lo" "shm:UCX_TLS=posix,sysv,cma,self"; do
 	name=${g%%:*} envs=${g#*:}
@@ -155,6 +183,7 @@ for g in "tcp:UCX_TLS=tcp UCX_NET_DEVICES=lo" "shm:UCX_TLS=posix,sysv,cma,self";
 	for n in $n1 $n2; do run raw "$envs" $n "$tmp/raw.$name.$n"; done
 	for n in $n1 $n2; do edges "$tmp/raw.$name.$n" >"$tmp/raw.$name.$n.e"; done
 	echo "raw  app->ucp   $(per raw "$tmp/raw.$name.$n1.e" "$tmp/raw.$name.$n2.e" '^(ucx_perftest|libucx_perftest)' '^libuc[pts]')"
+	echo "raw  program   $(own "$tmp/raw.$name.$n1" "$tmp/raw.$name.$n2" "$tmp/raw.$name.$n1.e" "$tmp/raw.$name.$n2.e" '^(ucx_perftest|libucx_perftest)$' '.' '^ucp_worker_progress$')"
 	echo "  UCX calls from ucx_perftest (raw):"
 	table "$tmp/raw.$name.$n1.e" "$tmp/raw.$name.$n2.e" '^(ucx_perftest|libucx_perftest)' '^libuc[pts]'
 	[ $ours_ok = 1 ] || continue
@@ -168,6 +197,7 @@ for g in "tcp:UCX_TLS=tcp UCX_NET_DEVICES=lo" "shm:UCX_TLS=posix,sysv,cma,self";
 	echo "ours ucx->lib   $c (our completion callbacks, inside lib->ucx)"
 	echo "$a $b $c" | awk '{ printf "ours layer      %10.0f Ir per iteration (app->lib - lib->ucx + ucx->lib)\n", $3 - $7 + $11 }'
 	msgcost "$tmp/ours.$name.$n1.e" "$tmp/ours.$name.$n2.e"
+	echo "ours program   $(own "$tmp/ours.$name.$n1" "$tmp/ours.$name.$n2" "$tmp/ours.$name.$n1.e" "$tmp/ours.$name.$n2.e" '^fi_pingpong$' '.' 'cq_read')"
 	echo "  entry points (fi_pingpong -> our library):"
 	table "$tmp/ours.$name.$n1.e" "$tmp/ours.$name.$n2.e" '^fi_pingpong' '^libfabric'
 	echo "  UCX calls from our library:"

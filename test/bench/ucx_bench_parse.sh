@@ -62,11 +62,12 @@ row() { echo "$out" | awk -v g="$1" '/^UCX_TLS=/ { in_g = index($0, "UCX_TLS=" g
 num() { echo "$1" | awk '{ print ($1 + 0 > 0) ? "number" : "not a number: " $1 }'; }
 has_ucx=no
 LD_LIBRARY_PATH=$build/src/.libs timeout 30 fi_info -l 2>/dev/null | grep -q '^ucx:' && has_ucx=yes
-# Columns: size metric ucx perf perf_bw <ours...> ucx/perf ucx/perf_bw best
+# Columns: size metric ucx perf perf_bw <ours...> [perf_e] ucx/perf ucx/perf_bw best
 r=$(row tcp)
 check "tcp row: perf" number "$(num "$(echo "$r" | awk '{print $4}')")"
 check "tcp row: perf_bw has no latency" n/a "$(echo "$r" | awk '{print $5}')"
 check "tcp row: tcp" number "$(num "$(echo "$r" | awk '{print $6}')")"
+check "tcp row: perf_e (tag_lat -e)" number "$(num "$(echo "$r" | awk '{print $7}')")"
 r=$(row posix)
 check "shm row: perf" number "$(num "$(echo "$r" | awk '{print $4}')")"
 check "shm row: shm" number "$(num "$(echo "$r" | awk '{print $6}')")"

@@ -2,6 +2,7 @@
  * (one UCP context) and AV (ucx_addr.h addresses, variable length). */
 #include "prov/ucx/ucx.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -166,6 +167,47 @@ constinit fi_ops ucx_domain_fi_ops = prov::domain_fi_ops(WU_NOSYS(fi_ops, ops_op
 constinit fi_ops_domain ucx_domain_ops =
 	prov::rdm_domain_ops(ucx_av_open, ep_open, WU_NOSYS(fi_ops_domain, query_atomic));
 
+/* With UCP_ERR_HANDLING_MODE_PEER, UCX 1.13 over tcp has no zero-copy
+ * rendezvous lane: a large message goes as active-message fragments of
+ * UCX_TCP_RX_SEG_SIZE (64 KiB), a sendmsg and a receive wake-up each,
+ * which made 1 MiB 1.5x ucx_perftest's (whose endpoints ask for no error
+ * handling).  Larger fragments take most of that back.  Left alone: an
+ * UCX_TCP_RX_SEG_SIZE of the user's, no peer failure handling (UCX then
+ * has its zero-copy lane), and a UCX_TLS without tcp (UCX warns about a
+ * key no transport took). */
+constexpr const char *tcp_seg_size = "256K";
+
+bool tls_has_tcp(const char *tls) noexcept
+{
+	if (!tls || !*tls)
+		return true; /* UCX's default: all */
+	const bool except = *tls == '^';
+	bool named = false;
+	for (const char *t = tls + except; *t;) {
+		size_t n = strcspn(t, ",");
+		if ((n == 3 && !strncmp(t, "tcp", 3)) || (!except && n == 3 && !strncmp(t, "all", 3)))
+			named = true;
+		t += n + (t[n] == ',');
+	}
+	return except ? !named : named;
+}
+
+void tune_config(ucp_config_t *cfg) noexcept
+{
+	bool peer_errors = true;
+	try {
+		peer_errors = param::get_bool(P(), "peer_errors", true).value;
+	} catch (...) {
+		return; /* no memory for the knob's lookup: UCX's default, and cfg is released by the caller */
+	}
+	if (getenv("UCX_TCP_RX_SEG_SIZE") || !tls_has_tcp(getenv("UCX_TLS")) || !peer_errors)
+		return;
+	/* A transport key: UCX hands it to each transport that has one. */
+	if (ucp_config_modify(cfg, "RX_SEG_SIZE", tcp_seg_size) != UCS_OK)
+		WU_INFO(P(), FI_LOG_DOMAIN, "fi_domain: UCX did not take RX_SEG_SIZE=%s; its default stays\n",
+			tcp_seg_size);
+}
+
 int ucx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {
 	auto d = std::make_unique<ucx_domain>();
@@ -173,6 +215,7 @@ int ucx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 	/* UCX_* from the environment (UCX_TLS, UCX_NET_DEVICES, ...). */
 	if (int r = fi_err(ucp_config_read(nullptr, nullptr, &cfg), "fi_domain: ucp_config_read"))
 		return r;
+	tune_config(cfg);
 	ucp_params_t p{};
 	p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME;
 	p.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP; /* WAKEUP: blocking through the worker's fd */
