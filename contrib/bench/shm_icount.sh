@@ -15,7 +15,7 @@ prog=$build/contrib/bench/shm_icount
 [ -x "$build/contrib/bench/.libs/shm_icount" ] && prog=$build/contrib/bench/.libs/shm_icount
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for prov in shm wireup; do
-	for mode in msg tag; do
+	for mode in msg tag mpi; do
 		out=$tmp/cg.$prov.$mode
 		LD_LIBRARY_PATH=$build/src/.libs valgrind --tool=callgrind --callgrind-out-file="$out" \
 			--toggle-collect=loop "$prog" "$prov" "$mode" "$n" >/dev/null 2>&1 ||
