@@ -1,8 +1,8 @@
 #!/bin/sh
 # Instructions per 8-byte message (send + receive + completion) on shm and
-# wireup, msg, tagged and MPICH's calls (mpi), counted by callgrind in contrib/bench/shm_icount's
-# loop() (issue 14's latency work: counts are what the load cannot
-# disturb).  A benchmark, not a test: exits 0 whatever the numbers.
+# wireup, msg, tagged and MPICH's calls (mpi), counted by callgrind in
+# contrib/bench/shm_icount's loop() (issue 14's latency work: counts are
+# what the load cannot disturb).  A benchmark, not a test: exits 0 whatever the numbers.
 #   contrib/bench/shm_icount.sh [N]     (env: BUILD=build dir)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
