@@ -1,8 +1,8 @@
 #!/bin/sh
 # Instructions per 8-byte message (send + receive + completion) on shm and
-# wireup, msg and tagged, counted by callgrind in contrib/bench/shm_icount's
-# loop() (issue 14's latency work: counts are what the load cannot
-# disturb).  A benchmark, not a test: exits 0 whatever the numbers.
+# wireup, msg, tagged and MPICH's calls (mpi), counted by callgrind in
+# contrib/bench/shm_icount's loop() (issue 14's latency work: counts are
+# what the load cannot disturb).  A benchmark, not a test: exits 0 whatever the numbers.
 #   contrib/bench/shm_icount.sh [N]     (env: BUILD=build dir)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,7 +15,7 @@ prog=$build/contrib/bench/shm_icount
 [ -x "$build/contrib/bench/.libs/shm_icount" ] && prog=$build/contrib/bench/.libs/shm_icount
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 for prov in shm wireup; do
-	for mode in msg tag; do
+	for mode in msg tag mpi; do
 		out=$tmp/cg.$prov.$mode
 		LD_LIBRARY_PATH=$build/src/.libs valgrind --tool=callgrind --callgrind-out-file="$out" \
 			--toggle-collect=loop "$prog" "$prov" "$mode" "$n" >/dev/null 2>&1 ||
