@@ -46,31 +46,6 @@ struct spec {
 	std::vector<size_t> tx_iov;
 };
 
-struct child {
-	pid_t pid = -1;
-	int to = -1, from = -1;
-	std::vector<char> name;
-	~child()
-	{
-		kill9();
-		if (to >= 0)
-			::close(to);
-		if (from >= 0)
-			::close(from);
-		if (!name.empty())
-			unlink(region_path(name).c_str()); /* left by a killed child */
-	}
-	void kill9()
-	{
-		if (pid > 0) {
-			::kill(pid, SIGKILL);
-			int st;
-			waitpid(pid, &st, 0);
-			pid = -1;
-		}
-	}
-};
-
 [[noreturn]] void run_child(const spec &s, int in, int out)
 {
 	alarm(300); /* never outlive a failed parent */
@@ -80,12 +55,7 @@ struct child {
 	ep e(v);
 	if (v.error || e.error)
 		_exit(10);
-	if (!put_blob(out, e.name))
-		_exit(12);
-	std::vector<char> parent;
-	if (!get_blob(in, parent, pipe_ms))
-		_exit(13);
-	fi_addr_t to = v.insert(parent);
+	fi_addr_t to = meet_parent(v, e, in, out, pipe_ms);
 	if (to == FI_ADDR_NOTAVAIL)
 		_exit(14);
 	fi_context2 ctx;
@@ -135,44 +105,16 @@ struct child {
 	}
 	c = done == sent ? 'C' : 'E';
 	put(out, &c, 1);
-	/* Stay until the parent has it (our slots must outlive its reads). */
-	get_progress(in, &go, 1, pipe_ms, {e.tx, e.rx});
-	e.close();
-	_exit(0);
+	child_done(e, in, pipe_ms);
 }
 
-struct pair {
-	child ch;
-	std::unique_ptr<env> v; /* opened after the fork */
-	std::unique_ptr<ep> me;
-	fi_addr_t a = FI_ADDR_NOTAVAIL;
-};
+using pair = duo;
 
 void start(pair &p, const spec &s)
 {
-	int down[2], up[2];
-	ASSERT_EQ(pipe(down), 0);
-	ASSERT_EQ(pipe(up), 0);
-	fflush(stdout);
-	p.ch.pid = fork();
-	ASSERT_GE(p.ch.pid, 0);
-	if (p.ch.pid == 0) {
-		::close(down[1]);
-		::close(up[0]);
-		run_child(s, down[0], up[1]);
-	}
-	::close(down[0]);
-	::close(up[1]);
-	p.ch.to = down[1];
-	p.ch.from = up[0];
-	p.v = std::make_unique<env>(FI_TAGGED);
-	ASSERT_EQ(p.v->error, 0) << p.v->what;
-	p.me = std::make_unique<ep>(*p.v);
-	ASSERT_EQ(p.me->error, 0) << p.me->what;
-	ASSERT_TRUE(get_blob(p.ch.from, p.ch.name, pipe_ms)) << "the child sent no address";
-	ASSERT_TRUE(put_blob(p.ch.to, p.me->name));
-	p.a = p.v->insert(p.ch.name);
-	ASSERT_NE(p.a, FI_ADDR_NOTAVAIL);
+	ASSERT_TRUE(fork_peer(p.ch, [&](int in, int out) { run_child(s, in, out); }));
+	std::string bad = p.open(FI_TAGGED, pipe_ms);
+	ASSERT_TRUE(bad.empty()) << bad;
 	/* The child's first 8 B. */
 	uint64_t word = 0;
 	fi_context2 ctx;
@@ -184,8 +126,8 @@ void start(pair &p, const spec &s)
 
 char report(pair &p)
 {
-	char c = 0;
-	EXPECT_TRUE(get_progress(p.ch.from, &c, 1, pipe_ms, {p.me->tx, p.me->rx})) << "the child said nothing";
+	char c = p.report(pipe_ms);
+	EXPECT_NE(c, 0) << "the child said nothing";
 	return c;
 }
 
@@ -197,9 +139,7 @@ void go(pair &p)
 
 void finish_child(pair &p)
 {
-	go(p);
-	int st = reap(p.ch.pid, pipe_ms);
-	p.ch.pid = -1;
+	int st = p.release(pipe_ms);
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "child status " << st;
 }
 
