@@ -357,6 +357,27 @@ inline rss resident_pages()
 	return r;
 }
 
+/* Reaps pid within timeout_ms, killing it (SIGKILL) when it overstays;
+ * its wait status, or -1. */
+inline int reap(pid_t pid, int timeout_ms)
+{
+	auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
+	int status = 0;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		if (r < 0)
+			return -1;
+		if (clock::now() > deadline) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			return -1; /* overstayed: a failure whatever it returned */
+		}
+		usleep(2000);
+	}
+}
+
 /* SIGKILL to pid (if any), reaped; pid becomes -1. */
 inline void kill_reap(pid_t &pid)
 {
@@ -482,27 +503,6 @@ struct duo {
 	get_progress(in, &go, 1, timeout_ms, {e.tx, e.rx});
 	e.close();
 	_exit(0);
-}
-
-/* Reaps pid within timeout_ms, killing it (SIGKILL) when it overstays;
- * its wait status, or -1. */
-inline int reap(pid_t pid, int timeout_ms)
-{
-	auto deadline = clock::now() + std::chrono::milliseconds(timeout_ms);
-	int status = 0;
-	for (;;) {
-		pid_t r = waitpid(pid, &status, WNOHANG);
-		if (r == pid)
-			return status;
-		if (r < 0)
-			return -1;
-		if (clock::now() > deadline) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return -1; /* overstayed: a failure whatever it returned */
-		}
-		usleep(2000);
-	}
 }
 
 /* A byte pattern that differs per message and per offset. */
