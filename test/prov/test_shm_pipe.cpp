@@ -350,6 +350,8 @@ int main(int argc, char **argv)
 		return r;
 	/* A dead peer is noticed sooner than the default second. */
 	setenv("FI_SHM_DEAD_PEER_MS", "200", 1);
+	/* The path is off by default. */
+	setenv("FI_SHM_PIPE_MAX", "262144", 1);
 	::testing::InitGoogleTest(&argc, argv);
 	return RUN_ALL_TESTS();
 }
