@@ -137,6 +137,15 @@ void go(pair &p)
 	ASSERT_TRUE(put(p.ch.to, &g, 1));
 }
 
+/* The child's byte without our progress: a stalled sender's slots stay
+ * taken while it sends (released ones it would reuse at once). */
+char report_quiet(pair &p)
+{
+	char c = 0;
+	EXPECT_TRUE(get(p.ch.from, &c, 1, pipe_ms)) << "the child said nothing";
+	return c;
+}
+
 void finish_child(pair &p)
 {
 	int st = p.release(pipe_ms);
@@ -266,7 +275,7 @@ TEST(shm_pipe, posted_mid_stream)
 	if (::testing::Test::HasFatalFailure())
 		return;
 	go(p);
-	EXPECT_EQ(report(p), 'S');
+	EXPECT_EQ(report_quiet(p), 'S');
 	fi_cq_tagged_entry ce;
 	fi_cq_err_entry err;
 	/* The first fragments arrive unmatched... */
@@ -318,7 +327,7 @@ void killed(bool post_first)
 	if (post_first)
 		post(p, r, s.len, {});
 	go(p);
-	EXPECT_EQ(report(p), 'S');
+	EXPECT_EQ(report_quiet(p), 'S');
 	fi_cq_tagged_entry ce;
 	fi_cq_err_entry err;
 	EXPECT_EQ(idle_rx(p, 100, &ce, &err), 0) << "the whole message arrived: nothing was mid-stream";
