@@ -350,7 +350,7 @@ int main(int argc, char **argv)
 		return r;
 	/* A dead peer is noticed sooner than the default second. */
 	setenv("FI_SHM_DEAD_PEER_MS", "200", 1);
-	/* 64 KiB would go the pipelined eager path (test_shm_pipe): this tests the split. */
+	/* This tests the split: never the pipelined path (test_shm_pipe), whatever the default. */
 	setenv("FI_SHM_PIPE_MAX", "0", 1);
 	::testing::InitGoogleTest(&argc, argv);
 	return RUN_ALL_TESTS();
