@@ -1,5 +1,5 @@
 /* Helpers of the shm provider's process-level tests (test_shm_scale,
- * test_shm_faults, test_shm_user): the provider through the public API
+ * test_shm_faults, test_shm_user, test_shm_split, test_shm_pipe): the provider through the public API
  * only, in processes made with fork and choreographed through pipes.
  *
  * Every wait here is bounded: a test that goes wrong fails after its
@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -375,6 +376,133 @@ inline int reap(pid_t pid, int timeout_ms)
 		}
 		usleep(2000);
 	}
+}
+
+/* SIGKILL to pid (if any), reaped; pid becomes -1. */
+inline void kill_reap(pid_t &pid)
+{
+	if (pid <= 0)
+		return;
+	::kill(pid, SIGKILL);
+	int st;
+	waitpid(pid, &st, 0);
+	pid = -1;
+}
+
+/* A forked peer process and the pipes to it (to: ours to write, from:
+ * ours to read): killed, reaped and its region removed however a test
+ * ends. */
+struct peer_proc {
+	pid_t pid = -1;
+	int to = -1, from = -1;
+	std::vector<char> name; /* its endpoint's, once known */
+	peer_proc() = default;
+	peer_proc(const peer_proc &) = delete;
+	peer_proc &operator=(const peer_proc &) = delete;
+	~peer_proc()
+	{
+		kill9();
+		if (to >= 0)
+			::close(to);
+		if (from >= 0)
+			::close(from);
+		if (!name.empty())
+			unlink(region_path(name).c_str()); /* left by a killed peer */
+	}
+	void kill9() { kill_reap(pid); }
+};
+
+/* Forks p; the child runs body(in, out), which must not return. */
+template <class F>
+bool fork_peer(peer_proc &p, F &&body)
+{
+	int down[2], up[2];
+	if (pipe(down))
+		return false;
+	if (pipe(up)) {
+		::close(down[0]);
+		::close(down[1]);
+		return false;
+	}
+	fflush(stdout);
+	p.pid = fork();
+	if (p.pid < 0)
+		return false;
+	if (p.pid == 0) {
+		::close(down[1]);
+		::close(up[0]);
+		body(down[0], up[1]);
+		_exit(99);
+	}
+	::close(down[0]);
+	::close(up[1]);
+	p.to = down[1];
+	p.from = up[0];
+	return true;
+}
+
+/* The child's half of the address swap (its name out, the parent's in):
+ * the parent's fi_addr, or FI_ADDR_NOTAVAIL. */
+inline fi_addr_t meet_parent(env &v, ep &e, int in, int out, int timeout_ms)
+{
+	std::vector<char> parent;
+	if (!put_blob(out, e.name) || !get_blob(in, parent, timeout_ms))
+		return FI_ADDR_NOTAVAIL;
+	return v.insert(parent);
+}
+
+/* The parent's half. */
+inline fi_addr_t meet_child(peer_proc &p, env &v, ep &me, int timeout_ms)
+{
+	if (!get_blob(p.from, p.name, timeout_ms) || !put_blob(p.to, me.name))
+		return FI_ADDR_NOTAVAIL;
+	return v.insert(p.name);
+}
+
+/* The parent's side of a two-process test: the forked child, and our
+ * fabric and endpoint, opened after the fork. */
+struct duo {
+	peer_proc ch;
+	std::unique_ptr<env> v;
+	std::unique_ptr<ep> me;
+	fi_addr_t a = FI_ADDR_NOTAVAIL; /* the child */
+	/* Opens ours and swaps addresses: "" or what failed. */
+	std::string open(uint64_t caps, int timeout_ms)
+	{
+		v = std::make_unique<env>(caps);
+		if (v->error)
+			return v->what;
+		me = std::make_unique<ep>(*v);
+		if (me->error)
+			return me->what;
+		a = meet_child(ch, *v, *me, timeout_ms);
+		return a == FI_ADDR_NOTAVAIL ? "no address swap with the child" : "";
+	}
+	/* A byte of the child's, driving our progress meanwhile; 0: none. */
+	char report(int timeout_ms)
+	{
+		char c = 0;
+		return get_progress(ch.from, &c, 1, timeout_ms, {me->tx, me->rx}) ? c : 0;
+	}
+	/* Lets the child go (a byte) and reaps it: its wait status. */
+	int release(int timeout_ms)
+	{
+		char go = 1;
+		put(ch.to, &go, 1);
+		int st = reap(ch.pid, timeout_ms);
+		ch.pid = -1;
+		return st;
+	}
+};
+
+/* The child's end: stays, progressing, until the parent lets it go (its
+ * region must outlive the parent's reads), then closes and exits 0. */
+[[noreturn]] inline void child_done(ep &e, int in, int timeout_ms)
+{
+	char go = 0;
+	get_progress(in, &go, 1, timeout_ms, {e.tx, e.rx});
+	e.close();
+	_exit(0);
 }
 
 /* A byte pattern that differs per message and per offset. */

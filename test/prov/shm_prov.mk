@@ -39,3 +39,13 @@ test_prov_test_shm_split_SOURCES = test/prov/test_shm_split.cpp test/prov/shm_pr
 test_prov_test_shm_split_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_shm_split_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
+# The pipelined eager path of medium messages (src/prov/shm/pipe.cpp):
+# sizes, unexpected arrival, iovecs, truncation, a receive posted
+# mid-stream, FI_SHM_UNEXP_LIMIT, the sender killed mid-message.
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_shm_pipe
+TESTS += test/prov/test_shm_pipe
+test_prov_test_shm_pipe_SOURCES = test/prov/test_shm_pipe.cpp test/prov/shm_proc.h
+test_prov_test_shm_pipe_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_shm_pipe_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif

@@ -67,10 +67,7 @@ struct child {
 	{
 		if (pid <= 0)
 			return;
-		::kill(pid, SIGKILL);
-		int st;
-		waitpid(pid, &st, 0);
-		pid = -1;
+		kill_reap(pid);
 		if (!region.empty())
 			unlink(region.c_str());
 	}

@@ -77,26 +77,6 @@ void die_on_publish(wu::shm::split_point where, wu::shm::split_ctl *)
 		raise(SIGKILL);
 }
 
-struct child {
-	pid_t pid = -1;
-	int to = -1, from = -1;
-	std::vector<char> name;
-	~child()
-	{
-		if (pid > 0) {
-			::kill(pid, SIGKILL);
-			int st;
-			waitpid(pid, &st, 0);
-		}
-		if (to >= 0)
-			::close(to);
-		if (from >= 0)
-			::close(from);
-		if (!name.empty())
-			unlink(region_path(name).c_str()); /* left by a killed child */
-	}
-};
-
 /* Sends s.len bytes of pattern(tag) to the parent as s says. */
 [[noreturn]] void run_child(const spec &s, int in, int out)
 {
@@ -109,12 +89,7 @@ struct child {
 	ep e(v);
 	if (v.error || e.error)
 		_exit(10);
-	if (!put_blob(out, e.name))
-		_exit(12);
-	std::vector<char> parent;
-	if (!get_blob(in, parent, pipe_ms))
-		_exit(13);
-	fi_addr_t to = v.insert(parent);
+	fi_addr_t to = meet_parent(v, e, in, out, pipe_ms);
 	if (to == FI_ADDR_NOTAVAIL)
 		_exit(14);
 	std::vector<unsigned char> buf(s.len);
@@ -161,66 +136,35 @@ struct child {
 	int done = wait_cq(e.tx, &ce, &err, clock::now() + std::chrono::milliseconds(bound_ms));
 	c = done == 1 ? 'C' : done == -1 ? 'E' : 'T';
 	put(out, &c, 1);
-	/* Stay until the parent has it (our region must outlive its reads). */
-	get_progress(in, &go, 1, pipe_ms, {e.tx, e.rx});
-	e.close();
-	_exit(0);
+	child_done(e, in, pipe_ms);
 }
 
-struct pair {
-	child ch;
-	std::unique_ptr<env> v; /* opened after the fork */
-	std::unique_ptr<ep> me;
-	fi_addr_t a = FI_ADDR_NOTAVAIL;
-};
+using pair = duo;
 
 /* Forks the child, then opens our side and swaps addresses. */
 void start(pair &p, const spec &s)
 {
-	int down[2], up[2];
-	ASSERT_EQ(pipe(down), 0);
-	ASSERT_EQ(pipe(up), 0);
-	fflush(stdout);
-	p.ch.pid = fork();
-	ASSERT_GE(p.ch.pid, 0);
-	if (p.ch.pid == 0) {
-		::close(down[1]);
-		::close(up[0]);
-		run_child(s, down[0], up[1]);
-	}
-	::close(down[0]);
-	::close(up[1]);
-	p.ch.to = down[1];
-	p.ch.from = up[0];
+	ASSERT_TRUE(fork_peer(p.ch, [&](int in, int out) { run_child(s, in, out); }));
 }
 
 void connect(pair &p)
 {
-	p.v = std::make_unique<env>(FI_TAGGED);
-	ASSERT_EQ(p.v->error, 0) << p.v->what;
-	p.me = std::make_unique<ep>(*p.v);
-	ASSERT_EQ(p.me->error, 0) << p.me->what;
-	ASSERT_TRUE(get_blob(p.ch.from, p.ch.name, pipe_ms)) << "the child sent no address";
-	ASSERT_TRUE(put_blob(p.ch.to, p.me->name));
-	p.a = p.v->insert(p.ch.name);
-	ASSERT_NE(p.a, FI_ADDR_NOTAVAIL);
+	std::string bad = p.open(FI_TAGGED, pipe_ms);
+	ASSERT_TRUE(bad.empty()) << bad;
 }
 
 /* The child's report, driving our progress meanwhile. */
 char report(pair &p)
 {
-	char c = 0;
-	EXPECT_TRUE(get_progress(p.ch.from, &c, 1, pipe_ms, {p.me->tx, p.me->rx})) << "the child said nothing";
+	char c = p.report(pipe_ms);
+	EXPECT_NE(c, 0) << "the child said nothing";
 	return c;
 }
 
 /* Lets the child go and reaps it. */
 void finish_child(pair &p)
 {
-	char go = 1;
-	put(p.ch.to, &go, 1);
-	int st = reap(p.ch.pid, pipe_ms);
-	p.ch.pid = -1;
+	int st = p.release(pipe_ms);
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "child status " << st;
 }
 
@@ -406,6 +350,8 @@ int main(int argc, char **argv)
 		return r;
 	/* A dead peer is noticed sooner than the default second. */
 	setenv("FI_SHM_DEAD_PEER_MS", "200", 1);
+	/* This tests the split: never the pipelined path (test_shm_pipe), whatever the default. */
+	setenv("FI_SHM_PIPE_MAX", "0", 1);
 	::testing::InitGoogleTest(&argc, argv);
 	return RUN_ALL_TESTS();
 }

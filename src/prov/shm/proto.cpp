@@ -379,6 +379,12 @@ void handle(shm_ep *ep, const wire &c)
 	case K_BYE:
 		peer_dead(ep, r, "its endpoint closed");
 		return;
+	case K_PIPE:
+		pipe_head(ep, r, c);
+		return;
+	case K_PFRAG:
+		pipe_frag(ep, r, c);
+		return;
 	default:
 		WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s sent a cell of unknown kind %u; dropped\n",
 			       r->name.c_str(), unsigned(c.kind));
@@ -392,7 +398,7 @@ void check_liveness(shm_ep *ep)
 	if (now < ep->next_live_check)
 		return;
 	ep->next_live_check = now + ep->dead_ms;
-	bool pulls = !ep->pulls_in.empty() || !ep->splits_in.empty();
+	bool pulls = !ep->pulls_in.empty() || !ep->splits_in.empty() || !ep->pipes->empty();
 	for (auto &rp : ep->remotes) {
 		remote *r = rp.get();
 		if (r->dead)
@@ -404,6 +410,8 @@ void check_liveness(shm_ep *ep)
 		if (!owes && pulls)
 			for (auto &w : ep->splits_in)
 				owes |= w.peer == r->slot;
+		if (!owes && pulls)
+			owes = pipe_owed(ep, r->slot);
 		if (owes && !r->p->alive())
 			peer_dead(ep, r, "its process is gone");
 	}
@@ -493,6 +501,7 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 		owed |= p.second.peer == r->slot;
 	for (auto &w : ep->splits_in)
 		owed |= w.peer == r->slot;
+	owed |= pipe_owed(ep, r->slot);
 	/* A peer closing with nothing of ours in flight is the normal end. */
 	if (owed)
 		WU_WARN(P(), FI_LOG_EP_DATA, "endpoint %s: peer %s%s is unreachable (%s); its operations fail\n",
@@ -533,6 +542,7 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 		it = ep->pulls_in.erase(it);
 	}
 	split_peer_dead(ep, r->slot);
+	pipe_peer_dead(ep, r->slot);
 	/* A later first cell from a process that took its name again revives it. */
 	r->id_there = no_slot;
 	r->hello_sent = false;
@@ -586,7 +596,8 @@ int progress_locked(shm_ep *ep)
 	}
 	/* Nothing owed, queued or streaming (the common case): quiet. */
 	if (ep->backlogged.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
-	    ep->pulls_out.empty() && ep->splits_out.empty() && ep->splits_in.empty() && ep->parked_cells.empty()) {
+	    ep->pulls_out.empty() && ep->splits_out.empty() && ep->splits_in.empty() && ep->parked_cells.empty() &&
+	    ep->pipes->empty()) {
 		ep->quiet.store(true, std::memory_order_release);
 		return n;
 	}
@@ -615,11 +626,12 @@ namespace {
 		stream(ep);
 	if (!ep->splits_out.empty() || !ep->splits_in.empty())
 		split_progress(ep);
-	if (!ep->waiting.empty() || !ep->pulls_in.empty() || !ep->splits_in.empty() || ep->tx_busy)
+	if (!ep->waiting.empty() || !ep->pulls_in.empty() || !ep->splits_in.empty() || ep->tx_busy ||
+	    !ep->pipes->empty())
 		check_liveness(ep);
 	bool quiet = ep->backlogged.empty() && ep->pulls_out.empty() && ep->splits_out.empty() &&
 		     ep->splits_in.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
-		     ep->parked_cells.empty();
+		     ep->parked_cells.empty() && ep->pipes->empty();
 	ep->quiet.store(quiet, std::memory_order_release);
 }
 
@@ -830,6 +842,8 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 			copy_from_iov(x.iov, x.count, 0, p.payload.data(), len);
 			p.op = o;
 			send_cell(ep, r, std::move(p));
+		} else if (pipe_send(ep, r, x, len, o)) {
+			flush_needed = true;
 		} else {
 			o->id = ep->next_id++;
 			o->cnt = x.count;

@@ -223,10 +223,21 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 			r->p->bounce_release(uint32_t(c.arg));
 		else if (c.kind == K_LARGE)
 			answer(ep, r, K_DONE, c.arg, 0, FI_ENOMEM);
+		else if (c.kind == K_PIPE) {
+			ux gone;
+			gone.c = c;
+			gone.peer = r->slot;
+			gone.gen = gen;
+			pipe_drop(ep, &gone);
+		}
 		return;
 	}
 	if (res.r) {
 		rxop *o = prov::op_of(res.r);
+		if (c.kind == K_PIPE) {
+			pipe_match(ep, r, c, gen, o, res.off, res.into, m.src);
+			return;
+		}
 		if (c.kind != K_LARGE && o->iov_cnt == 1 && !o->discard && !(o->flags & FI_MULTI_RECV)) {
 			/* The common case, without land's generality: one buffer,
 			 * res.into bytes of it (res.off is 0). */
@@ -262,6 +273,8 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 	if (c.kind == K_LARGE) {
 		u->large = true;
 		u->gen = gen;
+	} else if (c.kind == K_PIPE) {
+		pipe_unexp(ep, r, c, gen, u);
 	} else if (c.len) {
 		/* Copied out now: the sender's slot comes back whatever the
 		 * application does with the message. */
@@ -321,7 +334,9 @@ void ep_transport::start(match::engine &, match::recv *rv, const match::message 
 		return;
 	ep->ux_bytes -= u->cost;
 	remote *r = ep->remotes[u->peer].get();
-	if (u->large && (r->dead || r->gen != u->gen))
+	if (u->pipe)
+		pipe_start(ep, u, o, off, into, m.src);
+	else if (u->large && (r->dead || r->gen != u->gen))
 		finish(ep, o, u->c, off, 0, m.src, FI_EHOSTDOWN); /* its sender is gone */
 	else if (u->large)
 		land_large(ep, r, u->c, o, off, into, m.src);
@@ -336,6 +351,8 @@ void ep_transport::drop(match::engine &, const match::message &m)
 	remote *r = u ? ep->remotes[u->peer].get() : nullptr;
 	if (u)
 		ep->ux_bytes -= u->cost;
+	if (u && u->pipe)
+		pipe_drop(ep, u);
 	if (r && u->large && !r->dead && r->gen == u->gen)
 		answer(ep, r, K_DONE, u->c.arg, 0, FI_ECANCELED);
 	delete u;
@@ -435,6 +452,7 @@ void free_rx(shm_ep *ep)
 		if (!p.second.o->mr.queued())
 			ep->rx->release(p.second.o);
 	ep->pulls_in.clear();
+	pipe_free(ep);
 	split_free(ep);
 	free_parked(ep);
 	/* A lent context's posted receives are its lender's to drain; ours

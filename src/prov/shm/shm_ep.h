@@ -19,6 +19,9 @@
  *    F_SPLIT: both sides copy chunks, split.h); when the kernel refuses
  *    cross-memory attach it answers PULL and the sender streams the
  *    payload through its bounce slots (CHUNK).
+ *  - above the bounce size up to FI_SHM_PIPE_MAX (PIPE): eager, in
+ *    fragments through several of the sender's slots, one cell each; the
+ *    receiver copies each out as it arrives, so both copies overlap.
  *  - RMA and atomics (RMA): a request header (plus operands) in a bounce
  *    slot; the target checks the MR key, applies it and answers
  *    RMA_REPLY, with read or fetched bytes in one of its own slots.  Larger
@@ -34,6 +37,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -74,6 +78,8 @@ enum cell_kind : uint8_t {
 	K_RMA,
 	K_RMA_REPLY,
 	K_BYE, /* the sender closes: what waits on it fails now */
+	K_PIPE,  /* a pipelined eager message's first fragment (pipe.cpp) */
+	K_PFRAG, /* one of its further fragments */
 };
 
 /* cell::flags */
@@ -177,8 +183,31 @@ struct ux {
 	uint32_t peer = 0;
 	std::unique_ptr<char[]> bytes;
 	bool large = false;
-	uint32_t gen = 0; /* LARGE: remote::gen at arrival (its buffer lives in that sender) */
+	uint32_t gen = 0; /* LARGE, PIPE: remote::gen at arrival (its buffer lives in that sender) */
 	size_t cost = 0;  /* counted in shm_ep::ux_bytes (FI_SHM_UNEXP_LIMIT) */
+	bool pipe = false; /* a PIPE message still arriving: its bytes are in shm_ep::pipes */
+};
+
+/* A pipelined message being received: which peer (and its gen) and the
+ * sender's token. */
+struct pipe_key {
+	uint32_t peer, gen;
+	uint64_t token;
+	bool operator<(const pipe_key &k) const noexcept
+	{
+		return peer != k.peer ? peer < k.peer : gen != k.gen ? gen < k.gen : token < k.token;
+	}
+};
+struct pipe_in {
+	wire c;                 /* its first cell */
+	rxop *o = nullptr;      /* the receive it lands in, once matched */
+	ux *u = nullptr;        /* unmatched and queued in the engine: bytes go to buf */
+	std::unique_ptr<char[]> buf;
+	size_t off = 0, into = 0, got = 0;
+	size_t head_n = 0;      /* bytes of the first fragment */
+	bool head_in_slot = true; /* the first fragment is still in the sender's slot */
+	bool drop = false;      /* discarded: fragments are only released */
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
 };
 
 /* A message cell set aside while the unexpected messages are at
@@ -253,6 +282,9 @@ struct shm_ep {
 	std::vector<txop *> splits_out;  /* LARGE sends that lent a split block */
 	std::vector<split_wait> splits_in; /* split receives waiting on the sender's chunks */
 	size_t split_min = 0;            /* FI_SHM_SPLIT_MIN (0: never) */
+	/* pipelined messages arriving (by pointer: shm_ep stays standard-layout) */
+	owned<std::map<pipe_key, pipe_in>> pipes{new std::map<pipe_key, pipe_in>()};
+	size_t pipe_max = 0, pipe_frag = 0; /* FI_SHM_PIPE_MAX (0: never), FI_SHM_PIPE_FRAG */
 	/* Set by progress when nothing above waits on it; cleared (under the
 	 * lock) by whatever queues work for progress.  With an idle queue it
 	 * lets a poll return without taking the lock. */
@@ -381,6 +413,28 @@ inline bool ux_gate(shm_ep *ep) { return ep->parked_cells.empty() || ux_resume(e
 /* A message cell from r: set aside when at the limit (or behind others). */
 void ux_arrive(shm_ep *ep, remote *r, const wire &c);
 void free_parked(shm_ep *ep);
+
+/* ---- pipe.cpp (under ep->mtx) ---- */
+/* An eager send of len bytes (above a bounce slot, at most pipe_max) in
+ * fragments, when nothing waits ahead for r and a slot is free: true when
+ * taken (o is completed, or queued with its last fragment); false, nothing
+ * pushed, when the caller must take the LARGE path. */
+bool pipe_send(shm_ep *ep, remote *r, const prov::msg_xfer &x, size_t len, txop *o);
+void pipe_head(shm_ep *ep, remote *r, const wire &c);
+void pipe_frag(shm_ep *ep, remote *r, const wire &c);
+/* ux_arrive sets a first cell aside: its fragments go to a buffer. */
+size_t pipe_park(shm_ep *ep, remote *r, const wire &c);
+/* on_message: c matched o, or is queued unexpected as u. */
+void pipe_match(shm_ep *ep, remote *r, const wire &c, uint32_t gen, rxop *o, size_t off, size_t into,
+		fi_addr_t src);
+void pipe_unexp(shm_ep *ep, remote *r, const wire &c, uint32_t gen, ux *u);
+/* The engine's start / drop of an unexpected one still arriving. */
+void pipe_start(shm_ep *ep, ux *u, rxop *o, size_t off, size_t into, fi_addr_t src);
+void pipe_drop(shm_ep *ep, ux *u);
+/* Incomplete messages from r: does r owe us bytes; fail them (r died). */
+bool pipe_owed(const shm_ep *ep, uint32_t peer) noexcept;
+void pipe_peer_dead(shm_ep *ep, uint32_t peer);
+void pipe_free(shm_ep *ep);
 
 /* ---- rma.cpp ---- */
 ssize_t do_rma(shm_ep *ep, const prov::rma_xfer &x);

@@ -54,6 +54,8 @@ void ux_arrive(shm_ep *ep, remote *r, const wire &c)
 	pk.peer = r->slot;
 	pk.gen = r->gen;
 	pk.cost = ux_overhead;
+	if (c.kind == K_PIPE)
+		pk.cost += pipe_park(ep, r, c);
 	if (from) {
 		pk.bytes.reset(new char[c.len ? size_t(c.len) : 1]);
 		memcpy(pk.bytes.get(), from, size_t(c.len));
