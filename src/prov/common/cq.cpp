@@ -378,21 +378,41 @@ struct cq_impl {
 		nw.broadcast();
 	}
 
+	/* The common post (room in the ring, nobody to wake or mirror to)
+	 * makes no call, so it saves no registers: the rest is post_slow. */
 	int post(const completion &c) noexcept
 	{
-		bool wake;
-		{
-			lock_guard g(lk);
-			if ((tail - head) + nerr >= limit) [[unlikely]]
-				return -FI_EOVERRUN;
-			if (tail - head == mask + 1 && !grow()) [[unlikely]]
-				return -FI_EOVERRUN; /* no memory now: the provider retries */
+		lk.lock();
+		if (tail - head >= std::min(limit - nerr, mask) || has_watchers_locked()) [[unlikely]]
+			return post_slow(c);
+		ring[tail & mask] = c;
+		tail++;
+		lk.unlock();
+		return 0;
+	}
+
+	/* Under lk: a sleeper, a mirrored level or a mutex/cond wait object. */
+	bool has_watchers_locked() const noexcept
+	{
+		return ww.sleepers || nw.mirrored() || nw.obj() == FI_WAIT_MUTEX_COND;
+	}
+
+	/* post() past its common case; called with lk held, releases it. */
+	[[gnu::noinline]] int post_slow(const completion &c) noexcept
+	{
+		int r = -FI_EOVERRUN;
+		bool wake = false;
+		/* Full, or no memory now to grow: the provider retries. */
+		if ((tail - head) + nerr < limit && (tail - head != mask + 1 || grow())) {
 			ring[tail & mask] = c;
 			tail++;
 			wake = note_new_locked(false);
+			r = 0;
 		}
-		after_new(wake);
-		return 0;
+		lk.unlock();
+		if (r == 0)
+			after_new(wake);
+		return r;
 	}
 
 	int post_error(err_rec &&rec) noexcept
