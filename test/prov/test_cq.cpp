@@ -238,6 +238,83 @@ TEST_P(cq_read, error_first_is_eavail)
 	EXPECT_EQ(wu::cq::post_error(cq.get(), comp(9), 0, 0, 0), -FI_EINVAL);
 }
 
+/* Errors interleaved with entries while the ring grows (256 slots first):
+ * each keeps its place, and the size limit counts them. */
+TEST_P(cq_read, errors_keep_their_place_across_growth_and_count_in_the_limit)
+{
+	cq_domain d{prov()};
+	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE, 600);
+	for (int i = 0; i < 600; i++) {
+		int r = i % 200 == 150 ? wu::cq::post_error(cq.get(), comp(i), FI_EIO, 0, 0)
+				       : wu::cq::post(cq.get(), comp(i));
+		ASSERT_EQ(r, 0) << i;
+	}
+	EXPECT_EQ(wu::cq::post(cq.get(), comp(600)), -FI_EOVERRUN);
+	EXPECT_EQ(wu::cq::post_error(cq.get(), comp(600), FI_EIO, 0, 0), -FI_EOVERRUN);
+	std::vector<fi_cq_tagged_entry> e(700);
+	int next = 0;
+	while (next < 600) {
+		ssize_t n = fi_cq_read(cq.get(), e.data(), e.size());
+		if (n == -FI_EAVAIL) {
+			fi_cq_err_entry err{};
+			ASSERT_EQ(fi_cq_readerr(cq.get(), &err, 0), 1);
+			ASSERT_EQ(err.op_context, reinterpret_cast<void *>(next));
+			EXPECT_EQ(next % 200, 150);
+			next++;
+			continue;
+		}
+		ASSERT_GT(n, 0) << next;
+		for (ssize_t i = 0; i < n; i++, next++)
+			ASSERT_EQ(e[i].op_context, reinterpret_cast<void *>(next));
+		if (next < 600) { /* stopped at an error, not at the end */
+			EXPECT_EQ(next % 200, 150);
+		}
+	}
+	EXPECT_EQ(fi_cq_read(cq.get(), e.data(), 1), -FI_EAGAIN);
+	EXPECT_EQ(fi_cq_readerr(cq.get(), reinterpret_cast<fi_cq_err_entry *>(e.data()), 0), -FI_EAGAIN);
+	EXPECT_EQ(wu::cq::post(cq.get(), comp(1)), 0);
+}
+
+/* The post that goes past its common case: a blocked sread is woken, a
+ * handed-out fd follows the level, a mutex/cond waiter is woken. */
+TEST_P(cq_read, post_wakes_every_kind_of_waiter)
+{
+	cq_domain d{prov()};
+	/* A blocked sread returns the entry post (through post_if_leaf for a
+	 * leaf CQ) queues. */
+	auto wakes_sread = [](fid_cq *cq, bool leaf) {
+		std::atomic<ssize_t> ret{0};
+		std::thread t([&] {
+			fi_cq_tagged_entry e;
+			ret = fi_cq_sread(cq, &e, 1, nullptr, 10000);
+		});
+		sleep_ms(20);
+		EXPECT_EQ(leaf ? wu::cq::post_if_leaf(cq, comp(1)) : wu::cq::post(cq, comp(1)), 0);
+		t.join();
+		EXPECT_EQ(ret.load(), 1);
+	};
+	{
+		cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_UNSPEC);
+		wakes_sread(cq.get(), true);
+	}
+	{
+		cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_FD);
+		int fd = -1;
+		ASSERT_EQ(fi_control(&cq->fid, FI_GETWAIT, &fd), 0);
+		EXPECT_EQ(poll_fd(fd, 0), 0);
+		ASSERT_EQ(wu::cq::post_if_leaf(cq.get(), comp(1)), 0);
+		EXPECT_EQ(poll_fd(fd, 1000), 1);
+		fi_cq_tagged_entry e;
+		EXPECT_EQ(fi_cq_read(cq.get(), &e, 1), 1);
+		EXPECT_EQ(poll_fd(fd, 0), 0);
+	}
+	{
+		cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_MUTEX_COND);
+		EXPECT_FALSE(wu::cq::post_is_leaf(cq.get()));
+		wakes_sread(cq.get(), false);
+	}
+}
+
 /* ---- fi_cq_readfrom ---- */
 
 TEST_P(cq_readfrom, fills_source_addresses)
@@ -490,6 +567,39 @@ TEST_P(cq_progress, same_function_bound_twice_counts_twice)
 	EXPECT_EQ(wu::cq::unbind(&cq->fid, ep.fn()), 0);
 }
 
+/* One bound endpoint's progress is called directly; a second one bound
+ * later (and either unbound again) is served as before. */
+TEST_P(cq_progress, second_endpoint_bound_later_is_driven_too)
+{
+	cq_domain d{prov()};
+	cq_ptr cq = d.cq();
+	fake_ep a, b;
+	a.cq = b.cq = cq.get();
+	b.post_at = 2;
+	fi_cq_tagged_entry e;
+	ASSERT_EQ(wu::cq::bind(&cq->fid, a.fn()), 0);
+	EXPECT_EQ(fi_cq_read(cq.get(), &e, 1), -FI_EAGAIN);
+	EXPECT_EQ(a.calls.load(), 1);
+	ASSERT_EQ(wu::cq::bind(&cq->fid, b.fn()), 0);
+	EXPECT_EQ(fi_cq_read(cq.get(), &e, 1), -FI_EAGAIN);
+	EXPECT_EQ(fi_cq_read(cq.get(), &e, 1), 1); /* b's second call posted */
+	EXPECT_EQ(e.op_context, reinterpret_cast<void *>(77));
+	EXPECT_EQ(a.calls.load(), 3);
+	EXPECT_EQ(b.calls.load(), 2);
+	ASSERT_EQ(wu::cq::unbind(&cq->fid, a.fn()), 0);
+	EXPECT_EQ(fi_cq_read(cq.get(), &e, 1), -FI_EAGAIN);
+	EXPECT_EQ(a.calls.load(), 3);
+	EXPECT_EQ(b.calls.load(), 3);
+	ASSERT_EQ(wu::cq::bind(&cq->fid, a.fn()), 0);
+	ASSERT_EQ(wu::cq::unbind(&cq->fid, b.fn()), 0);
+	EXPECT_EQ(fi_cq_read(cq.get(), &e, 1), -FI_EAGAIN);
+	EXPECT_EQ(a.calls.load(), 4);
+	EXPECT_EQ(b.calls.load(), 3);
+	ASSERT_EQ(wu::cq::unbind(&cq->fid, a.fn()), 0);
+	EXPECT_EQ(fi_cq_read(cq.get(), &e, 1), -FI_EAGAIN);
+	EXPECT_EQ(a.calls.load(), 4);
+}
+
 TEST_P(cq_progress, wake_rechecks_without_returning)
 {
 	cq_domain d{prov()};
@@ -719,4 +829,46 @@ TEST_P(cq_threads, bind_unbind_while_reading)
 	}
 	stop = true;
 	reader.join();
+}
+
+/* A reader polling with one endpoint's progress while that endpoint's
+ * thread posts straight to the CQ, and second endpoints come and go (the
+ * one-endpoint call and the loop over several take turns): every
+ * completion once, in order. */
+TEST_P(cq_threads, one_poster_reading_while_endpoints_come_and_go)
+{
+	cq_domain d{prov()};
+	cq_ptr cq = d.cq(FI_CQ_FORMAT_TAGGED, FI_WAIT_NONE, 64);
+	fake_ep a;
+	a.cq = cq.get();
+	ASSERT_EQ(wu::cq::bind(&cq->fid, a.fn()), 0);
+	constexpr int per = 20000;
+	std::atomic<bool> stop{false};
+	std::thread poster([&] {
+		for (int i = 0; i < per; i++)
+			while (wu::cq::post_if_leaf(cq.get(), comp(static_cast<uintptr_t>(i))) == -FI_EOVERRUN)
+				std::this_thread::yield();
+	});
+	std::thread binder([&] {
+		while (!stop) {
+			auto b = std::make_unique<fake_ep>();
+			b->cq = cq.get();
+			ASSERT_EQ(wu::cq::bind(&cq->fid, b->fn()), 0);
+			std::this_thread::yield();
+			ASSERT_EQ(wu::cq::unbind(&cq->fid, b->fn()), 0);
+		}
+	});
+	uintptr_t next = 0;
+	fi_cq_tagged_entry e[8];
+	while (next < per) {
+		ssize_t n = fi_cq_read(cq.get(), e, 8);
+		ASSERT_TRUE(n > 0 || n == -FI_EAGAIN) << n;
+		for (ssize_t i = 0; i < n; i++, next++)
+			ASSERT_EQ(reinterpret_cast<uintptr_t>(e[i].op_context), next);
+	}
+	stop = true;
+	poster.join();
+	binder.join();
+	EXPECT_GT(a.calls.load(), 0);
+	ASSERT_EQ(wu::cq::unbind(&cq->fid, a.fn()), 0);
 }

@@ -72,7 +72,7 @@ int progress_set::add(progress_fn p)
 			it->refs++;
 		else
 			fns_.push_back({p, 1}); /* may throw: nothing changed yet */
-		nfn_.store(static_cast<int>(fns_.size()), std::memory_order_release);
+		set_one();
 	}
 	binds_.fetch_add(1, std::memory_order_acq_rel);
 	return 0;
@@ -94,7 +94,7 @@ int progress_set::remove(progress_fn p) noexcept
 			ret = -FI_EINVAL;
 		} else if (--it->refs == 0) {
 			fns_.erase(it);
-			nfn_.store(static_cast<int>(fns_.size()), std::memory_order_release);
+			set_one();
 		}
 	}
 	if (!ret)
@@ -118,13 +118,16 @@ int progress_set::block_all() noexcept
 	return ret;
 }
 
-void progress_set::run_slow() noexcept
+void progress_set::run_all() noexcept
 {
-	if (busy_.exchange(true, std::memory_order_acquire))
-		return; /* someone else is driving progress right now */
 	for (const entry &e : fns_)
 		e.p.fn(e.p.arg);
-	unlock();
+}
+
+void progress_set::set_one() noexcept
+{
+	one_ = fns_.size() == 1 ? fns_[0].p : progress_fn{};
+	nfn_.store(static_cast<int>(fns_.size()), std::memory_order_release);
 }
 
 using waitobj::eventfd_drain;
@@ -300,6 +303,7 @@ struct cq_impl {
 	fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
 	size_t esize = sizeof(fi_cq_entry);
 	bool cond_threshold = false;
+	bool leaf = false; /* post_is_leaf(), fixed at open */
 	size_t limit = 0; /* entries + errors allowed at once */
 
 	spinlock lk;
@@ -308,6 +312,12 @@ struct cq_impl {
 	uint64_t head = 0;
 	uint64_t tail = 0;
 	std::deque<err_rec> errs;
+	/* errs.size() and errs.front().pos (none: no_err), kept beside the
+	 * deque: its own empty()/size() cost several loads on every post and
+	 * read. */
+	size_t nerr = 0;
+	static constexpr uint64_t no_err = UINT64_MAX;
+	uint64_t err_at = no_err;
 	eqd::wake_word ww;
 	size_t want = SIZE_MAX;	     /* smallest threshold among sleepers */
 	uint64_t sig_gen = 0;	     /* bumped by fi_cq_signal */
@@ -319,13 +329,12 @@ struct cq_impl {
 
 	~cq_impl() { delete[] ring; }
 
-	bool level() const noexcept { return head != tail || !errs.empty(); }
+	bool level() const noexcept { return head != tail || nerr; }
 
 	/* Entries readable before the first error; 0 with an error on top. */
 	size_t readable() const noexcept
 	{
-		uint64_t end = errs.empty() ? tail : errs.front().pos;
-		return static_cast<size_t>(end - head);
+		return static_cast<size_t>(std::min(tail, err_at) - head);
 	}
 
 	bool grow() noexcept
@@ -340,6 +349,8 @@ struct cq_impl {
 		/* error positions are absolute: shift them with the ring */
 		for (err_rec &r : errs)
 			r.pos -= head;
+		if (nerr)
+			err_at -= head;
 		delete[] ring;
 		ring = n;
 		mask = cap * 2 - 1;
@@ -367,23 +378,41 @@ struct cq_impl {
 		nw.broadcast();
 	}
 
+	/* The common post (room in the ring, nobody to wake or mirror to)
+	 * makes no call, so it saves no registers: the rest is post_slow. */
 	int post(const completion &c) noexcept
 	{
-		bool wake;
-		{
-			lock_guard g(lk);
-			/* errs.size() of a deque costs a dozen instructions: skipped
-			 * when empty (the common case). */
-			if ((tail - head) + (errs.empty() ? 0 : errs.size()) >= limit) [[unlikely]]
-				return -FI_EOVERRUN;
-			if (tail - head == mask + 1 && !grow()) [[unlikely]]
-				return -FI_EOVERRUN; /* no memory now: the provider retries */
+		lk.lock();
+		if (tail - head >= std::min(limit - nerr, mask) || has_watchers_locked()) [[unlikely]]
+			return post_slow(c);
+		ring[tail & mask] = c;
+		tail++;
+		lk.unlock();
+		return 0;
+	}
+
+	/* Under lk: a sleeper, a mirrored level or a mutex/cond wait object. */
+	bool has_watchers_locked() const noexcept
+	{
+		return ww.sleepers || nw.mirrored() || nw.obj() == FI_WAIT_MUTEX_COND;
+	}
+
+	/* post() past its common case; called with lk held, releases it. */
+	[[gnu::noinline]] int post_slow(const completion &c) noexcept
+	{
+		int r = -FI_EOVERRUN;
+		bool wake = false;
+		/* Full, or no memory now to grow: the provider retries. */
+		if ((tail - head) + nerr < limit && (tail - head != mask + 1 || grow())) {
 			ring[tail & mask] = c;
 			tail++;
 			wake = note_new_locked(false);
+			r = 0;
 		}
-		after_new(wake);
-		return 0;
+		lk.unlock();
+		if (r == 0)
+			after_new(wake);
+		return r;
 	}
 
 	int post_error(err_rec &&rec) noexcept
@@ -391,7 +420,7 @@ struct cq_impl {
 		bool wake;
 		{
 			lock_guard g(lk);
-			if ((tail - head) + errs.size() >= limit)
+			if ((tail - head) + nerr >= limit)
 				return -FI_EOVERRUN;
 			rec.pos = tail;
 			try {
@@ -399,6 +428,8 @@ struct cq_impl {
 			} catch (...) {
 				return -FI_ENOMEM;
 			}
+			if (nerr++ == 0)
+				err_at = tail;
 			wake = note_new_locked(true);
 		}
 		after_new(wake);
@@ -439,7 +470,7 @@ struct cq_impl {
 	{
 		size_t avail = readable();
 		if (avail == 0)
-			return errs.empty() ? -FI_EAGAIN : -FI_EAVAIL;
+			return nerr ? -FI_EAVAIL : -FI_EAGAIN;
 		if (avail < min)
 			return -FI_EAGAIN;
 		size_t n = std::min(count, avail);
@@ -550,10 +581,11 @@ struct cq_impl {
 		const bool new_rules = api_version >= FI_VERSION(1, 5);
 		const bool has_src = api_version >= FI_VERSION(1, 20);
 		lock_guard g(lk);
-		if (errs.empty())
+		if (!nerr)
 			return -FI_EAGAIN;
 		err_rec rec = std::move(errs.front());
 		errs.pop_front();
+		err_at = --nerr ? errs.front().pos : no_err;
 		nw.set_level(level());
 		fi_cq_err_entry out = rec.take(buf, new_rules, owned_err);
 		/* An old binary's struct ends at 80 bytes: never write past it. */
@@ -766,6 +798,20 @@ int cq_close(fid *f)
 	return WU_GUARD(return cq_close_impl(f););
 }
 
+bool leaf_wait(fi_wait_obj w) noexcept
+{
+	switch (w) {
+	case FI_WAIT_NONE:
+	case FI_WAIT_UNSPEC:
+	case FI_WAIT_YIELD:
+	case FI_WAIT_FD:
+	case FI_WAIT_POLLFD:
+		return true;
+	default:
+		return false; /* a wait set's EQ or a mutex/cond: other locks */
+	}
+}
+
 int open_cq(prov::domain *dom, fi_cq_attr *attr, fid_cq **cqp, void *context)
 {
 	if (!dom || !attr || !cqp) {
@@ -820,6 +866,7 @@ int open_cq(prov::domain *dom, fi_cq_attr *attr, fid_cq **cqp, void *context)
 	q->format = fmt == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : static_cast<fi_cq_format>(fmt);
 	q->esize = entry_size(q->format);
 	q->cond_threshold = wcond == FI_CQ_COND_THRESHOLD;
+	q->leaf = leaf_wait(q->nw.obj());
 	q->limit = attr->size ? std::max(attr->size, min_size) : default_size;
 	size_t slots = std::min(pow2_ceil(q->limit), initial_slots);
 	q->ring = new completion[slots];
@@ -900,34 +947,16 @@ int post(fid_cq *cq, const completion &c) noexcept
 	return q->post(c);
 }
 
-namespace {
-
-bool leaf(const cq_impl *q) noexcept
-{
-	switch (q->nw.obj()) {
-	case FI_WAIT_NONE:
-	case FI_WAIT_UNSPEC:
-	case FI_WAIT_YIELD:
-	case FI_WAIT_FD:
-	case FI_WAIT_POLLFD:
-		return true;
-	default:
-		return false; /* a wait set's EQ or a mutex/cond: other locks */
-	}
-}
-
-} // namespace
-
 bool post_is_leaf(fid_cq *cq) noexcept
 {
 	cq_impl *q = cq && is_cq(&cq->fid) ? impl_of(cq) : nullptr;
-	return q && leaf(q);
+	return q && q->leaf;
 }
 
 int post_if_leaf(fid_cq *cq, const completion &c) noexcept
 {
 	cq_impl *q = cq && is_cq(&cq->fid) ? impl_of(cq) : nullptr;
-	if (!q || !leaf(q))
+	if (!q || !q->leaf)
 		return 1;
 	return q->post(c);
 }

@@ -29,7 +29,14 @@ public:
 	{
 		if (nfn_.load(std::memory_order_acquire) == 0) [[likely]]
 			return;
-		run_slow();
+		if (busy_.exchange(true, std::memory_order_acquire))
+			return; /* someone else is driving progress right now */
+		/* One endpoint (the usual case): its function, no loop. */
+		if (one_.fn) [[likely]]
+			one_.fn(one_.arg);
+		else
+			run_all();
+		unlock();
 	}
 	bool has_fns() const noexcept { return nfn_.load(std::memory_order_acquire) != 0; }
 	/* Calls every block hook (progress_fn::block); the first error. */
@@ -41,7 +48,8 @@ private:
 		progress_fn p;
 		int refs;
 	};
-	void run_slow() noexcept;
+	void run_all() noexcept;
+	void set_one() noexcept; /* under busy_, after fns_ changed */
 	void lock() noexcept;
 	void unlock() noexcept { busy_.store(false, std::memory_order_release); }
 
@@ -49,6 +57,7 @@ private:
 	std::atomic<int> nfn_{0};
 	std::atomic<int> binds_{0};
 	std::vector<entry> fns_; /* guarded by busy_ */
+	progress_fn one_{};	  /* fns_[0] when it is the only one; guarded by busy_ */
 };
 
 /* The application-visible wait object of a CQ or counter.  Its level
