@@ -36,7 +36,7 @@ public:
 			return;
 		queue(cq, cntr, c, err, olen, err_data, err_len);
 	}
-	bool empty() const noexcept { return items_.size() == head_; }
+	bool empty() const noexcept { return items_.empty(); } /* kept items keep a live one at head_ */
 	/* Without the endpoint's lock mtx: posts what was collected.  False
 	 * when a full CQ kept some back: the caller must flush again later
 	 * (progress that skips quiet endpoints must not skip this one). */

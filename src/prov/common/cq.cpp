@@ -448,7 +448,7 @@ struct cq_impl {
 		return static_cast<ssize_t>(n);
 	}
 
-	ssize_t read(void *buf, size_t count, fi_addr_t *src) noexcept
+	[[gnu::always_inline]] ssize_t read(void *buf, size_t count, fi_addr_t *src) noexcept
 	{
 		prog.run();
 		ssize_t r;
