@@ -21,6 +21,25 @@ using namespace wu::test;
 
 namespace {
 
+/* b posts n receives into `in`, a injects 1000 + i to each; then both are
+ * progressed (b's receive CQ not read) until every message has landed. */
+void post_and_inject(rdm_ep &a, rdm_ep &b, fi_addr_t to_b, std::vector<uint64_t> &in)
+{
+	const int n = int(in.size());
+	for (int i = 0; i < n; i++)
+		ASSERT_EQ(fi_recv(b.ep, &in[i], sizeof in[i], nullptr, FI_ADDR_UNSPEC, &in[i]), 0) << i;
+	for (int i = 0; i < n; i++) {
+		uint64_t v = 1000 + uint64_t(i);
+		ssize_t r;
+		/* A full queue or bounce pool: progress both and retry. */
+		int tries = 0;
+		while ((r = fi_inject(a.ep, &v, sizeof v, to_b)) == -FI_EAGAIN && ++tries < 1000000)
+			spin({a.tx, a.rx, b.tx}, 1);
+		ASSERT_EQ(r, 0) << i;
+	}
+	spin({a.tx, b.tx, a.rx}, 20000);
+}
+
 TEST(shm_cq_full, completions_kept_back_by_a_full_cq_arrive_once_it_has_room)
 {
 	prov_env env("shm", FI_EP_RDM, FI_MSG);
@@ -33,24 +52,13 @@ TEST(shm_cq_full, completions_kept_back_by_a_full_cq_arrive_once_it_has_room)
 	fi_addr_t to_b = a.insert(b);
 	b.insert(a);
 
-	std::vector<uint64_t> in(n, 0);
-	for (int i = 0; i < n; i++)
-		ASSERT_EQ(fi_recv(b.ep, &in[i], sizeof in[i], nullptr, FI_ADDR_UNSPEC, &in[i]), 0) << i;
-	for (int i = 0; i < n; i++) {
-		uint64_t v = 1000 + uint64_t(i);
-		ssize_t r;
-		/* A full queue or bounce pool: progress both and retry. */
-		int tries = 0;
-		while ((r = fi_inject(a.ep, &v, sizeof v, to_b)) == -FI_EAGAIN && ++tries < 1000000)
-			spin({a.tx, a.rx, b.tx}, 1);
-		ASSERT_EQ(r, 0) << i;
-	}
 	/* b takes all n messages while its receive CQ holds cq_size: the rest
 	 * of the completions wait in b's endpoint.  Progress b through its
 	 * transmit CQ (reading nothing from the receive CQ) until its queue is
 	 * empty: every message has landed, and b has nothing left to do but
 	 * those completions. */
-	spin({a.tx, b.tx, a.rx}, 20000);
+	std::vector<uint64_t> in(n, 0);
+	ASSERT_NO_FATAL_FAILURE(post_and_inject(a, b, to_b, in));
 
 	/* Now read them one by one: each read makes room for one more. */
 	for (int i = 0; i < n; i++) {
@@ -82,17 +90,7 @@ TEST(shm_cq_full, many_kept_back_stay_in_order_and_do_not_hold_up_another_cq)
 	fi_addr_t to_a = b.insert(a);
 
 	std::vector<uint64_t> in(n, 0);
-	for (int i = 0; i < n; i++)
-		ASSERT_EQ(fi_recv(b.ep, &in[i], sizeof in[i], nullptr, FI_ADDR_UNSPEC, &in[i]), 0) << i;
-	for (int i = 0; i < n; i++) {
-		uint64_t v = 1000 + uint64_t(i);
-		ssize_t r;
-		int tries = 0;
-		while ((r = fi_inject(a.ep, &v, sizeof v, to_b)) == -FI_EAGAIN && ++tries < 1000000)
-			spin({a.tx, a.rx, b.tx}, 1);
-		ASSERT_EQ(r, 0) << i;
-	}
-	spin({a.tx, b.tx, a.rx}, 20000);
+	ASSERT_NO_FATAL_FAILURE(post_and_inject(a, b, to_b, in));
 
 	/* b's receive CQ is full with thousands kept: b's sends still
 	 * complete on its transmit CQ. */
