@@ -2,6 +2,7 @@
  * then its hooks in fi_cq_read and fi_cntr_read through the yield count. */
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 
@@ -34,7 +35,8 @@ void count_yield() noexcept
 }
 
 struct idle_policy : ::testing::Test {
-	iy::policy p{1000, read_clock, count_yield};
+	std::atomic<std::uint32_t> armed{0};
+	iy::policy p{1000, read_clock, count_yield, &armed};
 	iy::state s{};
 	void SetUp() override
 	{
@@ -45,14 +47,14 @@ struct idle_policy : ::testing::Test {
 	void empties(int n)
 	{
 		for (int i = 0; i < n; i++)
-			iy::polled(s, false, &p);
+			iy::polled(s, false, p);
 	}
 	/* Empty polls up to and including the next clock check. */
 	void to_check()
 	{
 		int r = clock_reads;
 		while (clock_reads == r && fake_yields == 0)
-			iy::polled(s, false, &p);
+			iy::polled(s, false, p);
 	}
 };
 
@@ -74,7 +76,7 @@ TEST_F(idle_policy, the_clock_is_read_once_per_check_every_empty_polls)
 {
 	empties(int(iy::check_every) * 10);
 	EXPECT_EQ(clock_reads, 10);
-	iy::polled(s, true, &p);
+	iy::polled(s, true, p);
 	EXPECT_EQ(clock_reads, 10); /* a poll that finds something: no clock */
 }
 
@@ -84,7 +86,8 @@ TEST_F(idle_policy, a_poll_that_finds_something_starts_a_new_stretch)
 	fake_now += 5000;
 	to_check();
 	ASSERT_EQ(fake_yields, 1);
-	iy::polled(s, true, &p);
+	iy::polled(s, true, p);
+	EXPECT_EQ(armed.load(), 0u);
 	fake_yields = 0;
 	empties(100); /* the new stretch starts at its first check */
 	EXPECT_EQ(fake_yields, 0);
@@ -103,13 +106,18 @@ TEST_F(idle_policy, threshold_zero_never_yields)
 	EXPECT_EQ(clock_reads, 0);
 }
 
-TEST_F(idle_policy, a_long_threshold_does_not_run_into_the_yielding_flag)
+TEST_F(idle_policy, another_threads_find_restarts_the_stretch)
 {
-	p.threshold_ns = UINT64_MAX;
-	s.empties = iy::yielding / 2 - 1; /* as after 2^30 empty polls */
-	empties(int(iy::check_every) * 4);
+	iy::state other{};
+	empties(int(iy::check_every));
+	EXPECT_EQ(armed.load(), 1u);
+	iy::polled(other, true, p); /* found by another thread */
+	fake_now += 5000;
+	to_check();
 	EXPECT_EQ(fake_yields, 0);
-	EXPECT_EQ(s.empties & iy::yielding, 0u);
+	fake_now += 1000;
+	to_check();
+	EXPECT_EQ(fake_yields, 1);
 }
 
 TEST(idle_yield_hooks, the_knob_is_read_from_the_environment)
@@ -143,11 +151,13 @@ TEST(idle_yield_hooks, empty_cq_reads_and_unchanged_counter_reads_yield)
 	fi_cq_entry e{};
 	yields_within([&] { return fi_cq_read(cq, &e, 1) == -FI_EAGAIN; });
 	iy::polled(true); /* as a read that found something */
+	EXPECT_EQ(iy::global_armed.load(), 0u);
 	yields_within([&] { return fi_cntr_read(c) == 0; });
 	/* A read that sees a new value is not empty: the stretch restarts. */
 	ASSERT_EQ(fi_cntr_add(c, 1), 0);
+	iy::global_armed.store(1);
 	EXPECT_EQ(fi_cntr_read(c), 1u);
-	EXPECT_EQ(iy::tls.empties, 0u);
+	EXPECT_EQ(iy::global_armed.load(), 0u);
 	EXPECT_EQ(fi_close(&c->fid), 0);
 	EXPECT_EQ(fi_close(&cq->fid), 0);
 }

@@ -2,8 +2,6 @@
 #include "config.h"
 #include "prov/common/idle_yield.h"
 
-#include <atomic>
-#include <climits>
 #include <ctime>
 
 #include <sched.h>
@@ -12,10 +10,11 @@
 
 namespace wu::idle_yield {
 
-constinit thread_local state tls __attribute__((tls_model("initial-exec"))) = {};
+std::atomic<std::uint32_t> global_armed{0};
 
 namespace {
 
+thread_local state tls{};
 std::atomic<std::uint64_t> n_yields{0};
 
 std::uint64_t mono_ns() noexcept
@@ -40,7 +39,7 @@ policy from_env() noexcept
 			us = v.value < 0 ? 0 : v.value;
 	} catch (...) {
 	}
-	return policy{std::uint64_t(us) * 1000u, mono_ns, do_yield};
+	return policy{std::uint64_t(us) * 1000u, mono_ns, do_yield, &global_armed};
 }
 
 } // namespace
@@ -56,28 +55,39 @@ std::uint64_t yields() noexcept
 	return n_yields.load(std::memory_order_relaxed);
 }
 
-void slow(state &s, const policy *pp) noexcept
+void empty() noexcept
 {
+	empty(tls, nullptr);
+}
+
+void empty(state &s, const policy *pp) noexcept
+{
+	if (!s.yielding && ++s.empties < check_every)
+		return;
+	s.empties = 0;
 	const policy &p = pp ? *pp : global();
 	if (!p.threshold_ns)
 		return;
-	if (s.empties & yielding) {
+	if (s.timing && !p.armed->load(std::memory_order_relaxed)) {
+		/* Something was found since the last check: a new stretch. */
+		s.timing = false;
+		s.yielding = false;
+	}
+	if (s.yielding) {
 		p.yield();
-		s.empties = yielding | (check_every - 1);
 		return;
 	}
 	std::uint64_t now = p.now_ns();
-	if (s.empties == check_every) {
+	if (!s.timing) {
+		s.timing = true;
 		s.since_ns = now;
+		p.armed->store(1, std::memory_order_relaxed);
 		return;
 	}
 	if (now - s.since_ns >= p.threshold_ns) {
-		s.empties = yielding | (check_every - 1);
+		s.yielding = true;
 		p.yield();
-		return;
 	}
-	if (s.empties >= yielding / 2) /* a long threshold: do not run into the flag */
-		s.empties = 2 * check_every;
 }
 
 } // namespace wu::idle_yield
