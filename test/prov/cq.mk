@@ -7,7 +7,8 @@ cq_gtests = \
 	test/prov/test_cq \
 	test/prov/test_cntr \
 	test/prov/test_mr \
-	test/prov/test_poll
+	test/prov/test_poll \
+	test/prov/test_idle_yield
 check_PROGRAMS += $(cq_gtests)
 TESTS += $(cq_gtests)
 UNIT_TESTS += $(cq_gtests)
@@ -21,6 +22,9 @@ test_prov_test_mr_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_cq_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_cntr_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_mr_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_idle_yield_SOURCES = test/prov/test_idle_yield.cpp test/prov/prov_fixture.h
+test_prov_test_idle_yield_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_idle_yield_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_poll_SOURCES = test/prov/test_poll.cpp test/prov/cq_fixture.h test/prov/tcp_fixture.h
 test_prov_test_poll_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_poll_LDADD = $(GTEST_LDADD_ALL) -lpthread
@@ -28,5 +32,5 @@ endif
 
 # Concurrency suites for the ThreadSanitizer run (make check-tsan).
 if WU_HAVE_GTEST
-TSAN_TESTS += test/prov/test_cq test/prov/test_cntr test/prov/test_mr test/prov/test_poll
+TSAN_TESTS += test/prov/test_cq test/prov/test_cntr test/prov/test_mr test/prov/test_poll test/prov/test_idle_yield
 endif

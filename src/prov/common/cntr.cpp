@@ -21,6 +21,7 @@
 #include "core/sync.h"
 #include "prov/common/cq.h"
 #include "prov/common/cq_detail.h"
+#include "prov/common/idle_yield.h"
 
 namespace wu::cntr {
 namespace {
@@ -49,6 +50,7 @@ struct cntr_impl {
 	std::atomic<uint32_t> sleepers{0};
 	std::atomic<uint32_t> seq{0};
 	std::atomic<uint64_t> opflags{0};
+	std::atomic<uint64_t> polled_val{0}; /* val at the last fi_cntr_read */
 	spinlock lk; /* native wait level */
 	native_wait nw;
 	progress_set prog;
@@ -91,7 +93,13 @@ struct cntr_impl {
 	{
 		prog.run();
 		seen();
-		return val.load(std::memory_order_acquire);
+		uint64_t v = val.load(std::memory_order_acquire);
+		/* Unchanged since the last read: an empty poll. */
+		bool moved = polled_val.load(std::memory_order_relaxed) != v;
+		if (moved)
+			polled_val.store(v, std::memory_order_relaxed);
+		idle_yield::polled(moved);
+		return v;
 	}
 	uint64_t readerr() noexcept
 	{

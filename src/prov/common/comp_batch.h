@@ -4,7 +4,9 @@
  * deadlock with it.  Only a CQ whose post takes nothing but its own spin
  * lock (cq::post_is_leaf) is posted to at once, when nothing is queued
  * ahead.  One thread flushes at a time so a CQ sees the endpoint's
- * completions in order; a full CQ keeps them for the next flush. */
+ * completions in order; a full CQ keeps them for the next flush, and a
+ * flush that finds it still full costs O(1) when everything kept waits on
+ * that one CQ (the usual case), not a retry of each kept completion. */
 #ifndef WU_PROV_COMMON_COMP_BATCH_H
 #define WU_PROV_COMMON_COMP_BATCH_H
 
@@ -30,11 +32,11 @@ public:
 		/* Nothing queued ahead and nobody posting: a CQ that takes no
 		 * other lock gets it now, sparing the hand-off through flush
 		 * (latency). */
-		if (!err && !cntr && cq && items_.empty() && !flushing_ && cq::post_if_leaf(cq, c) == 0)
+		if (!err && !cntr && cq && empty() && !flushing_ && cq::post_if_leaf(cq, c) == 0)
 			return;
 		queue(cq, cntr, c, err, olen, err_data, err_len);
 	}
-	bool empty() const noexcept { return items_.empty(); }
+	bool empty() const noexcept { return items_.empty(); } /* kept items keep a live one at head_ */
 	/* Without the endpoint's lock mtx: posts what was collected.  False
 	 * when a full CQ kept some back: the caller must flush again later
 	 * (progress that skips quiet endpoints must not skip this one). */
@@ -52,6 +54,9 @@ private:
 		std::string err_data;
 	};
 	std::vector<item> items_;
+	size_t head_ = 0; /* items_ before it are posted (kept after a full CQ) */
+	/* Non-null: every item from head_ waits on this CQ, which was full. */
+	fid_cq *only_cq_ = nullptr;
 	bool flushing_ = false;
 };
 

@@ -16,6 +16,7 @@
  * The struct behind a fid_cq (the shell) outlives fi_close with ops that
  * return -FI_EBADF, as for EQs. */
 #include "prov/common/cq.h"
+#include "prov/common/idle_yield.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -478,11 +479,16 @@ struct cq_impl {
 		return static_cast<ssize_t>(n);
 	}
 
-	ssize_t read(void *buf, size_t count, fi_addr_t *src) noexcept
+	[[gnu::always_inline]] ssize_t read(void *buf, size_t count, fi_addr_t *src) noexcept
 	{
 		prog.run();
-		lock_guard g(lk);
-		return read_locked(buf, count, src, 0);
+		ssize_t r;
+		{
+			lock_guard g(lk);
+			r = read_locked(buf, count, src, 0);
+		}
+		idle_yield::polled(r != -FI_EAGAIN); /* may yield: not under lk */
+		return r;
 	}
 
 	ssize_t sread(void *buf, size_t count, fi_addr_t *src, const void *cond, int timeout) noexcept
