@@ -359,7 +359,7 @@ int main(int argc, char **argv)
 		return r;
 	/* A dead peer is noticed sooner than the default second. */
 	setenv("FI_SHM_DEAD_PEER_MS", "200", 1);
-	/* The path is off by default. */
+	/* The default, pinned so the tests keep running the path if it changes. */
 	setenv("FI_SHM_PIPE_MAX", "262144", 1);
 	::testing::InitGoogleTest(&argc, argv);
 	return RUN_ALL_TESTS();
