@@ -40,4 +40,5 @@ for v in "$@"; do
 	w=$(paste -d' ' "$tmp/1" "$tmp/$k" | awk '$3 < $1 {w++} END {print w + 0}')
 	echo "[$v]: median of medians $m usec, median of bests $b usec, beats A in $w of $runs runs"
 done
+[ -n "${LAT_RAW:-}" ] && for f in "$tmp"/[0-9]*; do echo "runs $(basename "$f"): $(awk "{printf \"%s \", \$1}" "$f")"; done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
