@@ -599,6 +599,9 @@ int progress_locked(shm_ep *ep)
 	 * After the first pop (which also checks a stalled head and
 	 * disarms), a one-word look says whether another pop is worth it. */
 	int n = 0;
+	/* Quiet (every list below empty: whoever adds to one calls busy())
+	 * and only inline messages since, which add to none: still quiet. */
+	bool still_quiet = ep->quiet.load(std::memory_order_relaxed);
 	for (; n < 256 && ux_gate(ep) && (n == 0 || ep->rg->ready()) && ep->rg->pop_body(&w); n++) {
 		/* An inline message from a known peer with nothing set aside:
 		 * what handle and ux_arrive would do, without their steps. */
@@ -607,8 +610,11 @@ int progress_locked(shm_ep *ep)
 			on_message(ep, r, w, r->gen);
 			continue;
 		}
+		still_quiet = false;
 		handle(ep, w);
 	}
+	if (still_quiet)
+		return n;
 	/* Nothing owed, queued or streaming (the common case): quiet. */
 	if (ep->backlogged.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
 	    ep->pulls_out.empty() && ep->splits_out.empty() && ep->splits_in.empty() && ep->parked_cells.empty() &&
