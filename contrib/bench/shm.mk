@@ -12,3 +12,10 @@ contrib_bench_shm_peer_cost_LDADD = src/libwireup.la
 bench-shm-floor: contrib/bench/shm_floor contrib/bench/shm_peer_cost
 	contrib/bench/shm_floor all
 	contrib/bench/shm_peer_cost 1024
+
+# 8 B one-way latency in batches, median and best batch (robust under load):
+# contrib/bench/shm_lat.c, A/B of variants with shm_lat.sh.
+noinst_PROGRAMS += contrib/bench/shm_lat
+contrib_bench_shm_lat_SOURCES = contrib/bench/shm_lat.c
+contrib_bench_shm_lat_LDADD = src/libfabric.la
+EXTRA_DIST += contrib/bench/shm_lat.sh

@@ -108,6 +108,41 @@ TEST(shm_region, create_attach_push_pop)
 	EXPECT_FALSE(shm_exists(n)) << "close must unlink the region";
 }
 
+/* A region of 4 cells named after what, and a peer attached to it. */
+void small_ring(const char *what, region_ptr &r, peer_ptr &p)
+{
+	std::string n = shm_name(what);
+	layout l;
+	l.queue_cells = 4;
+	ASSERT_EQ(region::create(n.c_str(), l, &r.r), 0);
+	ASSERT_EQ(peer::attach(n.c_str(), &p.p), 0);
+}
+
+/* ready() (the popper's look between pops) and pop_body (a pop into the
+ * caller's bytes) agree with pop over several laps of a small ring. */
+TEST(shm_region, ready_and_pop_body_follow_the_laps)
+{
+	region_ptr r;
+	peer_ptr p;
+	ASSERT_NO_FATAL_FAILURE(small_ring("ready", r, p));
+	EXPECT_FALSE(r.r->ready());
+	for (uint64_t i = 0; i < 40; i += 2) {
+		ASSERT_EQ(p.p->push(make_cell(3, i)), 0);
+		ASSERT_EQ(p.p->push(make_cell(3, i + 1)), 0);
+		ASSERT_TRUE(r.r->ready()) << i;
+		cell c;
+		ASSERT_TRUE(r.r->pop_body(reinterpret_cast<unsigned char *>(&c) + sizeof c.seq));
+		EXPECT_EQ(c.tag, i);
+		EXPECT_TRUE(cell_ok(c));
+		ASSERT_TRUE(r.r->ready()) << i;
+		ASSERT_TRUE(r.r->pop(&c));
+		EXPECT_EQ(c.tag, i + 1);
+		EXPECT_TRUE(cell_ok(c));
+		EXPECT_FALSE(r.r->ready()) << i;
+		EXPECT_FALSE(r.r->pop_body(reinterpret_cast<unsigned char *>(&c) + sizeof c.seq));
+	}
+}
+
 TEST(shm_region, bad_names_and_layouts_refused)
 {
 	region *r = nullptr;
@@ -145,13 +180,9 @@ TEST(shm_region, live_name_is_not_taken)
 
 TEST(shm_region, queue_full_is_eagain)
 {
-	std::string n = shm_name("full");
-	layout l;
-	l.queue_cells = 4;
 	region_ptr r;
-	ASSERT_EQ(region::create(n.c_str(), l, &r.r), 0);
 	peer_ptr p;
-	ASSERT_EQ(peer::attach(n.c_str(), &p.p), 0);
+	ASSERT_NO_FATAL_FAILURE(small_ring("full", r, p));
 	for (uint64_t i = 0; i < 4; i++)
 		ASSERT_EQ(p.p->push(make_cell(1, i)), 0);
 	EXPECT_EQ(p.p->push(make_cell(1, 4)), -FI_EAGAIN);
@@ -680,6 +711,7 @@ TEST(shm_region, producer_killed_mid_push_does_not_wedge_the_consumer)
 	EXPECT_TRUE(cell_ok(c));
 	EXPECT_EQ(r.r->skipped(), 1u);
 	EXPECT_NE(log.find(n), std::string::npos) << log;
+	EXPECT_TRUE(r.r->ready()) << "a skip moves the popper's look on too";
 	ASSERT_TRUE(r.r->pop(&c));
 	EXPECT_EQ(c.tag, 2u);
 	/* The ring keeps working, laps included. */

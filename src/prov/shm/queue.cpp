@@ -219,6 +219,14 @@ bool region::check_stall(uint64_t s) noexcept
 	return true;
 }
 
+void region::advance() noexcept
+{
+	using namespace cellseq;
+	uint64_t h = head_ + 1;
+	std::atomic_ref<uint64_t>(head_).store(h, std::memory_order_relaxed);
+	pub_seq_ = make((h >> shift_) & lap_mask, st_pub, 0);
+}
+
 bool region::idle() const noexcept
 {
 	using namespace cellseq;
@@ -234,9 +242,18 @@ bool region::idle() const noexcept
 
 bool region::pop(cell *out) noexcept
 {
-	using namespace cellseq;
 	if (!out)
 		return false;
+	uint64_t h = head_;
+	if (!pop_body(reinterpret_cast<unsigned char *>(out) + sizeof(cell::seq)))
+		return false;
+	out->seq.store(h, std::memory_order_relaxed);
+	return true;
+}
+
+bool region::pop_body(void *body) noexcept
+{
+	using namespace cellseq;
 	if (__builtin_expect(armed_, 0)) {
 		ctl_->sleeping.store(0, std::memory_order_relaxed);
 		set_armed(false);
@@ -246,8 +263,7 @@ bool region::pop(cell *out) noexcept
 		uint64_t L = (head_ >> shift_) & lap_mask;
 		uint64_t s = x->seq.load(std::memory_order_acquire);
 		if (s == make(L, st_pub, 0)) {
-			copy_body(out, x);
-			out->seq.store(head_, std::memory_order_relaxed);
+			memcpy(body, reinterpret_cast<const unsigned char *>(x) + sizeof(cell::seq), body_size);
 			x->seq.store(make(L + 1, st_free, 0), std::memory_order_release);
 			advance();
 			return true;

@@ -317,6 +317,7 @@ int region::create(const char *name, const layout &l, region **out) noexcept
 	r->bounce_ = r->base_ + h.bounce_off;
 	r->mask_ = h.queue_cells - 1;
 	r->shift_ = uint32_t(__builtin_ctz(h.queue_cells));
+	r->pub_seq_ = cellseq::make(0, cellseq::st_pub, 0);
 	r->nslots_ = h.bounce_slots;
 	r->slot_size_ = h.bounce_size;
 	uint64_t magic = h.magic = 0;

@@ -101,6 +101,16 @@ public:
 	const char *name() const noexcept;
 	/* Pops the next cell into *out; false when the queue is empty. */
 	bool pop(cell *out) noexcept;
+	/* Pops the next cell's bytes after seq (sizeof(cell) - 8) into
+	 * body: pop without a second copy for a caller with its own type. */
+	bool pop_body(void *body) noexcept;
+	static constexpr size_t body_size = sizeof(cell) - sizeof(cell::seq);
+	/* The head cell is published (pop would return it): a look at one
+	 * word, inline, for the popper between two pops. */
+	bool ready() const noexcept
+	{
+		return cells_[head_ & mask_].seq.load(std::memory_order_acquire) == pub_seq_;
+	}
 	/* Nothing to pop and not armed (wait_arm), as far as a look without
 	 * the popper's lock tells: a thread that finds it so may skip taking
 	 * the lock to pop. */
@@ -150,6 +160,7 @@ private:
 	uint32_t mask_ = 0, shift_ = 0, nslots_ = 0, slot_size_ = 0;
 	uint32_t hint_ = 0;
 	uint64_t head_ = 0;
+	uint64_t pub_seq_ = 0; /* a published head cell's seq (advance() keeps it) */
 	uint64_t skipped_ = 0;
 	uint64_t stall_head_ = ~0ull; /* head whose producer we are watching */
 	uint64_t stall_next_ns_ = 0;  /* when to check its liveness next */
@@ -158,7 +169,7 @@ private:
 	bool check_stall(uint64_t s) noexcept;
 	/* head_ and armed_ change under the popper's lock and are read by
 	 * idle() without it. */
-	void advance() noexcept { std::atomic_ref<uint64_t>(head_).store(head_ + 1, std::memory_order_relaxed); }
+	void advance() noexcept;
 	void set_armed(bool a) noexcept { std::atomic_ref<bool>(armed_).store(a, std::memory_order_relaxed); }
 };
 
