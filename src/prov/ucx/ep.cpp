@@ -618,6 +618,11 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: the domain is not a ucx domain\n");
 			return -FI_EINVAL;
 		}
+		if ((info->caps & rma_caps) && !ud->rma) {
+			WU_WARN(P(), FI_LOG_EP_CTRL,
+				"fi_endpoint: the endpoint asks for RMA but its domain was opened without it in caps\n");
+			return -FI_EINVAL;
+		}
 		auto ep = std::make_unique<ucx_ep>();
 		data_tables t = data_ops();
 		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context,

@@ -52,12 +52,16 @@ struct region {
 	uint64_t access = 0;
 };
 
+/* The caps that need UCP_FEATURE_RMA. */
+inline constexpr uint64_t rma_caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+
 inline constexpr uint32_t domain_magic = 0x57554358; /* "WUCX" */
 
 struct ucx_domain {
 	prov::domain d; /* first: the fid */
 	uint32_t magic = domain_magic;
 	ucp_context_h ctx = nullptr;
+	bool rma = true; /* UCP_FEATURE_RMA: the domain's caps name RMA */
 	std::mutex mr_lock;
 	std::unordered_map<uint64_t, region> regions; /* by fi_mr_key */
 };

@@ -218,7 +218,11 @@ int ucx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 	tune_config(cfg);
 	ucp_params_t p{};
 	p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME;
-	p.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP; /* WAKEUP: blocking through the worker's fd */
+	/* RMA only when asked: its lanes (posix's over shared memory) are
+	 * one more transport every ucp_worker_progress polls, 57 of a 165
+	 * instruction poll.  WAKEUP: blocking through the worker's fd. */
+	d->rma = !info || !info->caps || (info->caps & rma_caps);
+	p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP | (d->rma ? UCP_FEATURE_RMA : 0);
 	p.mt_workers_shared = 1; /* endpoints (workers) of one domain run in any threads */
 	p.name = "wireup-ucx";
 	ucs_status_t s = ucp_init(&p, cfg, &d->ctx);
