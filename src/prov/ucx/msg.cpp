@@ -240,8 +240,10 @@ void recv_cb(void *req, ucs_status_t s, const ucp_tag_recv_info_t *info, void *u
 		o->req = nullptr;
 		if (info)
 			o->info = *info;
+		const bool ureq = o->ureq; /* ours: not UCP's to free */
 		finish_recv(o, s);
-		ucp_request_free(req);
+		if (!ureq)
+			ucp_request_free(req);
 	});
 }
 
@@ -276,6 +278,13 @@ ssize_t started(op *o, ucs_status_ptr_t r, const char *where)
 	prm.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
 	prm.cb.recv = recv_cb;
 	prm.user_data = o;
+	if (ep->dom->req_pre) [[likely]] {
+		/* UCP's request in the room before o: no allocation in the
+		 * call, no ucp_request_free after. */
+		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
+		prm.request = o;
+		o->ureq = true;
+	}
 	ep->posting = o;
 	ucs_status_ptr_t r = ucp_tag_recv_nbx(ep->worker, buf, count, tag, mask, &prm);
 	if (!ep->posting)

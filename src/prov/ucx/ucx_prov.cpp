@@ -229,6 +229,10 @@ int ucx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 	ucp_config_release(cfg);
 	if (int r = fi_err(s, "fi_domain: ucp_init"))
 		return r;
+	ucp_context_attr_t ca{};
+	ca.field_mask = UCP_ATTR_FIELD_REQUEST_SIZE;
+	if (ucp_context_query(d->ctx, &ca) == UCS_OK && ca.request_size)
+		d->req_pre = (ca.request_size + op_align - 1) / op_align * op_align;
 	int r = prov::domain_init(&d->d, fab, info, &ucx_domain_ops, &mr_ops, &ucx_domain_fi_ops, context);
 	if (r) {
 		ucp_cleanup(d->ctx);
