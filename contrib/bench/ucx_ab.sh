@@ -6,6 +6,8 @@
 # assignments (FI_UCX_*=..., UCX_*=..., LD_LIBRARY_PATH=another build's
 # src/.libs; "" is the defaults), or "perf" / "perf -e" for ucx_perftest
 # -t tag_lat (raw UCP, without or with peer failure handling) beside them.
+# fi_pingpong prints usec/xfer with two decimals; below 1 usec the one-way
+# time is taken from its Mxfers/sec (three digits) instead.
 # Prints each variant's median one-way usec, its best run and the ratio of
 # its median to the first variant's.  A benchmark, not a test: exits 0
 # whatever the numbers.
@@ -61,7 +63,8 @@ one() { # one VARIANT -> one-way usec
 		s=$!
 		wait_port $port
 		env LD_LIBRARY_PATH="$build/src/.libs" $tls $1 timeout 120 $pin_b fi_pingpong -p ucx -e rdm -P $port \
-			-S "$size" -I "$iters" 127.0.0.1 2>/dev/null | awk 'NR > 1 && $1 ~ /^[0-9]/ { l = $7 } END { print l }' ;;
+			-S "$size" -I "$iters" 127.0.0.1 2>/dev/null | awk 'NR > 1 && $1 ~ /^[0-9]/ { l = $8 >= 1 ? sprintf("%.4f", 1 / $8) : $7 }
+			END { print l }' ;;
 	esac
 	wait $s 2>/dev/null
 }
