@@ -17,17 +17,16 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${BUILD:-$(cd "$here/../.." && pwd)/build}
 rounds=7 size=8 iters= group=shm
-while getopts n:S:I:t: o; do
-	case $o in
-	n) rounds=$OPTARG ;;
-	S) size=$OPTARG ;;
-	I) iters=$OPTARG ;;
-	t) group=$OPTARG ;;
-	*) exit 2 ;;
+usage="usage: $0 [-n ROUNDS] [-S SIZE] [-I ITERS] [-t tcp|shm] VARIANT..."
+while [ $# -ge 2 ]; do # options, each with its value
+	case $1 in
+	-n) rounds=$2 ;; -S) size=$2 ;; -I) iters=$2 ;; -t) group=$2 ;;
+	-*) echo "$usage"; exit 2 ;;
+	*) break ;;
 	esac
+	shift 2
 done
-shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: $0 [-n ROUNDS] [-S SIZE] [-I ITERS] [-t tcp|shm] VARIANT..."; exit 2; }
+[ $# -ge 1 ] || { echo "$usage"; exit 2; }
 command -v fi_pingpong >/dev/null || { echo "SKIP: fi_pingpong missing"; exit 77; }
 command -v ucx_perftest >/dev/null || { echo "SKIP: ucx_perftest missing"; exit 77; }
 for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\|UCX_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
