@@ -3,8 +3,9 @@
 # UCX_TLS=tcp and UCX_TLS=posix,sysv,cma,self, beside our tcp, shm and
 # wireup providers.  test/bench/ucx_bench_parse.sh checks its parsers and
 # one tiny run.  contrib/bench/ucx_cost.sh counts, with callgrind, the
-# instructions our provider adds to UCP per message.
-EXTRA_DIST += contrib/bench/ucx_bench.sh contrib/bench/ucx_cost.sh test/bench/ucx_bench_parse.sh
+# instructions our provider adds to UCP per message; contrib/bench/ucx_ab.sh
+# times variants against each other in alternating pinned rounds.
+EXTRA_DIST += contrib/bench/ucx_bench.sh contrib/bench/ucx_cost.sh contrib/bench/ucx_ab.sh test/bench/ucx_bench_parse.sh
 TESTS += test/bench/ucx_bench_parse.sh
 
 bench-ucx:

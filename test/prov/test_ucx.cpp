@@ -2,7 +2,8 @@
  * asked for, its tag layout leaves the application 32 bits, UCP endpoints
  * are made on first send (not at fi_av_insert), FI_SOURCE follows
  * fi_av_remove, a new insert and fi_av_set_user_id, corrupt addresses are
- * refused at insert, and a peer that dies fails what waits on it. */
+ * refused at insert, UCP's RMA is asked for only with RMA caps, and a peer
+ * that dies fails what waits on it. */
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -227,6 +228,52 @@ TEST(ucx, auto_progress_moves_data_while_the_application_sleeps)
 	EXPECT_EQ(e.len, out.size());
 	EXPECT_EQ(in, out);
 	ASSERT_EQ(wait_one(a.tx, e), 1);
+}
+
+/* UCP_FEATURE_RMA only for a domain whose caps ask for RMA: without it
+ * messages still flow, an endpoint asking for RMA is refused, a region
+ * with remote access registers but a peer's write to it fails. */
+TEST(ucx, rma_is_asked_of_ucp_only_with_rma_caps)
+{
+	prov_env plain("ucx", FI_EP_RDM, FI_TAGGED), full("ucx", FI_EP_RDM, FI_TAGGED | FI_RMA);
+	ASSERT_NE(plain.info, nullptr);
+	ASSERT_NE(full.info, nullptr);
+	EXPECT_EQ(plain.info->caps & wu::ucx::rma_caps, 0u);
+	rdm_ep a(full), b(plain);
+	ASSERT_NE(a.ep, nullptr);
+	ASSERT_NE(b.ep, nullptr);
+	EXPECT_TRUE(wu::ucx::ep_of(a.ep)->dom->rma);
+	EXPECT_FALSE(wu::ucx::ep_of(b.ep)->dom->rma);
+	fi_addr_t to_b = a.insert(b), to_a = b.insert(a);
+	uint64_t out = 0x1122334455667788ULL, in = 0;
+	ASSERT_EQ(fi_trecv(b.ep, &in, sizeof in, nullptr, FI_ADDR_UNSPEC, 3, 0, nullptr), 0);
+	ASSERT_EQ(fi_tinject(a.ep, &out, sizeof out, to_b, 3), 0);
+	fi_cq_tagged_entry e{};
+	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1);
+	EXPECT_EQ(in, out);
+	ASSERT_EQ(fi_tinject(b.ep, &out, sizeof out, to_a, 4), 0); /* and back */
+	ASSERT_EQ(fi_trecv(a.ep, &in, sizeof in, nullptr, FI_ADDR_UNSPEC, 4, 0, nullptr), 0);
+	ASSERT_EQ(wait_one(a.rx, e, nullptr, {b.tx}), 1);
+
+	fi_info *rma = fi_dupinfo(plain.info);
+	rma->caps |= FI_RMA;
+	fid_ep *ep = nullptr;
+	EXPECT_EQ(fi_endpoint(plain.domain, rma, &ep, nullptr), -FI_EINVAL);
+	EXPECT_EQ(ep, nullptr);
+	fi_freeinfo(rma);
+
+	std::vector<char> target(64, 0);
+	fid_mr *mr = nullptr;
+	ASSERT_EQ(fi_mr_reg(plain.domain, target.data(), target.size(), FI_REMOTE_WRITE, 0, 7, 0, &mr, nullptr), 0);
+	uint64_t raddr = (plain.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? uint64_t(uintptr_t(target.data())) : 0;
+	int wctx = 0;
+	ASSERT_EQ(fi_write(a.ep, &out, sizeof out, nullptr, to_b, raddr, fi_mr_key(mr), &wctx), 0);
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_one(a.tx, e, &err, {b.rx}), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_EACCES);
+	EXPECT_EQ(err.op_context, &wctx);
+	EXPECT_EQ(target, std::vector<char>(64, 0));
+	EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 
 /* A child process's endpoint that dies while we wait on it (UCX_TLS=tcp:

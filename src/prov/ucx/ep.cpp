@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <random>
 
 #include <sys/random.h>
@@ -29,17 +30,37 @@ namespace wu::ucx {
 
 op *new_op_alloc(ucx_ep *ep, op_kind k)
 {
-	op *o = new op;
+	const size_t pre = ep->dom->req_pre;
+	void *m = ::operator new(pre + sizeof(op), std::align_val_t{op_align});
+	op *o = new (static_cast<char *>(m) + pre) op;
+	o->pre = pre;
 	o->ep = ep;
 	o->kind = k;
 	ep->live.insert(o);
 	return o;
 }
 
+void delete_op(op *o) noexcept
+{
+	char *m = reinterpret_cast<char *>(o) - o->pre;
+	o->~op();
+	::operator delete(m, std::align_val_t{op_align});
+}
+
 void free_op_slow(op *o) noexcept
 {
 	o->ep->live.erase(o);
-	delete o;
+	delete_op(o);
+}
+
+void trim_spare(ucx_ep *ep) noexcept
+{
+	while (ep->nspare > spare_max) {
+		op *o = ep->spare;
+		ep->spare = o->next;
+		ep->nspare--;
+		delete_op(o);
+	}
 }
 
 void gather(op *o, const iovec *iov, size_t count, size_t len)
@@ -109,6 +130,8 @@ void progress_cb(void *arg) noexcept
 		ep->b.locked([&] {
 			if (!ep->closing)
 				ucp_worker_progress(ep->worker);
+			if (ep->nspare > spare_max) [[unlikely]]
+				trim_spare(ep);
 		});
 	});
 }
@@ -408,11 +431,6 @@ void close_worker(ucx_ep *ep)
 	}
 	ep->closes.clear();
 	ep->ctrl = nullptr;
-	while (op *o = ep->spare) {
-		ep->spare = o->next;
-		delete o;
-	}
-	ep->nspare = 0;
 	ep->pc.clear();
 	ep->peers.clear();
 	/* Requests UCP still holds go with the worker (a callback it runs
@@ -421,6 +439,13 @@ void close_worker(ucx_ep *ep)
 	ep->worker = nullptr;
 	for (op *o : ep->live.snapshot())
 		free_op(o);
+	/* After the worker: the room before a spare op may hold a request
+	 * UCP touched until then. */
+	while (op *o = ep->spare) {
+		ep->spare = o->next;
+		delete_op(o);
+	}
+	ep->nspare = 0;
 }
 
 int enable_locked(ucx_ep *ep);
@@ -616,6 +641,11 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ucx_domain *ud = ucx_domain_of(dom);
 		if (!ud) {
 			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: the domain is not a ucx domain\n");
+			return -FI_EINVAL;
+		}
+		if ((info->caps & rma_caps) && !ud->rma) {
+			WU_WARN(P(), FI_LOG_EP_CTRL,
+				"fi_endpoint: the endpoint asks for RMA but its domain was opened without it in caps\n");
 			return -FI_EINVAL;
 		}
 		auto ep = std::make_unique<ucx_ep>();

@@ -104,16 +104,9 @@ inline void copy_few(void *dst, const void *src, size_t n) noexcept
 	memcpy(d + n - 8, &tail, 8);
 }
 
-ucs_status_t gen_unpack(void *state, size_t offset, const void *src, size_t len) noexcept
+/* Out of line, so that the one-buffer case saves no registers. */
+[[gnu::noinline]] ucs_status_t unpack_iov(op *o, size_t offset, const void *src, size_t len) noexcept
 {
-	auto *o = static_cast<op *>(state);
-	if (o->iov_cnt == 1) [[likely]] {
-		/* One buffer (fi_recv): what fits of it. */
-		size_t n = o->iov[0].length;
-		if (offset < n)
-			copy_few(static_cast<char *>(o->iov[0].buffer) + offset, src, std::min(n - offset, len));
-		return UCS_OK;
-	}
 	size_t pos = 0;
 	for (size_t i = 0; i < o->iov_cnt && len; i++) {
 		size_t n = o->iov[i].length;
@@ -126,6 +119,18 @@ ucs_status_t gen_unpack(void *state, size_t offset, const void *src, size_t len)
 		}
 		pos += n;
 	}
+	return UCS_OK;
+}
+
+ucs_status_t gen_unpack(void *state, size_t offset, const void *src, size_t len) noexcept
+{
+	auto *o = static_cast<op *>(state);
+	if (o->iov_cnt != 1) [[unlikely]]
+		return unpack_iov(o, offset, src, len);
+	/* One buffer (fi_recv): what fits of it. */
+	size_t n = o->iov[0].length;
+	if (offset < n)
+		copy_few(static_cast<char *>(o->iov[0].buffer) + offset, src, std::min(n - offset, len));
 	return UCS_OK;
 }
 void gen_finish(void *) noexcept {}
@@ -235,8 +240,10 @@ void recv_cb(void *req, ucs_status_t s, const ucp_tag_recv_info_t *info, void *u
 		o->req = nullptr;
 		if (info)
 			o->info = *info;
+		const bool ureq = o->ureq; /* ours: not UCP's to free */
 		finish_recv(o, s);
-		ucp_request_free(req);
+		if (!ureq)
+			ucp_request_free(req);
 	});
 }
 
@@ -264,13 +271,20 @@ ssize_t started(op *o, ucs_status_ptr_t r, const char *where)
  * tag and length; UCX 1.13 does not fill recv_info when it completes a
  * receive at once, and a probe before every receive (to learn them) is
  * what this spares. */
-ssize_t post_recv(op *o, void *buf, size_t count, uint64_t tag, uint64_t mask, ucp_request_param_t &prm,
-		  const char *where)
+[[gnu::always_inline]] inline ssize_t post_recv(op *o, void *buf, size_t count, uint64_t tag, uint64_t mask,
+						ucp_request_param_t &prm, const char *where)
 {
 	ucx_ep *ep = o->ep;
 	prm.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
 	prm.cb.recv = recv_cb;
 	prm.user_data = o;
+	if (ep->dom->req_pre) [[likely]] {
+		/* UCP's request in the room before o: no allocation in the
+		 * call, no ucp_request_free after. */
+		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
+		prm.request = o;
+		o->ureq = true;
+	}
 	ep->posting = o;
 	ucs_status_ptr_t r = ucp_tag_recv_nbx(ep->worker, buf, count, tag, mask, &prm);
 	if (!ep->posting)

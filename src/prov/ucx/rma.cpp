@@ -78,7 +78,8 @@ int ucx_mr_close(fid *f) noexcept
 		std::lock_guard g(d->mr_lock);
 		auto it = d->regions.find(key);
 		if (it != d->regions.end()) {
-			ucp_mem_unmap(d->ctx, it->second.memh);
+			if (it->second.memh)
+				ucp_mem_unmap(d->ctx, it->second.memh);
 			d->regions.erase(it);
 		}
 		return 0;
@@ -104,8 +105,9 @@ int mr_regattr(fid *fid_dom, const fi_mr_attr *attr, uint64_t flags, fid_mr **ou
 		int mode = d->d.info->domain_attr->mr_mode;
 		rg.base = (mode & FI_MR_VIRT_ADDR) ? rg.addr : attr->offset;
 		int err = 0;
-		if (rg.len && (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE))) {
-			/* Only what peers reach needs UCX's mapping. */
+		if (rg.len && (attr->access & (FI_REMOTE_READ | FI_REMOTE_WRITE)) && d->rma) {
+			/* Only what peers reach needs UCX's mapping; a domain
+			 * without RMA has none, and refuses peers' rkey requests. */
 			ucp_mem_map_params_t mp{};
 			mp.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
 			mp.address = attr->mr_iov[0].iov_base;
@@ -484,6 +486,10 @@ ssize_t do_rma(ucx_ep *ep, const prov::rma_xfer &x)
 		if (!ep->b.enabled) {
 			WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint is not enabled (fi_enable)\n", x.where);
 			return -FI_EOPBADSTATE;
+		}
+		if (!ep->dom->rma) {
+			WU_WARN(P(), FI_LOG_EP_DATA, "%s: the domain was opened without RMA in its caps\n", x.where);
+			return -FI_EOPNOTSUPP;
 		}
 		if (x.count > ep->b.info->tx_attr->iov_limit || (x.count && !x.iov) || x.rma_count != 1 || !x.rma) {
 			WU_WARN(P(), FI_LOG_EP_DATA,

@@ -52,12 +52,19 @@ struct region {
 	uint64_t access = 0;
 };
 
+/* The caps that need UCP_FEATURE_RMA. */
+inline constexpr uint64_t rma_caps = FI_RMA | FI_READ | FI_WRITE | FI_REMOTE_READ | FI_REMOTE_WRITE;
+
 inline constexpr uint32_t domain_magic = 0x57554358; /* "WUCX" */
 
 struct ucx_domain {
 	prov::domain d; /* first: the fid */
 	uint32_t magic = domain_magic;
 	ucp_context_h ctx = nullptr;
+	bool rma = true; /* UCP_FEATURE_RMA: the domain's caps name RMA */
+	/* Room for UCP's request before each op (ucp_context_query's
+	 * request_size, rounded up to op_align; 0: UCP allocates its own). */
+	size_t req_pre = 0;
 	std::mutex mr_lock;
 	std::unordered_map<uint64_t, region> regions; /* by fi_mr_key */
 };
@@ -105,6 +112,7 @@ struct op_state {
 	bool tagged = false;
 	bool want_comp = false; /* set by every send and RMA */
 	bool write = false;	/* RMA */
+	bool ureq = false;	/* UCP's request is the room before this op (post_recv) */
 };
 
 /* One operation UCP holds a request for. */
@@ -116,7 +124,9 @@ struct op : op_state {
 	/* RMA waiting for an rkey: the transfer to start. */
 	std::vector<iovec> liov;
 	op *prev = nullptr, *next = nullptr; /* in ucx_ep::live, or the spare list */
+	size_t pre = 0; /* bytes allocated before it (ucx_domain::req_pre) */
 };
+inline constexpr size_t op_align = 64;
 
 /* The ops UCP holds, linked through the ops themselves: no allocation or
  * hashing on the data path. */
@@ -298,6 +308,9 @@ inline fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
  * (once per message each), the rest out of line. */
 op *new_op_alloc(ucx_ep *ep, op_kind k);
 void free_op_slow(op *o) noexcept;
+void delete_op(op *o) noexcept;
+/* Under b.mtx, outside UCP's calls: spare ops beyond spare_max go. */
+void trim_spare(ucx_ep *ep) noexcept;
 inline op *new_op(ucx_ep *ep, op_kind k)
 {
 	op *o = ep->spare;
@@ -313,7 +326,10 @@ inline op *new_op(ucx_ep *ep, op_kind k)
 inline void free_op(op *o) noexcept
 {
 	ucx_ep *ep = o->ep;
-	if (ep->nspare >= spare_max || ep->closing) [[unlikely]] {
+	/* An op whose room holds UCP's request stays allocated: UCP still
+	 * marks the request done after the callback that freed the op
+	 * returns.  trim_spare and close_worker delete it later. */
+	if ((ep->nspare >= spare_max || ep->closing) && !o->ureq) [[unlikely]] {
 		free_op_slow(o);
 		return;
 	}

@@ -218,13 +218,21 @@ int ucx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *co
 	tune_config(cfg);
 	ucp_params_t p{};
 	p.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED | UCP_PARAM_FIELD_NAME;
-	p.features = UCP_FEATURE_TAG | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP; /* WAKEUP: blocking through the worker's fd */
+	/* RMA only when asked: its lanes (posix's over shared memory) are
+	 * one more transport every ucp_worker_progress polls, 57 of a 165
+	 * instruction poll.  WAKEUP: blocking through the worker's fd. */
+	d->rma = !info || !info->caps || (info->caps & rma_caps);
+	p.features = UCP_FEATURE_TAG | UCP_FEATURE_WAKEUP | (d->rma ? UCP_FEATURE_RMA : 0);
 	p.mt_workers_shared = 1; /* endpoints (workers) of one domain run in any threads */
 	p.name = "wireup-ucx";
 	ucs_status_t s = ucp_init(&p, cfg, &d->ctx);
 	ucp_config_release(cfg);
 	if (int r = fi_err(s, "fi_domain: ucp_init"))
 		return r;
+	ucp_context_attr_t ca{};
+	ca.field_mask = UCP_ATTR_FIELD_REQUEST_SIZE;
+	if (ucp_context_query(d->ctx, &ca) == UCS_OK && ca.request_size)
+		d->req_pre = (ca.request_size + op_align - 1) / op_align * op_align;
 	int r = prov::domain_init(&d->d, fab, info, &ucx_domain_ops, &mr_ops, &ucx_domain_fi_ops, context);
 	if (r) {
 		ucp_cleanup(d->ctx);
