@@ -11,10 +11,10 @@
 namespace wu::idle_yield {
 
 std::atomic<std::uint32_t> global_armed{0};
+constinit thread_local state tls_state{};
 
 namespace {
 
-thread_local state tls{};
 std::atomic<std::uint64_t> n_yields{0};
 
 std::uint64_t mono_ns() noexcept
@@ -55,15 +55,8 @@ std::uint64_t yields() noexcept
 	return n_yields.load(std::memory_order_relaxed);
 }
 
-void empty() noexcept
+void empty_check(state &s, const policy *pp) noexcept
 {
-	empty(tls, nullptr);
-}
-
-void empty(state &s, const policy *pp) noexcept
-{
-	if (!s.yielding && ++s.empties < check_every)
-		return;
 	s.empties = 0;
 	const policy &p = pp ? *pp : global();
 	if (!p.threshold_ns)

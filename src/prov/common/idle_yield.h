@@ -40,10 +40,26 @@ struct state {
 };
 inline constexpr std::uint32_t check_every = 16;
 
-/* An empty poll, out of line (p null: global()). */
-void empty(state &s, const policy *p) noexcept;
+/* An empty poll's check_every-th step, out of line (p null: global()). */
+void empty_check(state &s, const policy *p) noexcept;
+
+/* An empty poll (p null: global()). */
+inline void empty(state &s, const policy *p) noexcept
+{
+	if (!s.yielding && ++s.empties < check_every) [[likely]]
+		return;
+	empty_check(s, p);
+}
+
+/* The calling thread's stretch: inline, since every empty poll counts in
+ * it (constinit: no TLS wrapper call). */
+extern constinit thread_local state tls_state;
+
 /* An empty poll of the calling thread. */
-void empty() noexcept;
+inline void empty() noexcept
+{
+	empty(tls_state, nullptr);
+}
 
 inline void found(std::atomic<std::uint32_t> &armed) noexcept
 {
