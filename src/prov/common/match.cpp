@@ -176,7 +176,8 @@ bool engine::src_ok(fi_addr_t want, unexpected *u)
 	return u->m.src == want;
 }
 
-recv *engine::find_recv(queue &qu, queue_kind q, const message &m)
+/* Inlined into arrive, its only caller: once per message. */
+[[gnu::always_inline]] inline recv *engine::find_recv(queue &qu, queue_kind q, const message &m)
 {
 	recv *best = nullptr;
 	if (q == queue_kind::tagged && qu.n_exact) {
@@ -228,7 +229,8 @@ unexpected *engine::find_ux(queue &qu, queue_kind q, uint64_t tag, uint64_t igno
 	return nullptr;
 }
 
-void engine::enqueue_recv(queue &qu, recv *r)
+/* Inlined into post, its only caller: once per receive. */
+[[gnu::always_inline]] inline void engine::enqueue_recv(queue &qu, recv *r)
 {
 	r->seq = next_seq_++;
 	/* Before r is on recv_all: a rekey hashes what is there. */
@@ -251,7 +253,7 @@ void engine::enqueue_recv(queue &qu, recv *r)
 	r->in_queue = true;
 }
 
-void engine::dequeue_recv(recv *r)
+[[gnu::always_inline]] inline void engine::dequeue_recv(recv *r)
 {
 	if (!r->in_queue)
 		return;
@@ -338,7 +340,12 @@ bool engine::post(queue_kind q, recv *r) noexcept
 	r->used = 0;
 	r->busy = 0;
 	r->spent = false;
-	r->in_queue = false;
+	/* Nothing queued to take: straight to the queue, whose links
+	 * enqueue_recv sets (a ping-pong's every receive). */
+	if (!qu.n_ux) [[likely]] {
+		enqueue_recv(qu, r);
+		return true;
+	}
 	r->all.prev = r->all.next = &r->all;
 	r->bucket.prev = r->bucket.next = &r->bucket;
 	bool many = multi(q, r);

@@ -72,43 +72,6 @@ rx_ctx::~rx_ctx()
 	}
 }
 
-void rx_ctx::release(op *o) noexcept
-{
-	size_t n = posted.load(std::memory_order_relaxed);
-	/* Only the owner's lock holder changes it; a reader (fi_rx_size_left) just loads. */
-	if (n)
-		posted.store(n - 1, std::memory_order_relaxed);
-	if (!o)
-		return;
-	/* A shared context (tcp's srx) may release under another endpoint's
-	 * lock than it posts under: no spares there. */
-	if (shared || n_spare_ >= spare_max) {
-		delete o;
-		return;
-	}
-	o->context = spare_;
-	spare_ = o;
-	n_spare_++;
-}
-
-op *rx_ctx::take()
-{
-	op *o = spare_;
-	if (!o)
-		return new op();
-	spare_ = static_cast<op *>(o->context);
-	n_spare_--;
-	/* What new op() gives and post_recv does not set (the engine sets
-	 * its own fields of mr in engine::post). */
-	o->kind = OP_RECV;
-	o->want_comp = true;
-	o->discard = false;
-	o->data = 0;
-	o->id = 0;
-	o->mr.discard = false;
-	return o;
-}
-
 void rx_ctx::drain() noexcept
 {
 	for (auto q : {match::queue_kind::msg, match::queue_kind::tagged})

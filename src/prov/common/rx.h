@@ -110,6 +110,44 @@ struct rx_ctx {
 	size_t n_spare_ = 0;
 };
 
+/* Inline: each runs once per receive on every provider's path. */
+inline void rx_ctx::release(op *o) noexcept
+{
+	size_t n = posted.load(std::memory_order_relaxed);
+	/* Only the owner's lock holder changes it; a reader (fi_rx_size_left) just loads. */
+	if (n)
+		posted.store(n - 1, std::memory_order_relaxed);
+	if (!o)
+		return;
+	/* A shared context (tcp's srx) may release under another endpoint's
+	 * lock than it posts under: no spares there. */
+	if (shared || n_spare_ >= spare_max) {
+		delete o;
+		return;
+	}
+	o->context = spare_;
+	spare_ = o;
+	n_spare_++;
+}
+
+inline op *rx_ctx::take()
+{
+	op *o = spare_;
+	if (!o)
+		return new op();
+	spare_ = static_cast<op *>(o->context);
+	n_spare_--;
+	/* What new op() gives and post_recv does not set (the engine sets
+	 * its own fields of mr in engine::post). */
+	o->kind = OP_RECV;
+	o->want_comp = true;
+	o->discard = false;
+	o->data = 0;
+	o->id = 0;
+	o->mr.discard = false;
+	return o;
+}
+
 /* What FI_PEEK reports of a queued message. */
 struct rx_info {
 	fi_addr_t src = FI_ADDR_NOTAVAIL; /* resolved where the AV now knows it */
