@@ -332,6 +332,19 @@ struct cq_impl {
 
 	bool level() const noexcept { return head != tail || nerr; }
 
+	/* head, tail and nerr change under lk, as relaxed atomic stores, so
+	 * that read() may look at them without it: an empty look is the
+	 * common poll, and a stale one only costs that poll. */
+	template <class T> static void put(T &f, T v) noexcept
+	{
+		std::atomic_ref<T>(f).store(v, std::memory_order_relaxed);
+	}
+	template <class T> static T peek(const T &f) noexcept
+	{
+		return std::atomic_ref<T>(const_cast<T &>(f)).load(std::memory_order_relaxed);
+	}
+	bool surely_empty() const noexcept { return peek(tail) == peek(head) && peek(nerr) == 0; }
+
 	/* Entries readable before the first error; 0 with an error on top. */
 	size_t readable() const noexcept
 	{
@@ -355,8 +368,8 @@ struct cq_impl {
 		delete[] ring;
 		ring = n;
 		mask = cap * 2 - 1;
-		head = 0;
-		tail = count;
+		put(head, uint64_t(0));
+		put(tail, uint64_t(count));
 		return true;
 	}
 
@@ -387,7 +400,7 @@ struct cq_impl {
 		if (tail - head >= std::min(limit - nerr, mask) || has_watchers_locked()) [[unlikely]]
 			return post_slow(c);
 		ring[tail & mask] = c;
-		tail++;
+		put(tail, tail + 1);
 		lk.unlock();
 		return 0;
 	}
@@ -406,7 +419,7 @@ struct cq_impl {
 		/* Full, or no memory now to grow: the provider retries. */
 		if ((tail - head) + nerr < limit && (tail - head != mask + 1 || grow())) {
 			ring[tail & mask] = c;
-			tail++;
+			put(tail, tail + 1);
 			wake = note_new_locked(false);
 			r = 0;
 		}
@@ -429,7 +442,8 @@ struct cq_impl {
 			} catch (...) {
 				return -FI_ENOMEM;
 			}
-			if (nerr++ == 0)
+			put(nerr, nerr + 1);
+			if (nerr == 1)
 				err_at = tail;
 			wake = note_new_locked(true);
 		}
@@ -461,7 +475,7 @@ struct cq_impl {
 			if (src)
 				src[i] = c.src_addr;
 		}
-		head += n;
+		put(head, head + n);
 		if (nw.mirrored()) [[unlikely]] /* nothing to mirror: not even the level to compute */
 			nw.set_level(level());
 	}
@@ -482,8 +496,8 @@ struct cq_impl {
 	[[gnu::always_inline]] ssize_t read(void *buf, size_t count, fi_addr_t *src) noexcept
 	{
 		prog.run();
-		ssize_t r;
-		{
+		ssize_t r = -FI_EAGAIN;
+		if (!surely_empty()) {
 			lock_guard g(lk);
 			r = read_locked(buf, count, src, 0);
 		}
@@ -591,7 +605,8 @@ struct cq_impl {
 			return -FI_EAGAIN;
 		err_rec rec = std::move(errs.front());
 		errs.pop_front();
-		err_at = --nerr ? errs.front().pos : no_err;
+		put(nerr, nerr - 1);
+		err_at = nerr ? errs.front().pos : no_err;
 		nw.set_level(level());
 		fi_cq_err_entry out = rec.take(buf, new_rules, owned_err);
 		/* An old binary's struct ends at 80 bytes: never write past it. */
