@@ -352,7 +352,7 @@ bool engine::post(queue_kind q, recv *r) noexcept
 	uint64_t ignore = q == queue_kind::msg ? ~uint64_t(0) : r->ignore;
 	/* Before scanning queued messages too (enqueue_recv does it for the
 	 * others), so that a scan can be a bucket's. */
-	if (qu.n_ux && q == queue_kind::tagged && (ignore & key_)) [[unlikely]]
+	if (q == queue_kind::tagged && (ignore & key_)) [[unlikely]]
 		maybe_rekey(qu, ignore);
 	while (unexpected *u = qu.n_ux ? find_ux(qu, q, r->tag, ignore, r->src) : nullptr) {
 		size_t off = r->used;

@@ -79,18 +79,6 @@ static_assert(offsetof(wire, kind) == offsetof(shm_tp::cell, kind) - 8 &&
 	      offsetof(wire, arg) == offsetof(shm_tp::cell, arg) - 8 &&
 	      offsetof(wire, data) == offsetof(shm_tp::cell, data) - 8);
 
-wire from_cell(const shm_tp::cell &c) noexcept
-{
-	wire w;
-	w.kind = c.kind;
-	w.flags = c.flags;
-	w.inline_len = c.inline_len;
-	w.sender = c.sender;
-	memcpy(reinterpret_cast<unsigned char *>(&w) + offsetof(wire, tag),
-	       reinterpret_cast<const unsigned char *>(&c) + offsetof(shm_tp::cell, tag), wire_name_bytes);
-	return w;
-}
-
 namespace {
 
 int push(remote *r, const wire &w)

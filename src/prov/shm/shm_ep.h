@@ -106,7 +106,6 @@ struct wire {
 /* The 48 bytes from tag on: a HELLO's name. */
 inline constexpr size_t wire_name_bytes = 48;
 void to_cell(const wire &w, shm_tp::cell &c) noexcept;
-wire from_cell(const wire &c) noexcept;
 
 /* One queued cell for a peer; a payload to copy into a bounce slot when
  * it is pushed (need_slot). */
