@@ -44,7 +44,7 @@ for i in $(seq "$pairs"); do
 	echo "$a" >>"$tmp/a"; echo "$b" >>"$tmp/b"
 	echo "pair $i: A $a  B $b"
 done
-median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+. "$here/median.sh"
 ua=$(awk '{print $1}' "$tmp/a" | median) ub=$(awk '{print $1}' "$tmp/b" | median)
 ba=$(awk '{print $2}' "$tmp/a" | median) bb=$(awk '{print $2}' "$tmp/b" | median)
 # Under load the best run is the one the scheduler disturbed least.

@@ -52,7 +52,7 @@ if [ ! -x "$floor" ]; then
 	fi
 fi
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+. "$here/median.sh"
 iters() { # enough that a start-up stall stays out of the number
 	if [ "$1" -ge 1048576 ]; then echo 1000; elif [ "$1" -ge 65536 ]; then echo 5000; else echo 100000; fi
 }

@@ -32,7 +32,7 @@ for i in $(seq "$runs"); do
 			awk '{print $4, $6}' >>"$tmp/$k"
 	done
 done
-median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+. "$here/median.sh"
 k=0
 for v in "$@"; do
 	k=$((k + 1))

@@ -26,7 +26,7 @@ command -v fi_pingpong >/dev/null || { echo "SKIP: fi_pingpong missing (apt-get 
 sizes="8 4096 65536 1048576"
 port=$(( 10000 + ($$ % 1000) * 20 ))  # below the ephemeral range
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+. "$here/median.sh"
 
 # pp LIBDIR PROV EP SIZE -> "usec MBps" (one run)
 pp() {

@@ -74,11 +74,13 @@ for r in $(seq "$rounds"); do
 		one "$v" >>"$tmp/$i"
 	done
 done
-median() { sort -n | awk '$1 + 0 > 0 { a[++n] = $1 } END { if (!n) print "-"; else if (n % 2) print a[(n + 1) / 2]; else print (a[n / 2] + a[n / 2 + 1]) / 2 }'; }
+. "$here/median.sh"
+# Runs that failed print 0: not samples.
+positive_median() { awk '$1 + 0 > 0' | median; }
 i=0
 for v in "$@"; do
 	i=$((i + 1))
-	m=$(median <"$tmp/$i")
+	m=$(positive_median <"$tmp/$i")
 	[ $i = 1 ] && m1=$m
 	b=$(sort -n "$tmp/$i" | awk '$1 + 0 > 0 { print; exit }')
 	printf '%-40s median %8s  best %8s  /first %s\n' "${v:-(defaults)}" "$m" "${b:--}" \

@@ -229,7 +229,7 @@ for r in $(seq "$runs"); do
 	done
 done
 
-median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+. "$here/median.sh"
 # get GROUP COL SIZE FIELD(1 usec, 2 MB/s) -> median or "-"
 get() { awk -v f="$4" '$f != "" && $f != "-" {print $f}' "$tmp/$1.$2.$3" 2>/dev/null | median; }
 na() { v=$1; { [ "$v" = "-" ] || [ -z "$v" ]; } && v=n/a; echo "$v"; }

@@ -28,7 +28,7 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 mpicc -O2 -o "$tmp/pp" "$top/test/prov/mpi_pingpong.c" || exit 1
 for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\|OMPI_MCA_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-median() { sort -n | awk '{a[NR]=$1} END {if (NR==0) print "-"; else if (NR%2) print a[(NR+1)/2]; else print (a[NR/2]+a[NR/2+1])/2}'; }
+. "$here/median.sh"
 port=$(( 21000 + ($$ % 500) * 20 ))
 
 # mpi CONFIG SIZE ITERS -> "usec MBps"
