@@ -45,7 +45,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (u::addr_hdr + wlen != size_t(n))
 		fail("worker length", long(wlen), long(n));
 	std::vector<uint8_t> again(u::addr_max);
-	if (u::addr_build(id, w, wlen, again.data(), again.size()) != size_t(n) || memcmp(again.data(), p, size_t(n)))
+	const uint8_t flags = u::addr_flags(p);
+	if (flags & ~u::addr_flag_id)
+		fail("flags", long(flags), 0);
+	if (u::addr_build(id, flags, w, wlen, again.data(), again.size()) != size_t(n) || memcmp(again.data(), p, size_t(n)))
 		fail("rebuild differs", long(n), 0);
 	ssize_t t = u::addr_print(p, size_t(n), text, sizeof text);
 	if (t <= 0 || size_t(t) > sizeof text || strlen(text) + 1 != size_t(t) || strncmp(text, "fi_ucx://", 9))

@@ -110,6 +110,60 @@ TEST_F(ucx_pair, the_application_has_32_tag_bits)
 	EXPECT_EQ(y, 5);
 }
 
+/* FI_SOURCE is reported only when asked for, and a receiver that needs no
+ * sender ids says so in its address: its senders put 0 where the id goes
+ * and its receives match that field whole (UCP's hashed expected queue).
+ * Endpoints of both kinds talk to each other. */
+TEST(ucx, the_sender_id_travels_only_to_those_that_need_it)
+{
+	prov_env env("ucx", FI_EP_RDM, FI_MSG | FI_TAGGED);
+	ASSERT_NE(env.info, nullptr);
+	EXPECT_FALSE(env.info->caps & (FI_SOURCE | FI_DIRECTED_RECV));
+	EXPECT_FALSE(env.info->rx_attr->caps & FI_SOURCE);
+	{
+		prov_env asked("ucx", FI_EP_RDM, FI_MSG | FI_SOURCE);
+		ASSERT_NE(asked.info, nullptr);
+		EXPECT_TRUE(asked.info->caps & FI_SOURCE);
+	}
+	fi_info *with = fi_dupinfo(env.info);
+	with->caps |= FI_SOURCE;
+	with->rx_attr->caps |= FI_SOURCE;
+	rdm_ep plain(env), sourced(env, with);
+	fi_freeinfo(with);
+	namespace u = wu::ucx;
+	EXPECT_EQ(u::addr_flags(plain.name.data()), 0);
+	EXPECT_EQ(u::addr_flags(sourced.name.data()), u::addr_flag_id);
+	EXPECT_EQ(u::ep_of(plain.ep)->rx_id_mask, u::id_mask);
+	EXPECT_EQ(u::ep_of(sourced.ep)->rx_id_mask, 0u);
+	fi_addr_t to_sourced = plain.insert(sourced), to_plain = sourced.insert(plain);
+	fi_cq_tagged_entry e;
+	/* Into the endpoint that wants ids: FI_SOURCE names the sender. */
+	int v = 3, w = 0;
+	ASSERT_EQ(fi_recv(sourced.ep, &w, sizeof w, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	ASSERT_EQ(fi_send(plain.ep, &v, sizeof v, nullptr, to_sourced, nullptr), 0);
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(wait_one(sourced.rx, e, nullptr, {plain.tx}, &src), 1);
+	EXPECT_EQ(w, 3);
+	EXPECT_EQ(src, to_plain);
+	ASSERT_EQ(wait_one(plain.tx, e, nullptr, {sourced.rx}), 1);
+	/* Into the one that does not: an exact tag, a fully ignored one, msg. */
+	int x = 0, y = 0, z = 0;
+	ASSERT_EQ(fi_trecv(plain.ep, &x, sizeof x, nullptr, FI_ADDR_UNSPEC, 9, 0, nullptr), 0);
+	ASSERT_EQ(fi_trecv(plain.ep, &y, sizeof y, nullptr, FI_ADDR_UNSPEC, 0, 0xffffffffULL, nullptr), 0);
+	ASSERT_EQ(fi_recv(plain.ep, &z, sizeof z, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	v = 4;
+	ASSERT_EQ(fi_tinject(sourced.ep, &v, sizeof v, to_plain, 9), 0);
+	v = 5;
+	ASSERT_EQ(fi_tinject(sourced.ep, &v, sizeof v, to_plain, 12345), 0);
+	v = 6;
+	ASSERT_EQ(fi_inject(sourced.ep, &v, sizeof v, to_plain), 0);
+	for (int i = 0; i < 3; i++)
+		ASSERT_EQ(wait_one(plain.rx, e, nullptr, {sourced.tx}), 1) << i;
+	EXPECT_EQ(x, 4);
+	EXPECT_EQ(y, 5);
+	EXPECT_EQ(z, 6);
+}
+
 TEST_F(ucx_pair, ucp_endpoints_are_made_on_first_send)
 {
 	wu::ucx::ucx_ep *ua = wu::ucx::ep_of(a.ep);
@@ -197,6 +251,9 @@ TEST_F(ucx_pair, corrupt_addresses_are_refused_at_insert)
 	n = b.name;
 	memset(n.data() + 8, 0, 4);
 	refused(n, "sender id 0");
+	n = b.name;
+	n[5] = char(n[5] | 2);
+	refused(n, "an unknown flag");
 	/* fi_av_insert has no per-address length (the caller passes whole
 	 * addresses), so a blob shorter than the header is checked directly. */
 	EXPECT_LT(wu::ucx::addr_check(b.name.data(), wu::ucx::addr_hdr - 1), 0);

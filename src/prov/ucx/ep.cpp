@@ -264,6 +264,7 @@ peer *peer_for(ucx_ep *ep, fi_addr_t a, const char *where, int *err)
 	size_t wlen;
 	const void *w = addr_worker(buf, &wlen);
 	p->id = addr_id(buf);
+	p->send_id = (addr_flags(buf) & addr_flag_id) ? ep->id : 0;
 	p->dead = false;
 	/* Lazily, on first use: inserting thousands of addresses costs no
 	 * connection until one is sent to. */
@@ -613,7 +614,7 @@ int make_worker(ucx_ep *ep)
 		return r;
 	ep->id = new_id();
 	ep->name.resize(addr_hdr + wlen);
-	size_t n = addr_build(ep->id, wa, wlen, ep->name.data(), ep->name.size());
+	size_t n = addr_build(ep->id, ep->rx_id_mask ? 0 : addr_flag_id, wa, wlen, ep->name.data(), ep->name.size());
 	ucp_worker_release_address(ep->worker, wa);
 	if (!n) {
 		WU_WARN(P(), FI_LOG_EP_CTRL,
@@ -671,6 +672,8 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		if (tx.inject_size == 0 || tx.inject_size > 4096)
 			tx.inject_size = 4096;
 		ep->directed = ep->b.info->caps & FI_DIRECTED_RECV;
+		if (!(ep->b.info->caps & (FI_SOURCE | FI_DIRECTED_RECV)))
+			ep->rx_id_mask = id_mask;
 		ep->peer_errors = param::get_bool(P(), "peer_errors").value;
 		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);
 		ep->b.av_removed = av_removed;

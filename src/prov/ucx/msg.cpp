@@ -409,7 +409,7 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 		if (int r = tx_checks(ep, x.where, inject && len > ep->b.info->tx_attr->inject_size, len, x.addr, &p))
 			return r;
 		const bool want_comp = !x.inject_api && ep->b.tx_wants(x.flags);
-		uint64_t tag = x.tagged ? make_tag(false, ep->id, x.tag) : make_tag(true, ep->id, kind_msg);
+		uint64_t tag = x.tagged ? make_tag(false, p->send_id, x.tag) : make_tag(true, p->send_id, kind_msg);
 		if (x.count <= 1 && !(x.flags & FI_DELIVERY_COMPLETE)) {
 			/* What UCP sends at once (its short path) completes here:
 			 * no op and no request, nor a copy for an inject (the
@@ -504,10 +504,10 @@ ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 		uint64_t tag, mask;
 		if (x.tagged) {
 			tag = x.tag & ~x.ignore & user_mask;
-			mask = tag_reserved | (~x.ignore & user_mask);
+			mask = tag_reserved | ep->rx_id_mask | (~x.ignore & user_mask);
 		} else {
 			tag = make_tag(true, 0, kind_msg);
-			mask = tag_reserved | user_mask;
+			mask = tag_reserved | ep->rx_id_mask | user_mask;
 		}
 		uint32_t src = 0;
 		if (ep->directed && x.addr != FI_ADDR_UNSPEC) {
@@ -553,7 +553,8 @@ ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint
 		ucp_request_param_t imm;
 		imm.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
 		ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, buf, len,
-						      tagged ? make_tag(false, ep->id, tag) : make_tag(true, ep->id, kind_msg),
+						      tagged ? make_tag(false, p->send_id, tag)
+							     : make_tag(true, p->send_id, kind_msg),
 						      &imm);
 		if (r == nullptr) [[likely]] {
 			if (ep->b.c_send)
@@ -594,9 +595,10 @@ ssize_t recv_one(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
 		prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
 		prm.datatype = ep->small_dt;
 		if (tagged)
-			return post_recv(o, o, 1, tag & ~ignore & user_mask, tag_reserved | (~ignore & user_mask), prm,
-					 "fi_trecv");
-		return post_recv(o, o, 1, make_tag(true, 0, kind_msg), tag_reserved | user_mask, prm, "fi_recv");
+			return post_recv(o, o, 1, tag & ~ignore & user_mask,
+					 tag_reserved | ep->rx_id_mask | (~ignore & user_mask), prm, "fi_trecv");
+		return post_recv(o, o, 1, make_tag(true, 0, kind_msg), tag_reserved | ep->rx_id_mask | user_mask, prm,
+				 "fi_recv");
 	});
 }
 

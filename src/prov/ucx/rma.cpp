@@ -32,7 +32,11 @@ namespace {
 struct rkey_req {
 	uint64_t key;
 	uint32_t wlen; /* requester's worker address follows */
-	uint32_t pad;
+	/* The requester's sender id: here, not in the tag, whose id field
+	 * is 0 so that the standing receive of requests matches it whole
+	 * (a masked receive would make every message search UCP's wildcard
+	 * list: ucx_addr.h). */
+	uint32_t id;
 };
 struct rkey_rep {
 	uint64_t key;
@@ -204,13 +208,13 @@ void send_ctrl(ucx_ep *ep, ucp_ep_h uep, op *o, uint64_t tag)
 	(void)ep;
 }
 
-/* Posts a receive of one control message of kind k (from sender id, or
- * any sender when 0) into o. */
+/* Posts a receive of one control message of kind k from sender id
+ * (requests: 0, the id is inside) into o. */
 int post_ctrl_recv(ucx_ep *ep, uint64_t k, uint32_t id, op *o)
 {
 	o->copy.resize(k == kind_rkey_req ? ctrl_max : sizeof(rkey_rep) + rkey_max);
 	uint64_t tag = make_tag(true, id, k);
-	uint64_t mask = tag_reserved | user_mask | (id ? id_mask : 0);
+	uint64_t mask = tag_reserved | user_mask | id_mask;
 	ucp_request_param_t prm{};
 	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
 	prm.cb.recv = ctrl_cb;
@@ -247,7 +251,11 @@ void answer(ucx_ep *ep, const op *in)
 			q.wlen, n);
 		return;
 	}
-	uint32_t id = tag_id(in->info.sender_tag);
+	uint32_t id = q.id;
+	if (id == 0 || id > id_max) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "ucx: an rkey request carries sender id %u; dropped\n", id);
+		return;
+	}
 	ucp_ep_h uep;
 	auto it = ep->repliers.find(id);
 	if (it != ep->repliers.end()) {
@@ -457,10 +465,11 @@ int ask(ucx_ep *ep, peer *p, uint64_t key)
 	size_t wlen = 0;
 	const void *w = addr_worker(ep->name.data(), &wlen);
 	q.wlen = uint32_t(wlen);
+	q.id = ep->id;
 	o->copy.resize(sizeof q + wlen);
 	memcpy(o->copy.data(), &q, sizeof q);
 	memcpy(o->copy.data() + sizeof q, w, wlen);
-	send_ctrl(ep, p->ep, o, make_tag(true, ep->id, kind_rkey_req));
+	send_ctrl(ep, p->ep, o, make_tag(true, 0, kind_rkey_req));
 	return 0;
 }
 

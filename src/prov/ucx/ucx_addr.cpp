@@ -36,15 +36,15 @@ uint32_t checksum(const unsigned char *p, size_t n) noexcept
 
 } // namespace
 
-size_t addr_build(uint32_t id, const void *worker, size_t wlen, void *out, size_t outlen) noexcept
+size_t addr_build(uint32_t id, uint8_t flags, const void *worker, size_t wlen, void *out, size_t outlen) noexcept
 {
-	if (!worker || wlen == 0 || wlen > worker_max || id == 0 || id > id_max || !out ||
+	if ((flags & ~addr_flag_id) || !worker || wlen == 0 || wlen > worker_max || id == 0 || id > id_max || !out ||
 	    outlen < addr_hdr + wlen)
 		return 0;
 	auto *o = static_cast<unsigned char *>(out);
 	memcpy(o, magic, 4);
 	o[4] = version;
-	o[5] = 0;
+	o[5] = flags;
 	o[6] = uint8_t(wlen);
 	o[7] = uint8_t(wlen >> 8);
 	put32(o + 8, id);
@@ -58,7 +58,7 @@ ssize_t addr_check(const void *a, size_t avail) noexcept
 	if (!a || avail < addr_hdr)
 		return -FI_EINVAL;
 	auto *p = static_cast<const unsigned char *>(a);
-	if (memcmp(p, magic, 4) != 0 || p[4] != version || p[5] != 0)
+	if (memcmp(p, magic, 4) != 0 || p[4] != version || (p[5] & ~addr_flag_id))
 		return -FI_EINVAL;
 	size_t wlen = size_t(p[6]) | size_t(p[7]) << 8;
 	uint32_t id = get32(p + 8);
@@ -72,6 +72,11 @@ ssize_t addr_check(const void *a, size_t avail) noexcept
 uint32_t addr_id(const void *a) noexcept
 {
 	return get32(static_cast<const unsigned char *>(a) + 8);
+}
+
+uint8_t addr_flags(const void *a) noexcept
+{
+	return static_cast<const unsigned char *>(a)[5];
 }
 
 const void *addr_worker(const void *a, size_t *wlen) noexcept

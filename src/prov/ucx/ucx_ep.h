@@ -79,6 +79,9 @@ struct peer {
 	fi_addr_t addr = FI_ADDR_NOTAVAIL;
 	ucp_ep_h ep = nullptr;
 	uint32_t id = 0;
+	/* The id our msg and tagged messages to it carry: ours, or 0 when
+	 * its address lacks addr_flag_id. */
+	uint32_t send_id = 0;
 	bool dead = false;
 	/* Remote regions (rma.cpp), by key: rkey unpacked on this ep. */
 	struct rkey_ent {
@@ -249,6 +252,10 @@ struct ucx_ep {
 	ucp_datatype_t small_dt = 0; /* msg.cpp: receives of up to small_recv bytes */
 	size_t tx_busy = 0, rx_busy = 0;
 	bool directed = false;
+	/* Receives match the sender id field too (id_mask), as 0: nobody
+	 * needs the id here (no FI_SOURCE or FI_DIRECTED_RECV, so the
+	 * address lacks addr_flag_id). */
+	uint64_t rx_id_mask = 0;
 	bool want_auto = false;
 	bool peer_errors = true; /* FI_UCX_PEER_ERRORS */
 	bool told_no_peer_errors = false;

@@ -96,9 +96,19 @@ int ucx_getinfo(uint32_t version, const char *node, const char *service, uint64_
 		if (r)
 			return r;
 		prov::info_ptr out(got, info_free);
-		for (fi_info *g = got; g; g = g->next)
+		/* FI_SOURCE costs here (the sender id in every tag makes each
+		 * receive a wildcard one for UCP: ucx_addr.h), so it is only
+		 * reported when asked for, as fi_getinfo(3) has it of a
+		 * secondary cap that is not free. */
+		const uint64_t asked = hints ? hints->caps | (hints->rx_attr ? hints->rx_attr->caps : 0) : 0;
+		for (fi_info *g = got; g; g = g->next) {
+			if (hints && hints->caps && !(asked & FI_SOURCE)) {
+				g->caps &= ~FI_SOURCE;
+				g->rx_attr->caps &= ~FI_SOURCE;
+			}
 			if (!g->ep_attr->mem_tag_format)
 				g->ep_attr->mem_tag_format = tag_format;
+		}
 		if (hints && hints->src_addr && hints->src_addrlen) {
 			/* A worker address cannot be chosen: only a dest_addr means something. */
 			getinfo::set_reason("ucx endpoints take no src_addr (their address is the UCP worker's)");
