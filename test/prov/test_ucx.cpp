@@ -164,6 +164,59 @@ TEST(ucx, the_sender_id_travels_only_to_those_that_need_it)
 	EXPECT_EQ(z, 6);
 }
 
+/* With manual progress a small fi_recv waits in the endpoint until the
+ * next poll (or any other receive call) gives it to UCP: receives still
+ * match in the order they were posted, whichever path posted them, and a
+ * deferred one can be canceled. */
+TEST_F(ucx_pair, deferred_receives_keep_their_order)
+{
+	wu::ucx::ucx_ep *ub = wu::ucx::ep_of(b.ep);
+	ASSERT_NE(ub, nullptr);
+	int r1 = 0, r2 = 0, r3a = 0, r3b = 0;
+	ASSERT_EQ(fi_trecv(b.ep, &r1, sizeof r1, nullptr, FI_ADDR_UNSPEC, 7, 0, &r1), 0);
+	ASSERT_EQ(fi_trecv(b.ep, &r2, sizeof r2, nullptr, FI_ADDR_UNSPEC, 7, 0, &r2), 0);
+	{
+		std::lock_guard g(ub->b.mtx);
+		EXPECT_NE(ub->deferred, nullptr); /* not UCP's yet */
+	}
+	/* Two buffers: the general path, which gives the two above to UCP first. */
+	iovec v[2] = {{&r3a, sizeof r3a}, {&r3b, sizeof r3b}};
+	ASSERT_EQ(fi_trecvv(b.ep, v, nullptr, 2, FI_ADDR_UNSPEC, 7, 0, &r3a), 0);
+	{
+		std::lock_guard g(ub->b.mtx);
+		EXPECT_EQ(ub->deferred, nullptr);
+	}
+	for (int i = 1; i <= 3; i++)
+		ASSERT_EQ(fi_tinject(a.ep, &i, sizeof i, a_to_b, 7), 0);
+	fi_cq_tagged_entry e;
+	std::vector<void *> order;
+	for (int i = 0; i < 3; i++) {
+		ASSERT_EQ(wait_rx(b, e), 1) << i;
+		order.push_back(e.op_context);
+	}
+	EXPECT_EQ(order, (std::vector<void *>{&r1, &r2, &r3a}));
+	EXPECT_EQ(r1, 1);
+	EXPECT_EQ(r2, 2);
+	EXPECT_EQ(r3a, 3);
+	/* A message that came before its receive: matched when UCP gets it. */
+	int early = 8, got = 0;
+	ASSERT_EQ(fi_tinject(a.ep, &early, sizeof early, a_to_b, 9), 0);
+	spin({b.rx}, 50);
+	ASSERT_EQ(fi_trecv(b.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, 9, 0, &got), 0);
+	ASSERT_EQ(wait_rx(b, e), 1);
+	EXPECT_EQ(e.op_context, &got);
+	EXPECT_EQ(got, 8);
+	/* Canceled while deferred: an FI_ECANCELED completion, once. */
+	int c = 0;
+	ASSERT_EQ(fi_recv(b.ep, &c, sizeof c, nullptr, FI_ADDR_UNSPEC, &c), 0);
+	EXPECT_EQ(fi_cancel(&b.ep->fid, &c), 0);
+	fi_cq_err_entry err{};
+	ASSERT_EQ(wait_rx(b, e, &err), -FI_EAVAIL);
+	EXPECT_EQ(err.err, FI_ECANCELED);
+	EXPECT_EQ(err.op_context, &c);
+	EXPECT_EQ(fi_cancel(&b.ep->fid, &c), -FI_ENOENT);
+}
+
 TEST_F(ucx_pair, ucp_endpoints_are_made_on_first_send)
 {
 	wu::ucx::ucx_ep *ua = wu::ucx::ep_of(a.ep);

@@ -113,6 +113,7 @@ void tx_done(op *o, ucs_status_t s, const char *where)
 
 void progress_locked(ucx_ep *ep)
 {
+	flush_rx(ep);
 	/* Bounded: a peer streaming at us must not keep one reader forever. */
 	for (int i = 0; i < 256 && ucp_worker_progress(ep->worker); i++) {
 	}
@@ -128,8 +129,10 @@ void progress_cb(void *arg) noexcept
 		 * the call that would say so costs as much as a poll, and the
 		 * next poll runs it anyway. */
 		ep->b.locked([&] {
-			if (!ep->closing)
+			if (!ep->closing) {
+				flush_rx(ep);
 				ucp_worker_progress(ep->worker);
+			}
 			if (ep->nspare > spare_max) [[unlikely]]
 				trim_spare(ep);
 		});
@@ -345,6 +348,7 @@ bool start_auto_locked(ucx_ep *ep)
 {
 	if (ep->efd < 0)
 		return false;
+	flush_rx(ep); /* from now on receives go to UCP at once */
 	return ep->autop.begin(auto_event, ep);
 }
 
@@ -401,6 +405,9 @@ void drain_closing(ucx_ep *ep, std::chrono::milliseconds limit)
 void close_worker(ucx_ep *ep)
 {
 	ep->closing = true;
+	/* Deferred receives are in live: freed below with the rest. */
+	ep->deferred = nullptr;
+	ep->deferred_tail = &ep->deferred;
 	if (!ep->worker)
 		return;
 	/* Receives and RMA still held: canceled (their callbacks free them). */

@@ -468,6 +468,7 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 ssize_t do_recv(ucx_ep *ep, const prov::msg_xfer &x)
 {
 	return ep->b.locked([&]() -> ssize_t {
+		flush_rx(ep);
 		if (x.tagged && !(ep->b.info->caps & FI_TAGGED)) {
 			WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without FI_TAGGED\n", x.where);
 			return -FI_EOPNOTSUPP;
@@ -591,14 +592,21 @@ ssize_t recv_one(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
 		o->iov[0] = {buf, len};
 		o->iov_cnt = 1;
 		ep->rx_busy++;
+		const uint64_t t = tagged ? tag & ~ignore & user_mask : make_tag(true, 0, kind_msg);
+		const uint64_t m = tag_reserved | ep->rx_id_mask | (tagged ? ~ignore & user_mask : user_mask);
+		if (!ep->autop.on()) [[likely]] {
+			/* Manual progress: UCP gets it at the next poll (flush_rx). */
+			o->ptag = t;
+			o->pmask = m;
+			o->dnext = nullptr;
+			*ep->deferred_tail = o;
+			ep->deferred_tail = &o->dnext;
+			return 0;
+		}
 		ucp_request_param_t prm;
 		prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
 		prm.datatype = ep->small_dt;
-		if (tagged)
-			return post_recv(o, o, 1, tag & ~ignore & user_mask,
-					 tag_reserved | ep->rx_id_mask | (~ignore & user_mask), prm, "fi_trecv");
-		return post_recv(o, o, 1, make_tag(true, 0, kind_msg), tag_reserved | ep->rx_id_mask | user_mask, prm,
-				 "fi_recv");
+		return post_recv(o, o, 1, t, m, prm, tagged ? "fi_trecv" : "fi_recv");
 	});
 }
 
@@ -642,8 +650,31 @@ data_tables data_ops() noexcept
 	return {ucx_ops::msg_ops(), ucx_ops::rma_ops(), ucx_ops::tagged_ops(), ucx_ops::atomic_ops()};
 }
 
+void post_deferred(ucx_ep *ep)
+{
+	op *o = ep->deferred;
+	ep->deferred = nullptr;
+	ep->deferred_tail = &ep->deferred;
+	while (o) {
+		op *next = o->dnext;
+		o->dnext = nullptr;
+		cq::completion c;
+		c.op_context = o->context;
+		c.flags = o->tagged ? FI_RECV | FI_TAGGED : FI_RECV | FI_MSG;
+		ucp_request_param_t prm;
+		prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
+		prm.datatype = ep->small_dt;
+		/* fi_recv has returned: a refusal now is the receive's error
+		 * completion (post_recv logged it and freed o). */
+		if (ssize_t r = post_recv(o, o, 1, o->ptag, o->pmask, prm, "ucx: posting a receive"); r < 0)
+			ep->b.push(ep->b.rx_cq, ep->b.c_recv, c, int(-r));
+		o = next;
+	}
+}
+
 int cancel_locked(ucx_ep *ep, void *context)
 {
+	flush_rx(ep); /* a deferred receive is canceled through UCP like the rest */
 	for (op *o : ep->live)
 		if (o->kind == op_kind::RECV && o->context == context && o->req) {
 			/* Its callback completes it with UCS_ERR_CANCELED, maybe now. */

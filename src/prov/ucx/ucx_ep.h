@@ -127,6 +127,9 @@ struct op : op_state {
 	/* RMA waiting for an rkey: the transfer to start. */
 	std::vector<iovec> liov;
 	op *prev = nullptr, *next = nullptr; /* in ucx_ep::live, or the spare list */
+	/* A receive not yet given to UCP (ucx_ep::deferred): its tag and mask. */
+	op *dnext = nullptr;
+	uint64_t ptag = 0, pmask = 0;
 	size_t pre = 0; /* bytes allocated before it (ucx_domain::req_pre) */
 };
 inline constexpr size_t op_align = 64;
@@ -246,6 +249,12 @@ struct ucx_ep {
 	/* Claimed messages (FI_PEEK | FI_CLAIM), by the context of the peek. */
 	std::unordered_map<void *, std::pair<ucp_tag_message_h, ucp_tag_recv_info_t>> claimed;
 	op *ctrl = nullptr; /* the posted receive of control messages */
+	/* Small receives posted while progress is manual, in posting order,
+	 * given to UCP by the next progress or receive call (flush_rx): the
+	 * ucp_tag_recv_nbx of the receive a ping-pong reposts runs after the
+	 * send that follows it, while the answer is on its way, not before. */
+	op *deferred = nullptr;
+	op **deferred_tail = &deferred;
 	/* The receive being posted (post_recv): its callback, when UCP runs
 	 * it inside the call, clears this to say o and its request are gone. */
 	op *posting = nullptr;
@@ -280,6 +289,16 @@ inline ucx_ep *ep_of(fid *f) noexcept
 inline ucx_ep *ep_of(fid_ep *e) noexcept
 {
 	return e ? ep_of(&e->fid) : nullptr;
+}
+
+/* Under b.mtx: gives the deferred receives to UCP, in order.  Before
+ * anything UCP matches against (progress, a probe, a receive posted
+ * another way), so that receives match in the order they were posted. */
+void post_deferred(ucx_ep *ep);
+inline void flush_rx(ucx_ep *ep)
+{
+	if (ep->deferred)
+		post_deferred(ep);
 }
 
 /* Under b.mtx: runs the worker until it has nothing more to do. */
