@@ -183,8 +183,10 @@ void send_cb(void *req, ucs_status_t s, void *user) noexcept
 	guard_void("ucx send completion", [&] {
 		auto *o = static_cast<op *>(user);
 		o->req = nullptr;
+		const bool ureq = o->ureq; /* ours: not UCP's to free */
 		tx_done(o, s, "ucx send");
-		ucp_request_free(req);
+		if (!ureq)
+			ucp_request_free(req);
 	});
 }
 
@@ -386,6 +388,37 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 	return started(o, ucp_tag_msg_recv_nbx(ep->worker, buf, count, msg, &prm), x.where);
 }
 
+/* An inject UCP cannot complete inside the call (past its short
+ * protocol, or its queue full): a copy of the bytes goes, in an op whose
+ * room holds UCP's request.  0, or a negative errno (o gone). */
+ssize_t inject_copy(ucx_ep *ep, peer *p, const void *buf, size_t len, uint64_t tag, bool tagged, const char *where)
+{
+	op *o = new_op(ep, op_kind::SEND);
+	o->flags = FI_INJECT;
+	o->tagged = tagged;
+	o->len = len;
+	ep->tx_busy++;
+	o->copy.resize(len);
+	if (len)
+		memcpy(o->copy.data(), buf, len);
+	ucp_request_param_t prm;
+	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	prm.cb.send = send_cb;
+	prm.user_data = o;
+	if (ep->dom->req_pre) [[likely]] {
+		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
+		prm.request = o;
+		o->ureq = true;
+	}
+	int e = tx_issued(o, ucp_tag_send_nbx(p->ep, o->copy.data(), len, tag, &prm), where);
+	if (e < 0) {
+		ep->tx_busy--;
+		free_op(o);
+		return e;
+	}
+	return 0;
+}
+
 } // namespace
 
 ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
@@ -410,7 +443,7 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 			return r;
 		const bool want_comp = !x.inject_api && ep->b.tx_wants(x.flags);
 		uint64_t tag = x.tagged ? make_tag(false, p->send_id, x.tag) : make_tag(true, p->send_id, kind_msg);
-		if (x.count <= 1 && !(x.flags & FI_DELIVERY_COMPLETE)) {
+		if (x.count <= 1 && !(x.flags & FI_DELIVERY_COMPLETE) && p->imm_try(len)) {
 			/* What UCP sends at once (its short path) completes here:
 			 * no op and no request, nor a copy for an inject (the
 			 * buffer is UCP's only during the call).  Anything else
@@ -421,6 +454,7 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 			ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, x.count ? x.iov[0].iov_base : nullptr, len,
 							      tag, &imm);
 			if (r == nullptr) [[likely]] {
+				p->imm_went(len);
 				/* An inject with no counter posts nothing: no
 				 * empty item through the completion batch. */
 				if (want_comp || ep->b.c_send)
@@ -431,6 +465,7 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 				int e = fi_err(UCS_PTR_STATUS(r), x.where);
 				return e ? e : -FI_EIO;
 			}
+			p->imm_refused(len);
 		}
 		op *o = new_op(ep, op_kind::SEND);
 		o->context = x.context;
@@ -549,22 +584,26 @@ ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint
 		peer *p;
 		if (!ep->b.enabled || ep->tx_busy >= info->tx_attr->size || !(p = ep->pc.find(dest))) [[unlikely]]
 			return prov::general_path;
+		const uint64_t t = tagged ? make_tag(false, p->send_id, tag) : make_tag(true, p->send_id, kind_msg);
+		const char *where = tagged ? "fi_tinject" : "fi_inject";
+		if (!p->imm_try(len))
+			return inject_copy(ep, p, buf, len, t, tagged, where);
 		/* As in do_send: what UCP sends at once completes here, with
 		 * no op, request or copy; UCS_ERR_NO_RESOURCE sent nothing. */
 		ucp_request_param_t imm;
 		imm.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-		ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, buf, len,
-						      tagged ? make_tag(false, p->send_id, tag)
-							     : make_tag(true, p->send_id, kind_msg),
-						      &imm);
+		ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, buf, len, t, &imm);
 		if (r == nullptr) [[likely]] {
+			p->imm_went(len);
 			if (ep->b.c_send)
 				ep->b.complete_tx(prov::OP_SEND, tagged, nullptr, len, false, 0);
 			return 0;
 		}
-		if (UCS_PTR_STATUS(r) == UCS_ERR_NO_RESOURCE)
-			return prov::general_path;
-		int e = fi_err(UCS_PTR_STATUS(r), tagged ? "fi_tinject" : "fi_inject");
+		if (UCS_PTR_STATUS(r) == UCS_ERR_NO_RESOURCE) {
+			p->imm_refused(len);
+			return inject_copy(ep, p, buf, len, t, tagged, where);
+		}
+		int e = fi_err(UCS_PTR_STATUS(r), where);
 		return e ? e : -FI_EIO;
 	});
 }

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <ucp/api/ucp.h>
@@ -82,6 +83,30 @@ struct peer {
 	/* The id our msg and tagged messages to it carry: ours, or 0 when
 	 * its address lacks addr_flag_id. */
 	uint32_t send_id = 0;
+	/* UCP completes a send at once (UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL)
+	 * only through its short protocol, whose limit it does not publish:
+	 * learned here.  Sends of imm_from bytes or more skip the attempt
+	 * (which costs as much as a send), but for one in 256, in case a full
+	 * queue taught it; imm_ok is the longest that went, so a refusal at
+	 * or below it (a full queue) teaches nothing, nor do the first few
+	 * before any went (UCP refuses every size while it wires up). */
+	size_t imm_from = SIZE_MAX, imm_ok = 0;
+	uint8_t imm_skips = 0, imm_cold = 0;
+	bool imm_try(size_t len) noexcept { return len < imm_from || ++imm_skips == 0; }
+	void imm_went(size_t len) noexcept
+	{
+		if (len > imm_ok)
+			imm_ok = len;
+		if (len >= imm_from)
+			imm_from = SIZE_MAX;
+	}
+	void imm_refused(size_t len) noexcept
+	{
+		if (imm_ok == 0 && ++imm_cold < 16)
+			return;
+		if (len > imm_ok && len < imm_from)
+			imm_from = len;
+	}
 	bool dead = false;
 	/* Remote regions (rma.cpp), by key: rkey unpacked on this ep. */
 	struct rkey_ent {
@@ -118,12 +143,38 @@ struct op_state {
 	bool ureq = false;	/* UCP's request is the room before this op (post_recv) */
 };
 
+/* Bytes that resize() leaves as they are: an op's copy is written over
+ * at once, and zeroing it first cost as much as the copy. */
+template <class T>
+struct no_zero_alloc : std::allocator<T> {
+	template <class U>
+	struct rebind {
+		using other = no_zero_alloc<U>;
+	};
+	no_zero_alloc() = default;
+	template <class U>
+	no_zero_alloc(const no_zero_alloc<U> &) noexcept
+	{
+	}
+	template <class U>
+	void construct(U *p) noexcept
+	{
+		::new (static_cast<void *>(p)) U;
+	}
+	template <class U, class... A>
+	void construct(U *p, A &&...a)
+	{
+		::new (static_cast<void *>(p)) U(std::forward<A>(a)...);
+	}
+};
+using byte_buf = std::vector<char, no_zero_alloc<char>>;
+
 /* One operation UCP holds a request for. */
 struct op : op_state {
 	ucx_ep *ep = nullptr;
 	op_kind kind = op_kind::SEND;
 	ucp_dt_iov_t iov[max_iov];
-	std::vector<char> copy; /* inject payload, control message, discard buffer */
+	byte_buf copy; /* inject payload, control message, discard buffer */
 	/* RMA waiting for an rkey: the transfer to start. */
 	std::vector<iovec> liov;
 	op *prev = nullptr, *next = nullptr; /* in ucx_ep::live, or the spare list */
