@@ -391,7 +391,7 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 /* An inject UCP cannot complete inside the call (past its short
  * protocol, or its queue full): a copy of the bytes goes, in an op whose
  * room holds UCP's request.  0, or a negative errno (o gone). */
-ssize_t inject_copy(ucx_ep *ep, peer *p, const void *buf, size_t len, uint64_t tag, bool tagged, const char *where)
+[[gnu::noinline]] ssize_t inject_copy(ucx_ep *ep, peer *p, const void *buf, size_t len, uint64_t tag, bool tagged)
 {
 	op *o = new_op(ep, op_kind::SEND);
 	o->flags = FI_INJECT;
@@ -410,7 +410,7 @@ ssize_t inject_copy(ucx_ep *ep, peer *p, const void *buf, size_t len, uint64_t t
 		prm.request = o;
 		o->ureq = true;
 	}
-	int e = tx_issued(o, ucp_tag_send_nbx(p->ep, o->copy.data(), len, tag, &prm), where);
+	int e = tx_issued(o, ucp_tag_send_nbx(p->ep, o->copy.data(), len, tag, &prm), tagged ? "fi_tinject" : "fi_inject");
 	if (e < 0) {
 		ep->tx_busy--;
 		free_op(o);
@@ -585,9 +585,8 @@ ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint
 		if (!ep->b.enabled || ep->tx_busy >= info->tx_attr->size || !(p = ep->pc.find(dest))) [[unlikely]]
 			return prov::general_path;
 		const uint64_t t = tagged ? make_tag(false, p->send_id, tag) : make_tag(true, p->send_id, kind_msg);
-		const char *where = tagged ? "fi_tinject" : "fi_inject";
 		if (!p->imm_try(len))
-			return inject_copy(ep, p, buf, len, t, tagged, where);
+			return inject_copy(ep, p, buf, len, t, tagged);
 		/* As in do_send: what UCP sends at once completes here, with
 		 * no op, request or copy; UCS_ERR_NO_RESOURCE sent nothing. */
 		ucp_request_param_t imm;
@@ -601,9 +600,9 @@ ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint
 		}
 		if (UCS_PTR_STATUS(r) == UCS_ERR_NO_RESOURCE) {
 			p->imm_refused(len);
-			return inject_copy(ep, p, buf, len, t, tagged, where);
+			return inject_copy(ep, p, buf, len, t, tagged);
 		}
-		int e = fi_err(UCS_PTR_STATUS(r), where);
+		int e = fi_err(UCS_PTR_STATUS(r), tagged ? "fi_tinject" : "fi_inject");
 		return e ? e : -FI_EIO;
 	});
 }

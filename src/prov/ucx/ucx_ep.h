@@ -95,10 +95,11 @@ struct peer {
 	bool imm_try(size_t len) noexcept { return len < imm_from || ++imm_skips == 0; }
 	void imm_went(size_t len) noexcept
 	{
-		if (len > imm_ok)
+		if (len > imm_ok) [[unlikely]] {
 			imm_ok = len;
-		if (len >= imm_from)
-			imm_from = SIZE_MAX;
+			if (len >= imm_from) /* (imm_from is always above imm_ok) */
+				imm_from = SIZE_MAX;
+		}
 	}
 	void imm_refused(size_t len) noexcept
 	{
