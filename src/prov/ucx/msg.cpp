@@ -478,6 +478,12 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 		prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 		prm.cb.send = send_cb;
 		prm.user_data = o;
+		if (ep->dom->req_pre) [[likely]] {
+			/* UCP's request in the room before o (as post_recv). */
+			prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
+			prm.request = o;
+			o->ureq = true;
+		}
 		void *buf;
 		size_t count;
 		if (inject) {
