@@ -388,6 +388,32 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 	return started(o, ucp_tag_msg_recv_nbx(ep->worker, buf, count, msg, &prm), x.where);
 }
 
+/* A send op's UCP parameters: its callback, and UCP's request in the
+ * room before o (as post_recv's). */
+void send_params(op *o, ucp_request_param_t &prm) noexcept
+{
+	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+	prm.cb.send = send_cb;
+	prm.user_data = o;
+	if (o->ep->dom->req_pre) [[likely]] {
+		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
+		prm.request = o;
+		o->ureq = true;
+	}
+}
+
+/* What a send op's initiation r says: 0 (done, or in flight), or the
+ * errno of a refusal, o gone. */
+ssize_t send_issued(op *o, ucs_status_ptr_t r, const char *where)
+{
+	int e = tx_issued(o, r, where);
+	if (e >= 0)
+		return 0;
+	o->ep->tx_busy--;
+	free_op(o);
+	return e;
+}
+
 /* An inject UCP cannot complete inside the call (past its short
  * protocol, or its queue full): a copy of the bytes goes, in an op whose
  * room holds UCP's request.  0, or a negative errno (o gone). */
@@ -402,21 +428,8 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 	if (len)
 		memcpy(o->copy.data(), buf, len);
 	ucp_request_param_t prm;
-	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-	prm.cb.send = send_cb;
-	prm.user_data = o;
-	if (ep->dom->req_pre) [[likely]] {
-		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
-		prm.request = o;
-		o->ureq = true;
-	}
-	int e = tx_issued(o, ucp_tag_send_nbx(p->ep, o->copy.data(), len, tag, &prm), tagged ? "fi_tinject" : "fi_inject");
-	if (e < 0) {
-		ep->tx_busy--;
-		free_op(o);
-		return e;
-	}
-	return 0;
+	send_params(o, prm);
+	return send_issued(o, ucp_tag_send_nbx(p->ep, o->copy.data(), len, tag, &prm), tagged ? "fi_tinject" : "fi_inject");
 }
 
 } // namespace
@@ -475,15 +488,7 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 		o->want_comp = want_comp;
 		ep->tx_busy++;
 		ucp_request_param_t prm{};
-		prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-		prm.cb.send = send_cb;
-		prm.user_data = o;
-		if (ep->dom->req_pre) [[likely]] {
-			/* UCP's request in the room before o (as post_recv). */
-			prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
-			prm.request = o;
-			o->ureq = true;
-		}
+		send_params(o, prm);
 		void *buf;
 		size_t count;
 		if (inject) {
@@ -496,13 +501,7 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 		ucs_status_ptr_t r = (x.flags & FI_DELIVERY_COMPLETE)
 					     ? ucp_tag_send_sync_nbx(p->ep, buf, count, tag, &prm)
 					     : ucp_tag_send_nbx(p->ep, buf, count, tag, &prm);
-		int e = tx_issued(o, r, x.where);
-		if (e < 0) {
-			ep->tx_busy--;
-			free_op(o);
-			return e;
-		}
-		return 0;
+		return send_issued(o, r, x.where);
 	});
 }
 
