@@ -25,6 +25,9 @@
 #              ucp_request_free, plus one poll's own cost (fi_cq_read
 #              minus the ucp_worker_progress in it, per poll): what one
 #              8 B round trip costs in our layer, against raw's app->ucp
+#              (since small receives are deferred to the next poll, that
+#              poll also posts them: ucp_tag_recv_nbx moved from fi_recv
+#              into "one poll")
 # and, for ours, each entry point and each UCX function called from our
 # library with calls and instructions per call (busy polling makes the
 # number of empty fi_cq_read calls per iteration depend on timing: compare
