@@ -221,7 +221,8 @@ TEST_F(ucx_pair, deferred_receives_keep_their_order)
 
 /* fi_inject past UCP's short protocol, and while its queue to the peer is
  * full: the bytes are ours to copy, since the caller reuses the buffer at
- * once.  Every message arrives whole and in order, whichever way it went. */
+ * once.  Every message arrives whole and in order (FI_ORDER_SAS: one tag,
+ * so the k-th receive gets the k-th message), whichever way it went. */
 TEST(ucx, injects_of_every_size_keep_their_bytes)
 {
 	/* Shared memory, whose short protocol ends far below 4 KiB (in one
@@ -249,7 +250,7 @@ TEST(ucx, injects_of_every_size_keep_their_bytes)
 	while (sent < n) {
 		size_t len = sizes[sent % 5];
 		memset(buf.data(), 'a' + sent % 26, len);
-		ssize_t r = fi_tinject(a.ep, buf.data(), len, a_to_b, uint64_t(sent));
+		ssize_t r = fi_tinject(a.ep, buf.data(), len, a_to_b, 7);
 		memset(buf.data(), 0, len); /* the caller's again */
 		if (r == -FI_EAGAIN) {
 			spin({a.tx}, 1);
@@ -260,13 +261,15 @@ TEST(ucx, injects_of_every_size_keep_their_bytes)
 	}
 	std::vector<std::vector<char>> got(n, std::vector<char>(4096));
 	for (int i = 0; i < n; i++)
-		ASSERT_EQ(fi_trecv(b.ep, got[i].data(), 4096, nullptr, FI_ADDR_UNSPEC, uint64_t(i), 0, nullptr), 0);
+		ASSERT_EQ(fi_trecv(b.ep, got[i].data(), 4096, nullptr, FI_ADDR_UNSPEC, 7, 0, &got[i]), 0);
 	for (int i = 0; i < n; i++) {
 		ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1) << i;
-		size_t len = sizes[e.tag % 5];
-		EXPECT_EQ(e.len, len);
-		const char *d = static_cast<const char *>(e.buf);
-		EXPECT_EQ(std::count(d, d + len, char('a' + e.tag % 26)), ptrdiff_t(len)) << e.tag;
+		auto k = static_cast<std::vector<char> *>(e.op_context) - got.data();
+		ASSERT_TRUE(k >= 0 && k < n);
+		size_t len = sizes[k % 5];
+		EXPECT_EQ(e.len, len) << k;
+		const char *d = got[size_t(k)].data();
+		EXPECT_EQ(std::count(d, d + len, char('a' + k % 26)), ptrdiff_t(len)) << "message " << k;
 	}
 	/* The endpoint learned where UCP's short protocol ends, and the copy
 	 * path ran. */
