@@ -260,7 +260,7 @@ bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *wh
 }
 #undef FAIL
 
-void narrow(fi_info &o, const fi_info *h, uint32_t version)
+void narrow(fi_info &o, const fi_info *h, uint32_t version, const template_opts &opts)
 {
 	/* Before 1.5 applications spoke only the basic/scalable mr modes. */
 	if (version < FI_VERSION(1, 5) && o.domain_attr->mr_mode == 0)
@@ -268,8 +268,10 @@ void narrow(fi_info &o, const fi_info *h, uint32_t version)
 	if (!h)
 		return;
 	if (h->caps) {
-		/* Primary caps only when asked; secondary ones reported when free. */
-		o.caps = h->caps | (o.caps & secondary_caps);
+		/* Primary caps only when asked; secondary ones reported when free
+		 * (a costly one when asked for, in caps or rx_attr->caps). */
+		const uint64_t asked = h->caps | (h->rx_attr ? h->rx_attr->caps : 0);
+		o.caps = h->caps | (o.caps & secondary_caps & ~(opts.costly_caps & ~asked));
 		o.tx_attr->caps &= o.caps;
 		o.rx_attr->caps &= o.caps;
 	}

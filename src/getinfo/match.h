@@ -28,6 +28,9 @@ struct template_opts {
 	 * unspecified hints keep the template's (usually faster) mode. */
 	bool auto_control_progress = false;
 	bool auto_data_progress = false;
+	/* Secondary caps the provider pays for: reported only when asked for
+	 * (fi_getinfo(3): unasked, only those that cost nothing). */
+	uint64_t costly_caps = 0;
 };
 
 /* Does template t meet hints?  On failure, *why names the first unmet hint,
@@ -37,7 +40,7 @@ bool meets(const fi_info &t, const fi_info *hints, uint32_t version, std::string
 	   const template_opts &opts = {});
 
 /* Narrows a copy of template t to hints (caps, mode, orders, sizes, types). */
-void narrow(fi_info &out, const fi_info *hints, uint32_t version);
+void narrow(fi_info &out, const fi_info *hints, uint32_t version, const template_opts &opts = {});
 
 /* Thread-local sink for the reason the current provider found nothing. */
 void set_reason(std::string why);

@@ -259,7 +259,7 @@ int from_templates(std::span<const fi_info *const> templates, uint32_t version, 
 			info_free(head);
 			return -FI_ENOMEM;
 		}
-		narrow(*o, hints, version);
+		narrow(*o, hints, version, opts);
 		std::string why;
 		if (!place(*o, node, service, flags, hints, &why)) {
 			info_free(o);

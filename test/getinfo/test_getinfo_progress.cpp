@@ -1,12 +1,15 @@
 /* Progress modes in fi_getinfo: a template reporting manual progress that
  * its provider can also run automatically (getinfo::template_opts) serves a
  * hint asking for FI_PROGRESS_AUTO and reports AUTO; unspecified hints keep
- * the template's mode.  The matcher directly, then the tcp provider. */
+ * the template's mode.  The matcher directly, then the tcp provider.  A
+ * secondary cap the options call costly is reported only when asked for. */
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include <rdma/fabric.h>
 
@@ -51,7 +54,7 @@ bool match(const fi_info &t, const fi_info &h, const wu::getinfo::template_opts 
 		return false;
 	}
 	info_ptr out(fi_dupinfo(&t));
-	wu::getinfo::narrow(*out, &h, V);
+	wu::getinfo::narrow(*out, &h, V, o);
 	if (control)
 		*control = out->domain_attr->control_progress;
 	if (data)
@@ -60,6 +63,36 @@ bool match(const fi_info &t, const fi_info &h, const wu::getinfo::template_opts 
 }
 
 } // namespace
+
+TEST(getinfo_caps, a_costly_secondary_cap_is_reported_only_when_asked_for)
+{
+	auto t = tmpl(FI_PROGRESS_AUTO, FI_PROGRESS_MANUAL);
+	t->caps = FI_MSG | FI_TAGGED | FI_SOURCE | FI_MULTI_RECV;
+	t->rx_attr->caps = t->caps;
+	wu::getinfo::template_opts costly;
+	costly.costly_caps = FI_SOURCE;
+	auto narrowed = [&](const wu::getinfo::template_opts &o, uint64_t caps, uint64_t rx_caps) {
+		auto h = hint(FI_PROGRESS_UNSPEC, FI_PROGRESS_UNSPEC);
+		h->caps = caps;
+		h->rx_attr->caps = rx_caps;
+		info_ptr out(fi_dupinfo(t.get()));
+		wu::getinfo::narrow(*out, h.get(), V, o);
+		return std::pair{out->caps, out->rx_attr->caps};
+	};
+	/* Free secondary caps come unasked; the costly one does not. */
+	auto [c, rx] = narrowed({}, FI_MSG, 0);
+	EXPECT_EQ(c, FI_MSG | FI_SOURCE | FI_MULTI_RECV);
+	std::tie(c, rx) = narrowed(costly, FI_MSG, 0);
+	EXPECT_EQ(c, FI_MSG | FI_MULTI_RECV);
+	EXPECT_FALSE(rx & FI_SOURCE);
+	/* Asked for in caps or in rx_attr->caps: reported. */
+	std::tie(c, rx) = narrowed(costly, FI_MSG | FI_SOURCE, 0);
+	EXPECT_EQ(c, FI_MSG | FI_SOURCE | FI_MULTI_RECV);
+	EXPECT_TRUE(rx & FI_SOURCE);
+	std::tie(c, rx) = narrowed(costly, FI_MSG, FI_MSG | FI_SOURCE);
+	EXPECT_TRUE(c & FI_SOURCE);
+	EXPECT_TRUE(rx & FI_SOURCE);
+}
 
 TEST(getinfo_progress, manual_template_refuses_auto_without_the_option)
 {

@@ -63,7 +63,10 @@ const fi_info *get_template()
 	return t;
 }
 
-constexpr getinfo::template_opts ucx_opts = {.auto_control_progress = false, .auto_data_progress = true};
+/* FI_SOURCE costs here: the sender id in every tag makes each receive a
+ * wildcard one for UCP (ucx_addr.h). */
+constexpr getinfo::template_opts ucx_opts = {
+	.auto_control_progress = false, .auto_data_progress = true, .costly_caps = FI_SOURCE};
 
 /* An address given to fi_getinfo (hints): kept as is when it is one of ours. */
 bool take_addr(const void *a, size_t len, void **out, size_t *outlen, const char *what)
@@ -96,19 +99,9 @@ int ucx_getinfo(uint32_t version, const char *node, const char *service, uint64_
 		if (r)
 			return r;
 		prov::info_ptr out(got, info_free);
-		/* FI_SOURCE costs here (the sender id in every tag makes each
-		 * receive a wildcard one for UCP: ucx_addr.h), so it is only
-		 * reported when asked for, as fi_getinfo(3) has it of a
-		 * secondary cap that is not free. */
-		const uint64_t asked = hints ? hints->caps | (hints->rx_attr ? hints->rx_attr->caps : 0) : 0;
-		for (fi_info *g = got; g; g = g->next) {
-			if (hints && hints->caps && !(asked & FI_SOURCE)) {
-				g->caps &= ~FI_SOURCE;
-				g->rx_attr->caps &= ~FI_SOURCE;
-			}
+		for (fi_info *g = got; g; g = g->next)
 			if (!g->ep_attr->mem_tag_format)
 				g->ep_attr->mem_tag_format = tag_format;
-		}
 		if (hints && hints->src_addr && hints->src_addrlen) {
 			/* A worker address cannot be chosen: only a dest_addr means something. */
 			getinfo::set_reason("ucx endpoints take no src_addr (their address is the UCP worker's)");
