@@ -267,6 +267,17 @@ ssize_t started(op *o, ucs_status_ptr_t r, const char *where)
 	return 0;
 }
 
+/* UCP's request in the room before o (ucx_domain::req_pre): no
+ * allocation in the call, no ucp_request_free after. */
+inline void request_in_room(op *o, ucp_request_param_t &prm) noexcept
+{
+	if (o->ep->dom->req_pre) [[likely]] {
+		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
+		prm.request = o;
+		o->ureq = true;
+	}
+}
+
 /* Posts receive o (under b.mtx) for tag / mask into buf, count (prm has
  * the datatype).  UCP_OP_ATTR_FLAG_NO_IMM_CMPL: a message already here
  * completes o inside the call through recv_cb, which gets the sender's
@@ -280,13 +291,7 @@ ssize_t started(op *o, ucs_status_ptr_t r, const char *where)
 	prm.op_attr_mask |= UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
 	prm.cb.recv = recv_cb;
 	prm.user_data = o;
-	if (ep->dom->req_pre) [[likely]] {
-		/* UCP's request in the room before o: no allocation in the
-		 * call, no ucp_request_free after. */
-		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
-		prm.request = o;
-		o->ureq = true;
-	}
+	request_in_room(o, prm);
 	ep->posting = o;
 	ucs_status_ptr_t r = ucp_tag_recv_nbx(ep->worker, buf, count, tag, mask, &prm);
 	if (!ep->posting)
@@ -389,17 +394,28 @@ ssize_t peek_claim(ucx_ep *ep, const prov::msg_xfer &x, uint64_t tag, uint64_t m
 }
 
 /* A send op's UCP parameters: its callback, and UCP's request in the
- * room before o (as post_recv's). */
+ * room before o. */
 void send_params(op *o, ucp_request_param_t &prm) noexcept
 {
 	prm.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
 	prm.cb.send = send_cb;
 	prm.user_data = o;
-	if (o->ep->dom->req_pre) [[likely]] {
-		prm.op_attr_mask |= UCP_OP_ATTR_FIELD_REQUEST;
-		prm.request = o;
-		o->ureq = true;
-	}
+	request_in_room(o, prm);
+}
+
+/* A send UCP completes inside the call or refuses (its short protocol:
+ * no op, request or copy; UCS_ERR_NO_RESOURCE sent nothing), and what
+ * the peer learns from the answer (peer::imm_from). */
+inline ucs_status_ptr_t send_at_once(peer *p, const void *buf, size_t len, uint64_t tag) noexcept
+{
+	ucp_request_param_t imm;
+	imm.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+	ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, buf, len, tag, &imm);
+	if (r == nullptr) [[likely]]
+		p->imm_went(len);
+	else if (UCS_PTR_STATUS(r) == UCS_ERR_NO_RESOURCE)
+		p->imm_refused(len);
+	return r;
 }
 
 /* What a send op's initiation r says: 0 (done, or in flight), or the
@@ -462,12 +478,8 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 			 * buffer is UCP's only during the call).  Anything else
 			 * UCP refuses with UCS_ERR_NO_RESOURCE, having sent
 			 * nothing, and takes the op path below. */
-			ucp_request_param_t imm;
-			imm.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-			ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, x.count ? x.iov[0].iov_base : nullptr, len,
-							      tag, &imm);
+			ucs_status_ptr_t r = send_at_once(p, x.count ? x.iov[0].iov_base : nullptr, len, tag);
 			if (r == nullptr) [[likely]] {
-				p->imm_went(len);
 				/* An inject with no counter posts nothing: no
 				 * empty item through the completion batch. */
 				if (want_comp || ep->b.c_send)
@@ -478,7 +490,6 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 				int e = fi_err(UCS_PTR_STATUS(r), x.where);
 				return e ? e : -FI_EIO;
 			}
-			p->imm_refused(len);
 		}
 		op *o = new_op(ep, op_kind::SEND);
 		o->context = x.context;
@@ -592,21 +603,15 @@ ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint
 		const uint64_t t = tagged ? make_tag(false, p->send_id, tag) : make_tag(true, p->send_id, kind_msg);
 		if (!p->imm_try(len))
 			return inject_copy(ep, p, buf, len, t, tagged);
-		/* As in do_send: what UCP sends at once completes here, with
-		 * no op, request or copy; UCS_ERR_NO_RESOURCE sent nothing. */
-		ucp_request_param_t imm;
-		imm.op_attr_mask = UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
-		ucs_status_ptr_t r = ucp_tag_send_nbx(p->ep, buf, len, t, &imm);
+		/* As in do_send: what UCP sends at once completes here. */
+		ucs_status_ptr_t r = send_at_once(p, buf, len, t);
 		if (r == nullptr) [[likely]] {
-			p->imm_went(len);
 			if (ep->b.c_send)
 				ep->b.complete_tx(prov::OP_SEND, tagged, nullptr, len, false, 0);
 			return 0;
 		}
-		if (UCS_PTR_STATUS(r) == UCS_ERR_NO_RESOURCE) {
-			p->imm_refused(len);
+		if (UCS_PTR_STATUS(r) == UCS_ERR_NO_RESOURCE)
 			return inject_copy(ep, p, buf, len, t, tagged);
-		}
 		int e = fi_err(UCS_PTR_STATUS(r), tagged ? "fi_tinject" : "fi_inject");
 		return e ? e : -FI_EIO;
 	});
@@ -701,16 +706,19 @@ void post_deferred(ucx_ep *ep)
 	while (o) {
 		op *next = o->dnext;
 		o->dnext = nullptr;
-		cq::completion c;
-		c.op_context = o->context;
-		c.flags = o->tagged ? FI_RECV | FI_TAGGED : FI_RECV | FI_MSG;
+		void *context = o->context; /* o is gone if UCP refuses */
+		const bool tagged = o->tagged;
 		ucp_request_param_t prm;
 		prm.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE;
 		prm.datatype = ep->small_dt;
 		/* fi_recv has returned: a refusal now is the receive's error
 		 * completion (post_recv logged it and freed o). */
-		if (ssize_t r = post_recv(o, o, 1, o->ptag, o->pmask, prm, "ucx: posting a receive"); r < 0)
+		if (ssize_t r = post_recv(o, o, 1, o->ptag, o->pmask, prm, "ucx: posting a receive"); r < 0) [[unlikely]] {
+			cq::completion c;
+			c.op_context = context;
+			c.flags = tagged ? FI_RECV | FI_TAGGED : FI_RECV | FI_MSG;
 			ep->b.push(ep->b.rx_cq, ep->b.c_recv, c, int(-r));
+		}
 		o = next;
 	}
 }

@@ -141,7 +141,7 @@ struct op_state {
 	bool tagged = false;
 	bool want_comp = false; /* set by every send and RMA */
 	bool write = false;	/* RMA */
-	bool ureq = false;	/* UCP's request is the room before this op (post_recv) */
+	bool ureq = false;	/* UCP's request is the room before this op (request_in_room) */
 };
 
 /* Bytes that resize() leaves as they are: an op's copy is written over
