@@ -160,7 +160,8 @@ struct flood {
 			frame::header h;
 			if (frame::decode(o.in.data(), o.in.size(), h) != frame::error::ok || h.type != frame::CHALLENGE)
 				continue;
-			auth::nonces an;
+			auth::session an;
+			auth::bind_ends(an, o.fd, auth::role::connector);
 			memcpy(an.acc, o.in.data() + frame::hdr_size, sizeof an.acc);
 			memset(an.con, 0x5a, sizeof an.con);
 			h = {};

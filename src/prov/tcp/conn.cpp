@@ -551,6 +551,8 @@ void move_queue(conn *from, conn *to)
 /* An accepted connection speaks first: CHALLENGE with a fresh nonce. */
 void send_challenge(tcp_ep *ep, conn *c)
 {
+	if (!auth::bind_ends(c->an, c->fd, auth::role::acceptor))
+		return conn_fail(ep, c, FI_EIO, nullptr);
 	if (!auth::random_bytes(c->an.acc, sizeof c->an.acc))
 		return conn_fail(ep, c, FI_EOTHER, "no random nonce for the handshake");
 	frame::header h;
@@ -559,9 +561,12 @@ void send_challenge(tcp_ep *ep, conn *c)
 }
 
 /* The peer's CHALLENGE on an outgoing connection: answer with HELLO (RDM)
- * or CONNREQ (MSG), our nonce and our proof of the key over both nonces. */
+ * or CONNREQ (MSG), our nonce and our proof of the key over both nonces
+ * and both ends of this connection. */
 void on_challenge(tcp_ep *ep, conn *c)
 {
+	if (!auth::bind_ends(c->an, c->fd, auth::role::connector))
+		return conn_fail(ep, c, FI_EIO, nullptr);
 	memcpy(c->an.acc, c->small.data(), sizeof c->an.acc);
 	if (!auth::random_bytes(c->an.con, sizeof c->an.con))
 		return conn_fail(ep, c, FI_EOTHER, "no random nonce for the handshake");
@@ -608,8 +613,9 @@ void on_hello(tcp_ep *ep, conn *c)
 			  mac)) {
 		st_refused.fetch_add(1, std::memory_order_relaxed);
 		WU_WARN(P(), FI_LOG_EP_CTRL,
-			"refused a connection from %s to %s: its handshake does not prove our job key (another "
-			"user or job, or processes of one job with different FI_TCP_JOB_KEY values)\n",
+			"refused a connection from %s to %s: its handshake does not prove our job key for this "
+			"connection (another user or job, a relay between two endpoints, or processes of one job "
+			"with different FI_TCP_JOB_KEY values)\n",
 			peer_of_fd(c->fd).c_str(), addr_text(ep->self).c_str());
 		frame::header h;
 		h.type = frame::HELLO_ACK;
@@ -687,8 +693,8 @@ const char *const why_bad_proof =
 	"processes were started with different FI_TCP_JOB_KEY values)";
 
 const char *const why_peer_unproven =
-	"the peer's answer does not prove our job key (another user or job listens there, or the "
-	"processes were started with different FI_TCP_JOB_KEY values)";
+	"the peer's answer does not prove our job key for the address we dialed (another user or job "
+	"listens there, or the processes were started with different FI_TCP_JOB_KEY values)";
 
 } // namespace
 

@@ -93,7 +93,8 @@ void connreq_event(void *arg, uint32_t) noexcept
 					st_refused.fetch_add(1, std::memory_order_relaxed);
 					WU_WARN(P(), FI_LOG_EP_CTRL,
 						"refused a connection request from %s: it does not prove our job key "
-						"(another user or job, or processes with different FI_TCP_JOB_KEY values)\n",
+						"for this connection (another user or job, a relay, or processes "
+						"with different FI_TCP_JOB_KEY values)\n",
 						addr_text(addr_key(&cr->peer, cr->peerlen)).c_str());
 					frame::header no;
 					no.type = frame::REJECT;
@@ -236,7 +237,8 @@ void pep_event(void *arg, uint32_t) noexcept
 			ch.len = auth::nonce_len;
 			char chal[frame::hdr_size + auth::nonce_len];
 			frame::encode(ch, chal);
-			bool ok = auth::random_bytes(cr->an.acc, auth::nonce_len);
+			bool ok = auth::bind_ends(cr->an, cr->fd, auth::role::acceptor) &&
+				  auth::random_bytes(cr->an.acc, auth::nonce_len);
 			if (ok) {
 				memcpy(chal + frame::hdr_size, cr->an.acc, auth::nonce_len);
 				ok = write_all(cr->fd, chal, sizeof chal);

@@ -274,7 +274,7 @@ struct conn {
 	uint64_t credit_owed = 0; /* of those, released here: they go with the next frame */
 	/* Handshake (auth.h): nothing leaves an outgoing connection before the
 	 * peer's CHALLENGE; a MSG connect keeps its private data until then. */
-	auth::nonces an;
+	auth::session an;
 	bool chal_wait = false;
 	std::string cm_param;
 };
@@ -410,7 +410,7 @@ struct tcp_connreq {
 	socklen_t peerlen = 0;
 	bool reported = false;
 	int64_t born = 0; /* accepted at (now_ms) */
-	auth::nonces an;  /* ours from CHALLENGE, the connector's from CONNREQ */
+	auth::session an;  /* ours from CHALLENGE, the connector's from CONNREQ */
 };
 
 inline tcp_ep *ep_of(fid_ep *e) noexcept
