@@ -99,15 +99,28 @@ struct raw_peer {
 	/* fake_port: the listening address its HELLO claims (127.0.0.1:port). */
 	raw_peer(rdm_ep &ep, uint64_t window, uint16_t fake_port = 1) : to(ep)
 	{
+		sockaddr_in claim{};
+		claim.sin_family = AF_INET;
+		claim.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		claim.sin_port = htons(fake_port);
+		start(to.name.data(), socklen_t(to.name.size()), claim, window);
+	}
+	/* Dials `dial` (ep's tcp address, when its name is not one) and
+	 * claims `claim` as its listening address. */
+	raw_peer(rdm_ep &ep, const sockaddr_in &dial, const sockaddr_in &claim, uint64_t window = 0) : to(ep)
+	{
+		start(&dial, sizeof dial, claim, window);
+	}
+	void start(const void *dial, socklen_t dial_len, const sockaddr_in &claim, uint64_t window)
+	{
 		namespace frame = wu::tcp::frame;
 		namespace auth = wu::tcp::auth;
 		fd = socket(AF_INET, SOCK_STREAM, 0);
 		EXPECT_GE(fd, 0);
-		EXPECT_EQ(connect(fd, reinterpret_cast<const sockaddr *>(to.name.data()), socklen_t(to.name.size())), 0);
+		EXPECT_EQ(connect(fd, static_cast<const sockaddr *>(dial), dial_len), 0);
 		EXPECT_TRUE(auth::bind_ends(an, fd, auth::role::connector));
-		fake.sin_family = AF_INET;
-		fake.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		fake.sin_port = htons(fake_port);
+		fake = claim;
+		uint16_t fake_port = ntohs(claim.sin_port);
 		frame::header h;
 		EXPECT_TRUE(get(h));
 		EXPECT_EQ(h.type, frame::CHALLENGE);
