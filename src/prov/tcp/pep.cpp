@@ -166,7 +166,9 @@ void connreq_event(void *arg, uint32_t) noexcept
  * reported yet, and keeping a quarter of it for the events of the
  * connections accepted from it (FI_CONNECTED, FI_SHUTDOWN): a full EQ
  * overruns for good, so a flood of requests waits in the kernel's
- * backlog instead. */
+ * backlog instead.  (The caps on requests not yet authenticated,
+ * pep_make_room, usually bind first: an EQ of the default size has room
+ * for 768.) */
 bool pep_has_room(tcp_pep *pep)
 {
 	size_t size = 0;
@@ -205,6 +207,41 @@ void pep_sweep_period(tcp_pep *pep)
 	timerfd_settime(pep->tfd, 0, &its, nullptr);
 }
 
+/* Makes room for one more request not yet authenticated, from ip: the
+ * oldest beyond FI_TCP_AUTH_PENDING(_PER_ADDR) are closed (cm thread, as
+ * every request's watch). */
+void pep_make_room(tcp_pep *pep, const std::string &ip)
+{
+	std::vector<tcp_connreq *> victims;
+	{
+		std::lock_guard<std::mutex> g(pep->mtx);
+		std::vector<tcp_connreq *> pending;
+		for (tcp_connreq *cr : pep->reqs)
+			if (!cr->reported)
+				pending.push_back(cr);
+		std::sort(pending.begin(), pending.end(),
+			  [](const tcp_connreq *a, const tcp_connreq *b) { return a->seq < b->seq; });
+		std::vector<const std::string *> ips;
+		for (tcp_connreq *cr : pending)
+			ips.push_back(&cr->from_ip);
+		for (size_t i : over_auth_limits(ips, ip, pep->alim)) {
+			victims.push_back(pending[i]);
+			pep->reqs.erase(pending[i]);
+		}
+	}
+	for (tcp_connreq *cr : victims) {
+		st_silent.fetch_add(1, std::memory_order_relaxed);
+		WU_WARN_SPARSE(P(), FI_LOG_EP_CTRL,
+			       "dropped an incoming connection from %s to a passive endpoint before its CONNREQ: too "
+			       "many connections wait to authenticate (FI_TCP_AUTH_PENDING %zu, "
+			       "FI_TCP_AUTH_PENDING_PER_ADDR %zu); the oldest goes\n",
+			       addr_text(addr_key(&cr->peer, cr->peerlen)).c_str(), pep->alim.pending,
+			       pep->alim.per_addr);
+		cm_engine::get().del(&cr->w, cr->fd);
+		free_connreq(cr);
+	}
+}
+
 void pep_event(void *arg, uint32_t) noexcept
 {
 	guard_void("tcp listen", [&] {
@@ -230,6 +267,8 @@ void pep_event(void *arg, uint32_t) noexcept
 			cr->peer = ss;
 			cr->peerlen = l;
 			cr->born = now_ms();
+			cr->seq = pep->next_seq++;
+			cr->from_ip = source_ip(ss, l);
 			cr->w = {connreq_event, cr};
 			/* The connector proves the key over this nonce in its CONNREQ. */
 			frame::header ch;
@@ -247,6 +286,7 @@ void pep_event(void *arg, uint32_t) noexcept
 				delete cr; /* closes its socket */
 				continue;
 			}
+			pep_make_room(pep, cr->from_ip);
 			{
 				std::lock_guard<std::mutex> g(pep->mtx);
 				pep->reqs.insert(cr);
@@ -257,7 +297,7 @@ void pep_event(void *arg, uint32_t) noexcept
 }
 
 /* Drops connection requests still without a whole CONNREQ frame after
- * FI_TCP_CONN_TIMEOUT: a silent or stalled client holds nothing for long. */
+ * FI_TCP_AUTH_TIMEOUT: a silent or stalled client holds nothing for long. */
 void pep_sweep(tcp_pep *pep)
 {
 	uint64_t ticks;
@@ -287,7 +327,7 @@ void pep_sweep(tcp_pep *pep)
 		st_silent.fetch_add(1, std::memory_order_relaxed);
 		WU_WARN(P(), FI_LOG_EP_CTRL,
 			"dropped an incoming connection from %s to a passive endpoint: no complete CONNREQ within "
-			"FI_TCP_CONN_TIMEOUT (%d ms)\n",
+			"FI_TCP_AUTH_TIMEOUT (%d ms)\n",
 			addr_text(addr_key(&cr->peer, cr->peerlen)).c_str(), pep->timeout_ms);
 		cm_engine::get().del(&cr->w, cr->fd);
 		free_connreq(cr);
@@ -299,10 +339,11 @@ void pep_sweep_event(void *arg, uint32_t) noexcept
 	guard_void("tcp connreq timeout", [&] { pep_sweep(static_cast<tcp_pep *>(arg)); });
 }
 
-/* Starts pep_sweep every quarter of FI_TCP_CONN_TIMEOUT (0: never). */
+/* Starts pep_sweep every quarter of FI_TCP_AUTH_TIMEOUT (0: never). */
 void start_pep_sweep(tcp_pep *pep)
 {
-	pep->timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
+	pep->alim = auth_limits::from_params();
+	pep->timeout_ms = pep->alim.timeout_ms;
 	/* Created even with no timeout: pep_pause uses it to resume. */
 	pep->tfd.reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
 	if (pep->tfd < 0)
