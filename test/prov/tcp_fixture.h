@@ -341,6 +341,39 @@ struct relay {
 	}
 };
 
+/* What a relay's target endpoint (issue 32) holds: a registered region of
+ * a word the attacker must not read and one it must not write (key `key`),
+ * and a receive posted on ep that must get nothing. */
+struct relay_target {
+	static constexpr uint64_t secret = 0x5ec7e75ec7e75ec7ull;
+	uint64_t mem[2] = {secret, 0};
+	uint64_t got = 0;
+	fid_mr *mr = nullptr;
+	uint64_t base = 0; /* the region's address as RMA frames name it */
+
+	relay_target(prov_env &env, rdm_ep &ep, uint64_t key)
+	{
+		EXPECT_EQ(fi_mr_reg(env.domain, mem, sizeof mem, FI_REMOTE_WRITE | FI_REMOTE_READ, 0, key, 0, &mr,
+				    nullptr),
+			  0);
+		base = (env.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? uint64_t(uintptr_t(mem)) : 0;
+		EXPECT_EQ(fi_recv(ep.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	}
+	~relay_target()
+	{
+		if (mr)
+			EXPECT_EQ(fi_close(&mr->fid), 0);
+	}
+	relay_target(const relay_target &) = delete;
+	relay_target &operator=(const relay_target &) = delete;
+	/* Whether bytes an attacker received hold the secret word. */
+	static bool leaked(const std::string &bytes)
+	{
+		return bytes.find(std::string(reinterpret_cast<const char *>(&secret), sizeof secret)) !=
+		       std::string::npos;
+	}
+};
+
 } // namespace wu::test
 
 #endif

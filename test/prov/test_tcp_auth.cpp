@@ -335,19 +335,6 @@ TEST(tcp_auth_rdm, a_claimed_address_with_a_live_connection_is_refused)
 	EXPECT_EQ(back, 2);
 }
 
-namespace {
-
-/* The bytes of the word an attacker must not read, to look for in what it got. */
-constexpr uint64_t secret_word = 0x5ec7e75ec7e75ec7ull;
-
-bool holds_secret(const std::string &bytes)
-{
-	return bytes.find(std::string(reinterpret_cast<const char *>(&secret_word), sizeof secret_word)) !=
-	       std::string::npos;
-}
-
-} // namespace
-
 /* Issue 32: an attacker without the key listens where a dials (a peer that
  * is not up) and relays that connection to b's listener, so that a and b
  * prove the key to each other through it.  Each proof covers the
@@ -361,12 +348,7 @@ TEST(tcp_auth_relay, a_relayed_rdm_handshake_fails)
 	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE};
 	rdm_ep a{env}, b{env};
 	b.insert(a); /* b knows a: FI_SOURCE could name it */
-	uint64_t mem[2] = {secret_word, 0};
-	fid_mr *mr = nullptr;
-	ASSERT_EQ(fi_mr_reg(env.domain, mem, sizeof mem, FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 77, 0, &mr, nullptr), 0);
-	uint64_t base = (env.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? uint64_t(uintptr_t(mem)) : 0;
-	uint64_t got = 0;
-	ASSERT_EQ(fi_recv(b.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	relay_target tb(env, b, 77);
 	relay r(b.name);
 	ASSERT_GE(r.lfd, 0);
 	fi_addr_t absent;
@@ -375,7 +357,7 @@ TEST(tcp_auth_relay, a_relayed_rdm_handshake_fails)
 	bool relayed = false;
 	std::thread t([&] {
 		if ((relayed = r.run(stop)))
-			r.attack(fi_mr_key(mr), base + 8, base);
+			r.attack(fi_mr_key(tb.mr), tb.base + 8, tb.base);
 		done = true;
 	});
 	uint64_t v = 0x1234;
@@ -394,12 +376,11 @@ TEST(tcp_auth_relay, a_relayed_rdm_handshake_fails)
 	EXPECT_EQ(err.err, FI_ECONNREFUSED);
 	spin({b.rx, b.tx}, 100);
 	EXPECT_EQ(fi_cq_read(b.rx, &e, 1), -FI_EAGAIN) << "b delivered a relayed message";
-	EXPECT_EQ(got, 0u);
-	EXPECT_EQ(mem[0], secret_word);
-	EXPECT_EQ(mem[1], 0u) << "the attacker wrote b's memory";
-	EXPECT_FALSE(holds_secret(r.after)) << "the attacker read b's memory";
+	EXPECT_EQ(tb.got, 0u);
+	EXPECT_EQ(tb.mem[0], relay_target::secret);
+	EXPECT_EQ(tb.mem[1], 0u) << "the attacker wrote b's memory";
+	EXPECT_FALSE(relay_target::leaked(r.after)) << "the attacker read b's memory";
 	EXPECT_TRUE(r.target_closed);
-	EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 
 /* The same relay against a passive endpoint: the server never sees the

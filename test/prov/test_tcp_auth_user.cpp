@@ -161,13 +161,7 @@ TEST(tcp_auth_user, an_outsider_relaying_our_handshake_gets_nowhere)
 	rdm_ep a{env}, b{env};
 	ASSERT_NE(a.ep, nullptr);
 	ASSERT_NE(b.ep, nullptr);
-	const uint64_t secret = 0x5ec7e75ec7e75ec7ull;
-	uint64_t mem[2] = {secret, 0};
-	fid_mr *mr = nullptr;
-	ASSERT_EQ(fi_mr_reg(env.domain, mem, sizeof mem, FI_REMOTE_WRITE | FI_REMOTE_READ, 0, 8, 0, &mr, nullptr), 0);
-	uint64_t base = (env.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? uint64_t(uintptr_t(mem)) : 0;
-	uint64_t got = 0;
-	ASSERT_EQ(fi_recv(b.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	relay_target tb(env, b, 8);
 
 	struct relay_verdict {
 		int listening = 0, relayed = 0, target_closed = 0, read_secret = 0;
@@ -175,7 +169,7 @@ TEST(tcp_auth_user, an_outsider_relaying_our_handshake_gets_nowhere)
 	};
 	int p[2];
 	ASSERT_EQ(pipe(p), 0);
-	uint64_t key = fi_mr_key(mr);
+	uint64_t key = fi_mr_key(tb.mr);
 	pid_t pid = fork();
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
@@ -190,11 +184,10 @@ TEST(tcp_auth_user, an_outsider_relaying_our_handshake_gets_nowhere)
 			_exit(4);
 		std::atomic<bool> stop{true}; /* relay until quiet */
 		v.relayed = r.run(stop);
-		r.attack(key, base + 8, base);
+		r.attack(key, tb.base + 8, tb.base);
 		v.to_target = r.to_target;
 		v.target_closed = r.target_closed;
-		v.read_secret = r.after.find(std::string(reinterpret_cast<const char *>(&secret), sizeof secret)) !=
-				std::string::npos;
+		v.read_secret = relay_target::leaked(r.after);
 		_exit(write(p[1], &v, sizeof v) == ssize_t(sizeof v) ? 0 : 4);
 	}
 	::close(p[1]);
@@ -230,12 +223,11 @@ TEST(tcp_auth_user, an_outsider_relaying_our_handshake_gets_nowhere)
 	spin({b.rx, b.tx}, 100);
 	fi_cq_tagged_entry e;
 	EXPECT_EQ(fi_cq_read(b.rx, &e, 1), -FI_EAGAIN) << "b delivered a relayed message";
-	EXPECT_EQ(got, 0u);
-	EXPECT_EQ(mem[0], secret);
-	EXPECT_EQ(mem[1], 0u) << "the outsider wrote b's memory";
+	EXPECT_EQ(tb.got, 0u);
+	EXPECT_EQ(tb.mem[0], relay_target::secret);
+	EXPECT_EQ(tb.mem[1], 0u) << "the outsider wrote b's memory";
 	EXPECT_EQ(v.read_secret, 0) << "the outsider read b's memory";
 	EXPECT_EQ(v.target_closed, 1);
-	EXPECT_EQ(fi_close(&mr->fid), 0);
 }
 
 int main(int argc, char **argv)

@@ -481,6 +481,16 @@ std::vector<size_t> over_auth_limits(const std::vector<const std::string *> &fro
 	return out;
 }
 
+void note_unauth_drop(const std::string &from, const std::string &to, const auth_limits &lim)
+{
+	st_silent.fetch_add(1, std::memory_order_relaxed);
+	WU_WARN_SPARSE(P(), FI_LOG_EP_CTRL,
+		       "dropped an incoming connection from %s to %s before it proved the job key: too many "
+		       "connections wait to (FI_TCP_AUTH_PENDING %zu, FI_TCP_AUTH_PENDING_PER_ADDR %zu); the "
+		       "oldest goes\n",
+		       from.c_str(), to.c_str(), lim.pending, lim.per_addr);
+}
+
 void admit_incoming(tcp_ep *ep, conn *c, const sockaddr_storage &from, socklen_t len)
 {
 	c->from_ip = source_ip(from, len);
@@ -492,13 +502,7 @@ void admit_incoming(tcp_ep *ep, conn *c, const sockaddr_storage &from, socklen_t
 	for (size_t i : drop)
 		victims.push_back(ep->unauth[i]);
 	for (conn *v : victims) {
-		st_silent.fetch_add(1, std::memory_order_relaxed);
-		WU_WARN_SPARSE(P(), FI_LOG_EP_CTRL,
-			       "dropped an incoming connection from %s to %s before its handshake: too many "
-			       "connections wait to authenticate (FI_TCP_AUTH_PENDING %zu, "
-			       "FI_TCP_AUTH_PENDING_PER_ADDR %zu); the oldest goes\n",
-			       peer_of_fd(v->fd).c_str(), addr_text(ep->self).c_str(), ep->alim.pending,
-			       ep->alim.per_addr);
+		note_unauth_drop(peer_of_fd(v->fd), addr_text(ep->self), ep->alim);
 		conn_fail(ep, v, FI_ECONNABORTED, nullptr);
 	}
 	c->unauth = true;

@@ -77,6 +77,7 @@ void free_conn_state(tcp_ep *ep)
 	conns_changed(ep);
 	ep->dead.clear();
 	ep->peers.clear();
+	ep->unauth.clear();
 	free_rx_state(ep);
 }
 

@@ -230,13 +230,7 @@ void pep_make_room(tcp_pep *pep, const std::string &ip)
 		}
 	}
 	for (tcp_connreq *cr : victims) {
-		st_silent.fetch_add(1, std::memory_order_relaxed);
-		WU_WARN_SPARSE(P(), FI_LOG_EP_CTRL,
-			       "dropped an incoming connection from %s to a passive endpoint before its CONNREQ: too "
-			       "many connections wait to authenticate (FI_TCP_AUTH_PENDING %zu, "
-			       "FI_TCP_AUTH_PENDING_PER_ADDR %zu); the oldest goes\n",
-			       addr_text(addr_key(&cr->peer, cr->peerlen)).c_str(), pep->alim.pending,
-			       pep->alim.per_addr);
+		note_unauth_drop(addr_text(addr_key(&cr->peer, cr->peerlen)), "a passive endpoint", pep->alim);
 		cm_engine::get().del(&cr->w, cr->fd);
 		free_connreq(cr);
 	}

@@ -302,6 +302,8 @@ struct auth_limits {
  * first), which to close (their indices) so that one more from `ip` fits `lim`. */
 std::vector<size_t> over_auth_limits(const std::vector<const std::string *> &from, const std::string &ip,
 				     const auth_limits &lim);
+/* Counts and logs (rate limited) a connection closed to make room. */
+void note_unauth_drop(const std::string &from, const std::string &to, const auth_limits &lim);
 /* A connection's source address without its port (over_auth_limits). */
 std::string source_ip(const sockaddr_storage &ss, socklen_t len);
 
