@@ -180,7 +180,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		static bool have_key = auth::job_key(key) == 0;
 		if (!have_key)
 			fail("no job key");
-		auth::nonces an;
+		auth::session an;
+		auth::bind_ends(an, fd, auth::role::connector);
 		memcpy(an.acc, ch + frame::hdr_size, sizeof an.acc);
 		memset(an.con, 0x33, sizeof an.con);
 		sockaddr_in fake{};

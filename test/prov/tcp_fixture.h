@@ -9,13 +9,16 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <initializer_list>
+#include <string>
 #include <vector>
 
 #include <rdma/fabric.h>
@@ -91,19 +94,33 @@ struct raw_peer {
 	rdm_ep &to;
 	sockaddr_in fake{};
 	wu::tcp::auth::key key = test_job_key();
-	wu::tcp::auth::nonces an;
+	wu::tcp::auth::session an;
 
 	/* fake_port: the listening address its HELLO claims (127.0.0.1:port). */
 	raw_peer(rdm_ep &ep, uint64_t window, uint16_t fake_port = 1) : to(ep)
+	{
+		sockaddr_in claim{};
+		claim.sin_family = AF_INET;
+		claim.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		claim.sin_port = htons(fake_port);
+		start(to.name.data(), socklen_t(to.name.size()), claim, window);
+	}
+	/* Dials `dial` (ep's tcp address, when its name is not one) and
+	 * claims `claim` as its listening address. */
+	raw_peer(rdm_ep &ep, const sockaddr_in &dial, const sockaddr_in &claim, uint64_t window = 0) : to(ep)
+	{
+		start(&dial, sizeof dial, claim, window);
+	}
+	void start(const void *dial, socklen_t dial_len, const sockaddr_in &claim, uint64_t window)
 	{
 		namespace frame = wu::tcp::frame;
 		namespace auth = wu::tcp::auth;
 		fd = socket(AF_INET, SOCK_STREAM, 0);
 		EXPECT_GE(fd, 0);
-		EXPECT_EQ(connect(fd, reinterpret_cast<const sockaddr *>(to.name.data()), socklen_t(to.name.size())), 0);
-		fake.sin_family = AF_INET;
-		fake.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		fake.sin_port = htons(fake_port);
+		EXPECT_EQ(connect(fd, static_cast<const sockaddr *>(dial), dial_len), 0);
+		EXPECT_TRUE(auth::bind_ends(an, fd, auth::role::connector));
+		fake = claim;
+		uint16_t fake_port = ntohs(claim.sin_port);
 		frame::header h;
 		EXPECT_TRUE(get(h));
 		EXPECT_EQ(h.type, frame::CHALLENGE);
@@ -209,6 +226,153 @@ struct raw_peer {
 	}
 };
 
+
+/* The handshake relay of issue 32, as an attacker without the job key runs
+ * it: it listens where an endpoint will dial (addr: a peer that is not up),
+ * and when that endpoint dials, it opens a connection of its own to a
+ * target endpoint and shuttles the bytes both ways, so that the two run
+ * their handshake through it.  Then it keeps its connection to the target
+ * and speaks on it: an RMA write of 8 bytes at wr_addr and a read of 8
+ * bytes at rd_addr under key.  No gtest calls: it also runs in a forked
+ * process of another user. */
+struct relay {
+	int lfd = -1, in = -1, out = -1;
+	sockaddr_in addr{};
+	std::vector<char> target;
+	/* What it achieved. */
+	size_t to_target = 0, to_dialer = 0; /* bytes relayed */
+	bool target_closed = false;	      /* the target ended our connection */
+	std::string after;		      /* what the target sent after the relay phase */
+
+	explicit relay(const std::vector<char> &target_name) : target(target_name)
+	{
+		lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		addr.sin_family = AF_INET;
+		addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		socklen_t l = sizeof addr;
+		if (bind(lfd, reinterpret_cast<sockaddr *>(&addr), sizeof addr) || listen(lfd, 4) ||
+		    getsockname(lfd, reinterpret_cast<sockaddr *>(&addr), &l))
+			::close(lfd), lfd = -1;
+	}
+	~relay()
+	{
+		for (int fd : {lfd, in, out})
+			if (fd >= 0)
+				::close(fd);
+	}
+	relay(const relay &) = delete;
+	relay &operator=(const relay &) = delete;
+
+	/* Accepts the dialer (within wait_limit), dials the target, relays
+	 * until stop is set and nothing moved for 200 ms; false if nobody
+	 * dialed or the target is not reachable. */
+	bool run(const std::atomic<bool> &stop)
+	{
+		pollfd pl{lfd, POLLIN, 0};
+		if (lfd < 0 || poll(&pl, 1, int(std::chrono::milliseconds(wait_limit).count())) != 1)
+			return false;
+		in = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+		out = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (in < 0 || out < 0 ||
+		    connect(out, reinterpret_cast<const sockaddr *>(target.data()), socklen_t(target.size())))
+			return false;
+		bool in_open = true;
+		auto quiet_since = std::chrono::steady_clock::now();
+		while (!stop.load() || std::chrono::steady_clock::now() - quiet_since < std::chrono::milliseconds(200)) {
+			pollfd p[2] = {{in, short(in_open ? POLLIN : 0), 0}, {out, short(target_closed ? 0 : POLLIN), 0}};
+			if (poll(p, 2, 20) <= 0)
+				continue;
+			for (int k = 0; k < 2; k++) {
+				if (!(p[k].revents & (POLLIN | POLLHUP | POLLERR)))
+					continue;
+				char buf[4096];
+				ssize_t n = recv(p[k].fd, buf, sizeof buf, MSG_DONTWAIT);
+				if (n <= 0) {
+					if (k)
+						target_closed = true;
+					else
+						in_open = false;
+					continue;
+				}
+				quiet_since = std::chrono::steady_clock::now();
+				(void)!send(k ? in : out, buf, size_t(n), MSG_NOSIGNAL);
+				(k ? to_dialer : to_target) += size_t(n);
+			}
+		}
+		return true;
+	}
+
+	/* Its own frames to the target: a write and a read; collects the
+	 * target's answers (for up to a second, or until it closes). */
+	void attack(uint64_t key, uint64_t wr_addr, uint64_t rd_addr)
+	{
+		namespace frame = wu::tcp::frame;
+		if (out < 0 || target_closed)
+			return;
+		unsigned char f[2 * frame::hdr_size + 8];
+		frame::header h;
+		h.type = frame::WRITE;
+		h.tag = key;
+		h.aux = wr_addr;
+		h.len = 8;
+		h.id = 1001;
+		frame::encode(h, f);
+		memset(f + frame::hdr_size, 0x41, 8);
+		h = {};
+		h.type = frame::READ_REQ;
+		h.tag = key;
+		h.aux = rd_addr;
+		h.data = 8;
+		h.id = 1002;
+		frame::encode(h, f + frame::hdr_size + 8);
+		(void)!send(out, f, sizeof f, MSG_NOSIGNAL);
+		auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+		while (!target_closed && std::chrono::steady_clock::now() < until) {
+			pollfd p{out, POLLIN, 0};
+			if (poll(&p, 1, 20) <= 0)
+				continue;
+			char buf[4096];
+			ssize_t n = recv(out, buf, sizeof buf, MSG_DONTWAIT);
+			if (n <= 0)
+				target_closed = true;
+			else
+				after.append(buf, size_t(n));
+		}
+	}
+};
+
+/* What a relay's target endpoint (issue 32) holds: a registered region of
+ * a word the attacker must not read and one it must not write (key `key`),
+ * and a receive posted on ep that must get nothing. */
+struct relay_target {
+	static constexpr uint64_t secret = 0x5ec7e75ec7e75ec7ull;
+	uint64_t mem[2] = {secret, 0};
+	uint64_t got = 0;
+	fid_mr *mr = nullptr;
+	uint64_t base = 0; /* the region's address as RMA frames name it */
+
+	relay_target(prov_env &env, rdm_ep &ep, uint64_t key)
+	{
+		EXPECT_EQ(fi_mr_reg(env.domain, mem, sizeof mem, FI_REMOTE_WRITE | FI_REMOTE_READ, 0, key, 0, &mr,
+				    nullptr),
+			  0);
+		base = (env.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? uint64_t(uintptr_t(mem)) : 0;
+		EXPECT_EQ(fi_recv(ep.ep, &got, sizeof got, nullptr, FI_ADDR_UNSPEC, nullptr), 0);
+	}
+	~relay_target()
+	{
+		if (mr)
+			EXPECT_EQ(fi_close(&mr->fid), 0);
+	}
+	relay_target(const relay_target &) = delete;
+	relay_target &operator=(const relay_target &) = delete;
+	/* Whether bytes an attacker received hold the secret word. */
+	static bool leaked(const std::string &bytes)
+	{
+		return bytes.find(std::string(reinterpret_cast<const char *>(&secret), sizeof secret)) !=
+		       std::string::npos;
+	}
+};
 
 } // namespace wu::test
 

@@ -1,14 +1,17 @@
 /* tcp provider, job-key handshake (src/prov/tcp/auth.h): the per-user key
  * file, FI_TCP_JOB_KEY overriding it, the key never on the wire, peers
  * without the key refused on both RDM and MSG endpoints (and the refused
- * sender told why), and no connection taking over a live peer's address. */
+ * sender told why), no connection taking over a live peer's address, and
+ * no handshake relayed between two endpoints by someone without the key. */
 #include "tcp_fixture.h"
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
 using namespace wu::test;
 namespace frame = wu::tcp::frame;
@@ -184,7 +187,8 @@ TEST(tcp_auth_wire, the_key_never_crosses_the_wire)
 		EXPECT_EQ(hello.find(kb.substr(i, 8)), std::string::npos);
 	EXPECT_EQ(hello.find(secret.substr(0, 8)), std::string::npos);
 	/* What it carries is a proof over our nonce and its own. */
-	auth::nonces an;
+	auth::session an;
+	ASSERT_TRUE(auth::bind_ends(an, fd, auth::role::acceptor));
 	memcpy(an.acc, ch + frame::hdr_size, auth::nonce_len);
 	memcpy(an.con, hello.data() + frame::hdr_size, auth::nonce_len);
 	const auto *mac = reinterpret_cast<const unsigned char *>(hello.data()) + frame::hdr_size + auth::nonce_len;
@@ -329,4 +333,94 @@ TEST(tcp_auth_rdm, a_claimed_address_with_a_live_connection_is_refused)
 	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, a_from_b, nullptr), 0);
 	ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx, a.rx, b.tx}), 1);
 	EXPECT_EQ(back, 2);
+}
+
+/* Issue 32: an attacker without the key listens where a dials (a peer that
+ * is not up) and relays that connection to b's listener, so that a and b
+ * prove the key to each other through it.  Each proof covers the
+ * connection as its side sees it, and a's connection (to the attacker) is
+ * not the attacker's connection to b: b refuses the handshake, a's send
+ * fails, nothing reaches b, and the attacker's own RMA on its connection to
+ * b neither writes nor reads b's memory. */
+TEST(tcp_auth_relay, a_relayed_rdm_handshake_fails)
+{
+	env_var j("FI_TCP_JOB_KEY", "the victims' key");
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED | FI_RMA | FI_SOURCE};
+	rdm_ep a{env}, b{env};
+	b.insert(a); /* b knows a: FI_SOURCE could name it */
+	relay_target tb(env, b, 77);
+	relay r(b.name);
+	ASSERT_GE(r.lfd, 0);
+	fi_addr_t absent;
+	ASSERT_EQ(fi_av_insert(a.av, &r.addr, 1, &absent, 0, nullptr), 1);
+	std::atomic<bool> stop{false}, done{false};
+	bool relayed = false;
+	std::thread t([&] {
+		if ((relayed = r.run(stop)))
+			r.attack(fi_mr_key(tb.mr), tb.base + 8, tb.base);
+		done = true;
+	});
+	uint64_t v = 0x1234;
+	int ctx;
+	ASSERT_EQ(fi_send(a.ep, &v, sizeof v, nullptr, absent, &ctx), 0);
+	fi_cq_tagged_entry e;
+	fi_cq_err_entry err{};
+	int rc = wait_one(a.tx, e, &err, {a.rx, b.rx, b.tx});
+	stop = true;
+	while (!done)
+		spin({a.tx, a.rx, b.tx, b.rx}, 1);
+	t.join();
+	EXPECT_TRUE(relayed);
+	EXPECT_GT(r.to_target, 0u);
+	EXPECT_EQ(rc, -FI_EAVAIL) << "a's send through the relay completed";
+	EXPECT_EQ(err.err, FI_ECONNREFUSED);
+	spin({b.rx, b.tx}, 100);
+	EXPECT_EQ(fi_cq_read(b.rx, &e, 1), -FI_EAGAIN) << "b delivered a relayed message";
+	EXPECT_EQ(tb.got, 0u);
+	EXPECT_EQ(tb.mem[0], relay_target::secret);
+	EXPECT_EQ(tb.mem[1], 0u) << "the attacker wrote b's memory";
+	EXPECT_FALSE(relay_target::leaked(r.after)) << "the attacker read b's memory";
+	EXPECT_TRUE(r.target_closed);
+}
+
+/* The same relay against a passive endpoint: the server never sees the
+ * request, the client's fi_connect is refused. */
+TEST(tcp_auth_relay, a_relayed_msg_connect_fails)
+{
+	env_var j("FI_TCP_JOB_KEY", "the victims' key");
+	tcp_env es{FI_EP_MSG}, ec{FI_EP_MSG};
+	fid_pep *pep = nullptr;
+	ASSERT_EQ(fi_passive_ep(es.fabric, es.info, &pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(pep, &es.eq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(pep), 0);
+	std::vector<char> name(sizeof(sockaddr_in));
+	size_t nl = name.size();
+	ASSERT_EQ(fi_getname(&pep->fid, name.data(), &nl), 0);
+	relay r(name);
+	ASSERT_GE(r.lfd, 0);
+	std::atomic<bool> stop{false};
+	bool relayed = false;
+	std::thread t([&] { relayed = r.run(stop); });
+	fid_ep *ep = nullptr;
+	ASSERT_EQ(fi_endpoint(ec.domain, ec.info, &ep, nullptr), 0);
+	ASSERT_EQ(fi_ep_bind(ep, &ec.eq->fid, 0), 0);
+	const char pd[] = "private";
+	ASSERT_EQ(fi_connect(ep, &r.addr, pd, sizeof pd), 0);
+	uint32_t event = 0;
+	fi_eq_cm_entry ent;
+	ssize_t rc = fi_eq_sread(ec.eq, &event, &ent, sizeof ent, 5000, 0);
+	fi_eq_err_entry ee{};
+	if (rc == -FI_EAVAIL)
+		(void)fi_eq_readerr(ec.eq, &ee, 0);
+	ssize_t srv = fi_eq_sread(es.eq, &event, &ent, sizeof ent, 200, 0);
+	if (srv > 0 && event == FI_CONNREQ)
+		fi_freeinfo(ent.info);
+	stop = true;
+	t.join();
+	EXPECT_TRUE(relayed);
+	EXPECT_EQ(rc, -FI_EAVAIL) << "the relayed fi_connect did not fail";
+	EXPECT_EQ(ee.err, FI_ECONNREFUSED);
+	EXPECT_EQ(srv, -FI_EAGAIN) << "the server saw event " << event << " from a relayed request";
+	EXPECT_EQ(fi_close(&ep->fid), 0);
+	EXPECT_EQ(fi_close(&pep->fid), 0);
 }

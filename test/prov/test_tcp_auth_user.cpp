@@ -4,7 +4,9 @@
  * its own default key and with every key it could compute about us (the
  * old per-uid default), and tries to read our key file: it completes no
  * handshake, reads and writes none of our registered memory, and none of
- * its messages is delivered.  Not root, or no useradd: SKIP (77). */
+ * its messages is delivered.  It also relays a handshake between two of our
+ * endpoints (issue 32) and gets no connection out of it.  Not root, or no
+ * useradd: SKIP (77). */
 #include "tcp_fixture.h"
 
 #include <grp.h>
@@ -12,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -145,6 +148,86 @@ TEST(tcp_auth_user, another_user_gets_nowhere)
 	for (uint64_t w : target)
 		EXPECT_EQ(w, 0u);
 	EXPECT_EQ(fi_close(&mr->fid), 0);
+}
+
+/* Issue 32's relay, run by the outsider (no key): it listens where our
+ * endpoint a dials, relays that connection to our endpoint b, then speaks
+ * RMA to b on the connection it holds.  a's send fails, b delivers
+ * nothing, and b's memory is neither written nor read. */
+TEST(tcp_auth_user, an_outsider_relaying_our_handshake_gets_nowhere)
+{
+	unsetenv("FI_TCP_JOB_KEY");
+	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED | FI_RMA};
+	rdm_ep a{env}, b{env};
+	ASSERT_NE(a.ep, nullptr);
+	ASSERT_NE(b.ep, nullptr);
+	relay_target tb(env, b, 8);
+
+	struct relay_verdict {
+		int listening = 0, relayed = 0, target_closed = 0, read_secret = 0;
+		size_t to_target = 0;
+	};
+	int p[2];
+	ASSERT_EQ(pipe(p), 0);
+	uint64_t key = fi_mr_key(tb.mr);
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		::close(p[0]);
+		alarm(60);
+		if (setgroups(0, nullptr) || setgid(out_gid) || setuid(out_uid) || getuid() != out_uid)
+			_exit(3);
+		relay_verdict v;
+		relay r(b.name);
+		v.listening = r.lfd >= 0;
+		if (write(p[1], &r.addr, sizeof r.addr) != ssize_t(sizeof r.addr))
+			_exit(4);
+		std::atomic<bool> stop{true}; /* relay until quiet */
+		v.relayed = r.run(stop);
+		r.attack(key, tb.base + 8, tb.base);
+		v.to_target = r.to_target;
+		v.target_closed = r.target_closed;
+		v.read_secret = relay_target::leaked(r.after);
+		_exit(write(p[1], &v, sizeof v) == ssize_t(sizeof v) ? 0 : 4);
+	}
+	::close(p[1]);
+	sockaddr_in where{};
+	ASSERT_EQ(read(p[0], &where, sizeof where), ssize_t(sizeof where));
+	fi_addr_t absent;
+	ASSERT_EQ(fi_av_insert(a.av, &where, 1, &absent, 0, nullptr), 1);
+	uint64_t word = 0x4242;
+	int ctx;
+	ASSERT_EQ(fi_send(a.ep, &word, sizeof word, nullptr, absent, &ctx), 0);
+	int status = 0;
+	int sent = 0;
+	fi_cq_err_entry err{};
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		spin({b.rx, b.tx, a.rx}, 5);
+		fi_cq_tagged_entry e;
+		ssize_t n = fi_cq_read(a.tx, &e, 1);
+		if (n == 1)
+			sent = 1;
+		else if (n == -FI_EAVAIL && fi_cq_readerr(a.tx, &err, 0) == 1)
+			sent = -1;
+	}
+	relay_verdict v;
+	ASSERT_EQ(read(p[0], &v, sizeof v), ssize_t(sizeof v));
+	::close(p[0]);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+	EXPECT_TRUE(v.listening && v.relayed) << "the relay did not run";
+	EXPECT_GT(v.to_target, 0u);
+	EXPECT_NE(sent, 1) << "a's send through the relay completed";
+	if (sent == -1)
+		EXPECT_EQ(err.err, FI_ECONNREFUSED);
+	spin({b.rx, b.tx}, 100);
+	fi_cq_tagged_entry e;
+	EXPECT_EQ(fi_cq_read(b.rx, &e, 1), -FI_EAGAIN) << "b delivered a relayed message";
+	EXPECT_EQ(tb.got, 0u);
+	EXPECT_EQ(tb.mem[0], relay_target::secret);
+	EXPECT_EQ(tb.mem[1], 0u) << "the outsider wrote b's memory";
+	EXPECT_EQ(v.read_secret, 0) << "the outsider read b's memory";
+	EXPECT_EQ(v.target_closed, 1);
 }
 
 int main(int argc, char **argv)

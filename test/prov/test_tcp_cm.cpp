@@ -160,7 +160,8 @@ struct flood {
 			frame::header h;
 			if (frame::decode(o.in.data(), o.in.size(), h) != frame::error::ok || h.type != frame::CHALLENGE)
 				continue;
-			auth::nonces an;
+			auth::session an;
+			auth::bind_ends(an, o.fd, auth::role::connector);
 			memcpy(an.acc, o.in.data() + frame::hdr_size, sizeof an.acc);
 			memset(an.con, 0x5a, sizeof an.con);
 			h = {};
@@ -190,8 +191,14 @@ struct flood {
  * every one was accepted and reported until the EQ overran for good. */
 TEST(tcp_pep_flood, eq_never_overruns_and_a_later_client_is_served)
 {
+	/* The flood authenticates (it has the key): only the EQ's room bounds
+	 * it here, not the caps on unauthenticated requests. */
+	setenv("FI_TCP_AUTH_PENDING", "100000", 1);
+	setenv("FI_TCP_AUTH_PENDING_PER_ADDR", "100000", 1);
 	tcp_env env{FI_EP_MSG};
 	msg_listener l{env, 64};
+	unsetenv("FI_TCP_AUTH_PENDING");
+	unsetenv("FI_TCP_AUTH_PENDING_PER_ADDR");
 	ASSERT_TRUE(l.ok());
 	fid_eq *peq = l.eq;
 	fid_pep *pep = l.pep;

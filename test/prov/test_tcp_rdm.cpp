@@ -235,7 +235,7 @@ TEST_F(pair_fixture, stray_and_malformed_connections_are_refused_without_harm)
 	h.len = frame::min_hello;
 	std::vector<unsigned char> hello(frame::hdr_size + frame::min_hello);
 	frame::encode(h, hello.data());
-	auth::nonces an;
+	auth::session an;
 	auth::prove(auth::key_from_text("not this job's key"), auth::role::connector, an, h, b.name.data(),
 		    sizeof(sockaddr_in), hello.data() + frame::hdr_size + auth::nonce_len);
 	memcpy(hello.data() + frame::hdr_size + auth::nonce_len + auth::mac_len, b.name.data(), sizeof(sockaddr_in));
@@ -492,7 +492,8 @@ TEST_F(pair_fixture, peer_dying_mid_rendezvous_fails_the_receive)
 	frame::header h;
 	get(h);
 	ASSERT_EQ(h.type, frame::CHALLENGE);
-	auth::nonces an;
+	auth::session an;
+	auth::bind_ends(an, fd, auth::role::connector);
 	get_body(an.acc, sizeof an.acc);
 	h = {};
 	h.type = frame::HELLO;

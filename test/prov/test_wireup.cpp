@@ -25,7 +25,7 @@
 #include "prov/wireup/wireup.h"
 #include "prov/wireup/wx_ep.h"
 #include "prov/wireup/wx_addr.h"
-#include "prov_fixture.h"
+#include "tcp_fixture.h"
 
 namespace {
 
@@ -155,7 +155,9 @@ TEST_F(wireup_env, wildcard_receives_merge_both_transports_in_per_source_order_w
 	ASSERT_TRUE(a.ep && b.ep && c.ep);
 	fi_addr_t a_to_c = a.insert(c);                    /* shm */
 	fi_addr_t b_to_c = insert_raw(b, other_host(c));  /* tcp */
-	fi_addr_t c_from_a = c.insert(a), c_from_b = c.insert(b);
+	/* c reaches b through tcp too: a tcp message never names a peer c
+	 * reaches through shm. */
+	fi_addr_t c_from_a = c.insert(a), c_from_b = insert_raw(c, other_host(b));
 	constexpr int n = 40;
 	std::vector<uint64_t> in(2 * n);
 	for (auto &v : in)
@@ -184,6 +186,60 @@ TEST_F(wireup_env, wildcard_receives_merge_both_transports_in_per_source_order_w
 	EXPECT_EQ(stats(a).shm, 1u);
 	EXPECT_EQ(stats(b).tcp, 1u);
 	spin({a.tx, b.tx}, 200);
+}
+
+/* Issue 32: a connection to our tcp sub-endpoint that claims the tcp
+ * address of a peer we reach through shm (one on this host) is not that
+ * peer: even with the job key, its messages match no receive directed at
+ * the peer, and FI_SOURCE does not name it; the peer's own messages still do. */
+TEST_F(wireup_env, a_tcp_connection_is_never_taken_for_a_peer_on_shm)
+{
+	rdm_ep w(env), local(env);
+	ASSERT_TRUE(w.ep && local.ep);
+	fi_addr_t w_from_local = w.insert(local); /* this host: shm */
+	fi_addr_t local_to_w = local.insert(w);
+	wu::wireup::parts pw, pl;
+	ASSERT_GT(wu::wireup::decode(w.name.data(), w.name.size(), &pw), 0);
+	ASSERT_GT(wu::wireup::decode(local.name.data(), local.name.size(), &pl), 0);
+	ASSERT_EQ(pw.tcp_len, sizeof(sockaddr_in));
+	ASSERT_EQ(pl.tcp_len, sizeof(sockaddr_in));
+	sockaddr_in w_tcp, local_tcp;
+	memcpy(&w_tcp, pw.tcp, sizeof w_tcp);
+	memcpy(&local_tcp, pl.tcp, sizeof local_tcp);
+	uint64_t directed = 0, any = 0;
+	ASSERT_EQ(fi_recv(w.ep, &directed, sizeof directed, nullptr, w_from_local, &directed), 0);
+	{
+		raw_peer impostor(w, w_tcp, local_tcp);
+		wu::tcp::frame::header ack;
+		ASSERT_TRUE(impostor.get(ack));
+		ASSERT_EQ(ack.type, wu::tcp::frame::HELLO_ACK);
+		ASSERT_EQ(ack.data, 0u);
+		wu::tcp::frame::header m;
+		m.type = wu::tcp::frame::MSG;
+		uint64_t forged = 666;
+		m.len = sizeof forged;
+		impostor.put(m, &forged, sizeof forged);
+		spin({w.rx, w.tx}, 200);
+		fi_cq_tagged_entry e;
+		EXPECT_EQ(fi_cq_read(w.rx, &e, 1), -FI_EAGAIN) << "a receive directed at the shm peer took it";
+		EXPECT_EQ(directed, 0u);
+		/* A wildcard receive takes it, without naming the shm peer. */
+		ASSERT_EQ(fi_recv(w.ep, &any, sizeof any, nullptr, FI_ADDR_UNSPEC, &any), 0);
+		fi_addr_t src = w_from_local;
+		ASSERT_EQ(wait_one(w.rx, e, nullptr, {w.tx}, &src), 1);
+		EXPECT_EQ(e.op_context, &any);
+		EXPECT_EQ(any, 666u);
+		EXPECT_NE(src, w_from_local) << "FI_SOURCE names the shm peer";
+	}
+	/* The peer itself, through shm, still matches its directed receive. */
+	uint64_t real = 7;
+	ASSERT_EQ(fi_send(local.ep, &real, sizeof real, nullptr, local_to_w, nullptr), 0);
+	fi_cq_tagged_entry e;
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	ASSERT_EQ(wait_one(w.rx, e, nullptr, {local.tx, local.rx, w.tx}, &src), 1);
+	EXPECT_EQ(e.op_context, &directed);
+	EXPECT_EQ(directed, 7u);
+	EXPECT_EQ(src, w_from_local);
 }
 
 TEST_F(wireup_env, av_remove_and_reinsert_reroutes)

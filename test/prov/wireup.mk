@@ -6,7 +6,7 @@ check_PROGRAMS += test/prov/test_wireup
 TESTS += test/prov/test_wireup
 UNIT_TESTS += test/prov/test_wireup
 TSAN_TESTS += test/prov/test_wireup
-test_prov_test_wireup_SOURCES = test/prov/test_wireup.cpp test/prov/prov_fixture.h
+test_prov_test_wireup_SOURCES = test/prov/test_wireup.cpp test/prov/prov_fixture.h test/prov/tcp_fixture.h
 test_prov_test_wireup_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_wireup_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif

@@ -133,6 +133,11 @@ struct ep_base {
 	 * wireup AV's composite addresses (av_format::part; 0 tcp, 1 shm);
 	 * -1: the AV's addresses are its own.  Set before binding the AV. */
 	int addr_part = -1;
+	/* Optional (a sub-endpoint's multiplexer): whether fi_addr a may be
+	 * the source of a message that came through this transport;
+	 * peer_lookup answers FI_ADDR_NOTAVAIL for one it may not. */
+	bool (*src_ok)(void *arg, fi_addr_t a) noexcept = nullptr;
+	void *src_arg = nullptr;
 	fid_eq *eq = nullptr;
 	comp_batch comps; /* posted by flush() after mtx is released */
 	progress_fn progress{};
@@ -186,10 +191,11 @@ struct ep_base {
 		return addr_part < 0 ? av::addr_of(av, a, buf, len) : av::addr_of_part(av, a, addr_part, buf, len);
 	}
 	/* The fi_addr of a transport address (av::reverse, or of the part);
-	 * FI_ADDR_NOTAVAIL when the AV has none. */
+	 * FI_ADDR_NOTAVAIL when the AV has none, or src_ok refuses it. */
 	fi_addr_t peer_lookup(const void *addr, size_t len) const noexcept
 	{
-		return addr_part < 0 ? av::reverse(av, addr, len) : av::reverse_part(av, addr_part, addr, len);
+		fi_addr_t a = addr_part < 0 ? av::reverse(av, addr, len) : av::reverse_part(av, addr_part, addr, len);
+		return a == FI_ADDR_NOTAVAIL || !src_ok || src_ok(src_arg, a) ? a : FI_ADDR_NOTAVAIL;
 	}
 
 	/* Under mtx: collects a completion. */

@@ -9,7 +9,9 @@
 #include <string>
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <pwd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,7 +37,7 @@ namespace {
 
 fi_provider *P() noexcept { return prov_desc(); }
 
-constexpr char label[] = "wireup-tcp-auth-v1";
+constexpr char label[] = "wireup-tcp-auth-v2"; /* v2: both ends in every proof */
 
 std::string hex(const unsigned char *p, size_t n)
 {
@@ -229,12 +231,56 @@ int job_key(key &out)
 
 namespace {
 
-std::string transcript(role r, const nonces &n, const frame::header &h, const void *what, size_t len)
+/* addr as an end (auth.h); false if it is not an IP socket address. */
+bool to_end(const sockaddr_storage &addr, unsigned char out[end_len])
+{
+	memset(out, 0, end_len);
+	if (addr.ss_family == AF_INET) {
+		auto *in = reinterpret_cast<const sockaddr_in *>(&addr);
+		out[10] = out[11] = 0xff;
+		memcpy(out + 12, &in->sin_addr, 4);
+		memcpy(out + 16, &in->sin_port, 2);
+		return true;
+	}
+	if (addr.ss_family == AF_INET6) {
+		auto *in6 = reinterpret_cast<const sockaddr_in6 *>(&addr);
+		memcpy(out, &in6->sin6_addr, 16);
+		memcpy(out + 16, &in6->sin6_port, 2);
+		return true;
+	}
+	return false;
+}
+
+} // namespace
+
+bool bind_ends(session &s, int fd, role r)
+{
+	sockaddr_storage own{}, peer{};
+	socklen_t ol = sizeof own, pl = sizeof peer;
+	if (getsockname(fd, reinterpret_cast<sockaddr *>(&own), &ol) ||
+	    getpeername(fd, reinterpret_cast<sockaddr *>(&peer), &pl)) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "handshake: cannot read the connection's addresses: %s\n",
+			strerror(errno));
+		return false;
+	}
+	bool con = r == role::connector;
+	if (!to_end(con ? own : peer, s.con_end) || !to_end(con ? peer : own, s.acc_end)) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "handshake: the connection is not between IP addresses\n");
+		return false;
+	}
+	return true;
+}
+
+namespace {
+
+std::string transcript(role r, const session &n, const frame::header &h, const void *what, size_t len)
 {
 	std::string t(label, sizeof label); /* with its NUL: a fixed-length prefix */
 	t += char(r);
-	t.append(reinterpret_cast<const char *>(n.acc), nonce_len);
-	t.append(reinterpret_cast<const char *>(n.con), nonce_len);
+	for (const unsigned char *p : {n.acc, n.con})
+		t.append(reinterpret_cast<const char *>(p), nonce_len);
+	for (const unsigned char *p : {n.con_end, n.acc_end})
+		t.append(reinterpret_cast<const char *>(p), end_len);
 	t += char(h.type);
 	for (uint64_t v : {h.data, h.aux, uint64_t(len)})
 		for (int i = 0; i < 8; i++)
@@ -246,7 +292,7 @@ std::string transcript(role r, const nonces &n, const frame::header &h, const vo
 
 } // namespace
 
-void prove(const key &k, role r, const nonces &n, const frame::header &h, const void *what, size_t len,
+void prove(const key &k, role r, const session &n, const frame::header &h, const void *what, size_t len,
 	   unsigned char out[mac_len])
 {
 	std::string t = transcript(r, n, h, what, len);
@@ -257,7 +303,7 @@ void prove(const key &k, role r, const nonces &n, const frame::header &h, const 
 		memset(out, 0, mac_len); /* verifies against nothing a peer can produce */
 }
 
-bool verify(const key &k, role r, const nonces &n, const frame::header &h, const void *what, size_t len,
+bool verify(const key &k, role r, const session &n, const frame::header &h, const void *what, size_t len,
 	    const unsigned char mac[mac_len])
 {
 	if (!k.set)

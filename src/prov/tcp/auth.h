@@ -8,11 +8,20 @@
  *
  * The key never crosses the wire.  The accepting side speaks first with
  * CHALLENGE (its fresh nonce); the connecting side answers with its own
- * nonce and an HMAC-SHA256 under the key over both nonces and what its
- * frame asserts (listen address, window, private data); the accepting side
- * checks it and answers with its own HMAC (a different role label, so no
- * answer can be replayed the other way).  Neither side sends anything else
- * before the other's proof verified. */
+ * nonce and an HMAC-SHA256 under the key over both nonces, the
+ * connection's two ends and what its frame asserts (listen address,
+ * window, private data); the accepting side checks it and answers with its
+ * own HMAC (a different role label, so no answer can be replayed the other
+ * way).  Neither side sends anything else before the other's proof
+ * verified.
+ *
+ * The two ends bind each proof to one TCP connection: the connector's
+ * own address and the one it dialed, which the acceptor sees as its
+ * accepted socket's peer and own address.  Someone without the key who
+ * sits between two endpoints (listening where one dials, dialing the other
+ * itself) holds two connections with different ends, so the proofs it
+ * relays verify on neither, and the dialer learns that whoever answers
+ * proves the key for the very address it dialed. */
 #ifndef WU_PROV_TCP_AUTH_H
 #define WU_PROV_TCP_AUTH_H
 
@@ -37,11 +46,25 @@ struct key {
  * accepting one (HELLO_ACK, ACCEPT, REJECT). */
 enum class role : uint8_t { connector = 'C', acceptor = 'A' };
 
-/* The nonces of one handshake: the acceptor's (CHALLENGE) and the connector's. */
-struct nonces {
+/* One end of a TCP connection as the proofs cover it: the IPv6 address
+ * (an IPv4 one mapped, so that a dual-stack listener and an IPv4 dialer
+ * agree) and the port, in network order.  No scope id: the two sides of a
+ * link-local connection may name different interfaces. */
+inline constexpr size_t end_len = 18;
+
+/* What one handshake binds: the acceptor's nonce (CHALLENGE) and the
+ * connector's, and the connection's two ends as the connector sees them. */
+struct session {
 	unsigned char acc[nonce_len] = {};
 	unsigned char con[nonce_len] = {};
+	unsigned char con_end[end_len] = {}; /* the connector's own address */
+	unsigned char acc_end[end_len] = {}; /* the address the connector dialed */
 };
+
+/* Fills s's ends from the connected socket fd as side r sees it
+ * (connector: own, peer; acceptor: peer, own).  false, logged, when the
+ * socket has no IP addresses (the handshake then fails). */
+bool bind_ends(session &s, int fd, role r);
 
 /* The job key for a new endpoint (see above).  0, or a negative FI_E*
  * after a log line saying why (unreadable or unsafe key file, no random
@@ -60,12 +83,12 @@ int key_file(const std::string &path, key &out);
 /* Fresh random bytes (OpenSSL's RAND_bytes); false if it failed. */
 bool random_bytes(unsigned char *out, size_t n);
 
-/* HMAC-SHA256 under k of: role, both nonces, the frame's type, data and
- * aux fields, and the bytes it asserts (address or private data). */
-void prove(const key &k, role r, const nonces &n, const frame::header &h, const void *what, size_t len,
+/* HMAC-SHA256 under k of: role, both nonces, both ends, the frame's type,
+ * data and aux fields, and the bytes it asserts (address or private data). */
+void prove(const key &k, role r, const session &n, const frame::header &h, const void *what, size_t len,
 	   unsigned char out[mac_len]);
 /* Constant-time check of a proof. */
-bool verify(const key &k, role r, const nonces &n, const frame::header &h, const void *what, size_t len,
+bool verify(const key &k, role r, const session &n, const frame::header &h, const void *what, size_t len,
 	    const unsigned char mac[mac_len]);
 
 } // namespace wu::tcp::auth

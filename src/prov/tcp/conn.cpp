@@ -164,6 +164,15 @@ void post_cm_event(tcp_ep *ep, uint32_t event, const void *data, size_t len)
 	eq_post(ep->b.eq, event, buf.data(), buf.size());
 }
 
+/* c no longer counts as an incoming connection waiting to authenticate. */
+void authenticated(tcp_ep *ep, conn *c)
+{
+	if (!c->unauth)
+		return;
+	ep->unauth.erase(std::find(ep->unauth.begin(), ep->unauth.end(), c));
+	c->unauth = false;
+}
+
 /* Closes a connection: error completions for every operation that
  * involved it, FI_SHUTDOWN for a MSG endpoint.  The object is freed at
  * the end of the progress pass. */
@@ -176,6 +185,7 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 		WU_WARN(P(), FI_LOG_EP_DATA, "connection to %s closed: %s\n",
 			c->peer.empty() ? "(unidentified peer)" : addr_text(c->peer).c_str(), why);
 	c->state = C_CLOSED;
+	authenticated(ep, c);
 	if (c->fd >= 0) {
 		if (c->in_epoll)
 			epoll_ctl(ep->epfd, EPOLL_CTL_DEL, c->fd, nullptr);
@@ -275,12 +285,12 @@ void arm_auto_timer(tcp_ep *ep)
 	ep->autop.arm_in(ep->next_deadline ? std::max<int64_t>(ep->next_deadline - now_ms(), 0) + 1 : 0);
 }
 
-/* Starts the connect timeout of an outgoing connection. */
-void arm_deadline(tcp_ep *ep, conn *c)
+/* Starts the timeout (ms from now) of a connection being set up. */
+void arm_deadline(tcp_ep *ep, conn *c, int ms)
 {
-	if (ep->conn_timeout_ms <= 0)
+	if (ms <= 0)
 		return;
-	c->deadline = now_ms() + ep->conn_timeout_ms;
+	c->deadline = now_ms() + ms;
 	if (!ep->next_deadline || c->deadline < ep->next_deadline) {
 		ep->next_deadline = c->deadline;
 		arm_auto_timer(ep);
@@ -381,9 +391,9 @@ void drop_silent(tcp_ep *ep, conn *c)
 {
 	st_silent.fetch_add(1, std::memory_order_relaxed);
 	WU_WARN(P(), FI_LOG_EP_CTRL,
-		"dropped an incoming connection from %s to %s: no complete handshake within FI_TCP_CONN_TIMEOUT "
+		"dropped an incoming connection from %s to %s: no complete handshake within FI_TCP_AUTH_TIMEOUT "
 		"(%d ms)\n",
-		peer_of_fd(c->fd).c_str(), addr_text(ep->self).c_str(), ep->conn_timeout_ms);
+		peer_of_fd(c->fd).c_str(), addr_text(ep->self).c_str(), ep->alim.timeout_ms);
 	conn_fail(ep, c, FI_ETIMEDOUT, nullptr);
 }
 
@@ -425,6 +435,103 @@ void check_deadlines(tcp_ep *ep)
 		if (!ep->next_deadline || next < ep->next_deadline)
 			ep->next_deadline = next;
 	}
+}
+
+/* ---- incoming connections before they authenticate (auth_limits) ---- */
+
+auth_limits auth_limits::from_params()
+{
+	auth_limits l;
+	int t = param::get_int(P(), "auth_timeout").value;
+	l.timeout_ms = t > 0 ? t : std::max(0, param::get_int(P(), "conn_timeout").value);
+	l.pending = std::max<size_t>(1, param::get_size(P(), "auth_pending").value);
+	l.per_addr = std::max<size_t>(1, param::get_size(P(), "auth_pending_per_addr").value);
+	return l;
+}
+
+std::string source_ip(const sockaddr_storage &ss, socklen_t len)
+{
+	std::string k = addr_key(&ss, len);
+	if (ss.ss_family == AF_INET && k.size() >= sizeof(sockaddr_in))
+		memset(&k[offsetof(sockaddr_in, sin_port)], 0, sizeof(in_port_t));
+	else if (ss.ss_family == AF_INET6 && k.size() >= sizeof(sockaddr_in6))
+		memset(&k[offsetof(sockaddr_in6, sin6_port)], 0, sizeof(in_port_t));
+	return k;
+}
+
+std::vector<size_t> over_auth_limits(const std::vector<const std::string *> &from, const std::string &ip,
+				     const auth_limits &lim)
+{
+	std::vector<size_t> out;
+	size_t same = 0;
+	for (const std::string *f : from)
+		same += *f == ip;
+	/* The oldest from ip first, then the oldest of all. */
+	for (size_t i = 0; i < from.size() && same >= lim.per_addr; i++)
+		if (*from[i] == ip) {
+			out.push_back(i);
+			same--;
+		}
+	size_t left = from.size() - out.size();
+	for (size_t i = 0; i < from.size() && left >= lim.pending; i++)
+		if (std::find(out.begin(), out.end(), i) == out.end()) {
+			out.push_back(i);
+			left--;
+		}
+	return out;
+}
+
+void note_unauth_drop(const std::string &from, const std::string &to, const auth_limits &lim)
+{
+	st_silent.fetch_add(1, std::memory_order_relaxed);
+	WU_WARN_SPARSE(P(), FI_LOG_EP_CTRL,
+		       "dropped an incoming connection from %s to %s before it proved the job key: too many "
+		       "connections wait to (FI_TCP_AUTH_PENDING %zu, FI_TCP_AUTH_PENDING_PER_ADDR %zu); the "
+		       "oldest goes\n",
+		       from.c_str(), to.c_str(), lim.pending, lim.per_addr);
+}
+
+void admit_incoming(tcp_ep *ep, conn *c, const sockaddr_storage &from, socklen_t len)
+{
+	c->from_ip = source_ip(from, len);
+	std::vector<const std::string *> ips;
+	for (conn *p : ep->unauth)
+		ips.push_back(&p->from_ip);
+	std::vector<size_t> drop = over_auth_limits(ips, c->from_ip, ep->alim);
+	std::vector<conn *> victims;
+	for (size_t i : drop)
+		victims.push_back(ep->unauth[i]);
+	for (conn *v : victims) {
+		note_unauth_drop(peer_of_fd(v->fd), addr_text(ep->self), ep->alim);
+		conn_fail(ep, v, FI_ECONNABORTED, nullptr);
+	}
+	c->unauth = true;
+	ep->unauth.push_back(c);
+	arm_deadline(ep, c, ep->alim.timeout_ms);
+}
+
+bool redial_closed(tcp_ep *ep, conn *c)
+{
+	if (c->state != C_HELLO_WAIT || !may_retry(c) || !c->in_map)
+		return false;
+	WU_INFO(P(), FI_LOG_EP_CTRL, "connection to %s closed by the peer during the handshake; dialing again\n",
+		addr_text(c->peer).c_str());
+	/* What the handshake queued goes; the application's sends stay. */
+	for (auto it = c->txq.begin(); it != c->txq.end();) {
+		if ((*it)->control && !(*it)->o) {
+			delete *it;
+			it = c->txq.erase(it);
+		} else {
+			++it;
+		}
+	}
+	c->rpos = c->rend = 0;
+	c->in_body = false;
+	c->bk = B_NONE;
+	c->an = {};
+	c->chal_wait = true;
+	backoff(ep, c);
+	return true;
 }
 
 namespace {
@@ -551,6 +658,8 @@ void move_queue(conn *from, conn *to)
 /* An accepted connection speaks first: CHALLENGE with a fresh nonce. */
 void send_challenge(tcp_ep *ep, conn *c)
 {
+	if (!auth::bind_ends(c->an, c->fd, auth::role::acceptor))
+		return conn_fail(ep, c, FI_EIO, nullptr);
 	if (!auth::random_bytes(c->an.acc, sizeof c->an.acc))
 		return conn_fail(ep, c, FI_EOTHER, "no random nonce for the handshake");
 	frame::header h;
@@ -559,9 +668,12 @@ void send_challenge(tcp_ep *ep, conn *c)
 }
 
 /* The peer's CHALLENGE on an outgoing connection: answer with HELLO (RDM)
- * or CONNREQ (MSG), our nonce and our proof of the key over both nonces. */
+ * or CONNREQ (MSG), our nonce and our proof of the key over both nonces
+ * and both ends of this connection. */
 void on_challenge(tcp_ep *ep, conn *c)
 {
+	if (!auth::bind_ends(c->an, c->fd, auth::role::connector))
+		return conn_fail(ep, c, FI_EIO, nullptr);
 	memcpy(c->an.acc, c->small.data(), sizeof c->an.acc);
 	if (!auth::random_bytes(c->an.con, sizeof c->an.con))
 		return conn_fail(ep, c, FI_EOTHER, "no random nonce for the handshake");
@@ -608,8 +720,9 @@ void on_hello(tcp_ep *ep, conn *c)
 			  mac)) {
 		st_refused.fetch_add(1, std::memory_order_relaxed);
 		WU_WARN(P(), FI_LOG_EP_CTRL,
-			"refused a connection from %s to %s: its handshake does not prove our job key (another "
-			"user or job, or processes of one job with different FI_TCP_JOB_KEY values)\n",
+			"refused a connection from %s to %s: its handshake does not prove our job key for this "
+			"connection (another user or job, a relay between two endpoints, or processes of one job "
+			"with different FI_TCP_JOB_KEY values)\n",
 			peer_of_fd(c->fd).c_str(), addr_text(ep->self).c_str());
 		frame::header h;
 		h.type = frame::HELLO_ACK;
@@ -619,6 +732,7 @@ void on_hello(tcp_ep *ep, conn *c)
 		enqueue(ep, c, t);
 		return;
 	}
+	authenticated(ep, c);
 	std::string key = addr_key(c->small.data() + pre, c->small.size() - pre);
 	if (key.empty()) {
 		protocol_error(ep, c, "HELLO without a socket address");
@@ -687,8 +801,8 @@ const char *const why_bad_proof =
 	"processes were started with different FI_TCP_JOB_KEY values)";
 
 const char *const why_peer_unproven =
-	"the peer's answer does not prove our job key (another user or job listens there, or the "
-	"processes were started with different FI_TCP_JOB_KEY values)";
+	"the peer's answer does not prove our job key for the address we dialed (another user or job "
+	"listens there, or the processes were started with different FI_TCP_JOB_KEY values)";
 
 } // namespace
 

@@ -77,6 +77,7 @@ void free_conn_state(tcp_ep *ep)
 	conns_changed(ep);
 	ep->dead.clear();
 	ep->peers.clear();
+	ep->unauth.clear();
 	free_rx_state(ep);
 }
 
@@ -440,6 +441,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->eager_window = std::min<uint64_t>(param::get_size(P(), "eager_window").value, frame::max_payload);
 		ep->ux_limit = param::get_size(P(), "unexp_limit").value;
 		ep->conn_timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
+		ep->alim = auth_limits::from_params();
 		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);
 		ep->epfd.reset(epoll_create1(EPOLL_CLOEXEC));
 		if (ep->epfd < 0) {

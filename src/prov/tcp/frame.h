@@ -5,7 +5,8 @@
  *
  *   off size field
  *     0    2 magic    0x5755 ("WU")
- *     2    1 version  2 (1 carried the job key in clear)
+ *     2    1 version  3 (2's proofs did not cover the connection's ends;
+ *                     1 carried the job key in clear)
  *     3    1 type     frame_type
  *     4    2 flags    frame_flags (only those the type allows)
  *     6    2 hdr_len  48
@@ -23,7 +24,9 @@
  * soon as it accepts.  The connecting side answers HELLO (RDM) or CONNREQ
  * (MSG) whose payload starts with its nonce and its proof (HMAC under the
  * job key); the accepting side answers HELLO_ACK, ACCEPT or REJECT whose
- * payload starts with its own proof.  The key itself is never sent.
+ * payload starts with its own proof.  The key itself is never sent; each
+ * proof also covers both ends of the TCP connection (auth.h), so a proof
+ * relayed onto another connection does not verify.
  *   HELLO      nonce(16) proof(32) listening sockaddr
  *   HELLO_ACK  data 0 accepted, 1 duplicate (simultaneous connect lost),
  *              3 refused (that address has a live connection): proof(32);
@@ -61,7 +64,7 @@ namespace wu::tcp::frame {
 
 inline constexpr size_t hdr_size = 48;
 inline constexpr uint16_t magic = 0x5755;
-inline constexpr uint8_t version = 2;
+inline constexpr uint8_t version = 3;
 /* Largest payload of one frame, and of any message, RMA or read length
  * (the endpoints' max_msg_size): decode() refuses a longer one before the
  * receiver sizes anything from it. */

@@ -93,7 +93,8 @@ void connreq_event(void *arg, uint32_t) noexcept
 					st_refused.fetch_add(1, std::memory_order_relaxed);
 					WU_WARN(P(), FI_LOG_EP_CTRL,
 						"refused a connection request from %s: it does not prove our job key "
-						"(another user or job, or processes with different FI_TCP_JOB_KEY values)\n",
+						"for this connection (another user or job, a relay, or processes "
+						"with different FI_TCP_JOB_KEY values)\n",
 						addr_text(addr_key(&cr->peer, cr->peerlen)).c_str());
 					frame::header no;
 					no.type = frame::REJECT;
@@ -165,7 +166,9 @@ void connreq_event(void *arg, uint32_t) noexcept
  * reported yet, and keeping a quarter of it for the events of the
  * connections accepted from it (FI_CONNECTED, FI_SHUTDOWN): a full EQ
  * overruns for good, so a flood of requests waits in the kernel's
- * backlog instead. */
+ * backlog instead.  (The caps on requests not yet authenticated,
+ * pep_make_room, usually bind first: an EQ of the default size has room
+ * for 768.) */
 bool pep_has_room(tcp_pep *pep)
 {
 	size_t size = 0;
@@ -204,6 +207,35 @@ void pep_sweep_period(tcp_pep *pep)
 	timerfd_settime(pep->tfd, 0, &its, nullptr);
 }
 
+/* Makes room for one more request not yet authenticated, from ip: the
+ * oldest beyond FI_TCP_AUTH_PENDING(_PER_ADDR) are closed (cm thread, as
+ * every request's watch). */
+void pep_make_room(tcp_pep *pep, const std::string &ip)
+{
+	std::vector<tcp_connreq *> victims;
+	{
+		std::lock_guard<std::mutex> g(pep->mtx);
+		std::vector<tcp_connreq *> pending;
+		for (tcp_connreq *cr : pep->reqs)
+			if (!cr->reported)
+				pending.push_back(cr);
+		std::sort(pending.begin(), pending.end(),
+			  [](const tcp_connreq *a, const tcp_connreq *b) { return a->seq < b->seq; });
+		std::vector<const std::string *> ips;
+		for (tcp_connreq *cr : pending)
+			ips.push_back(&cr->from_ip);
+		for (size_t i : over_auth_limits(ips, ip, pep->alim)) {
+			victims.push_back(pending[i]);
+			pep->reqs.erase(pending[i]);
+		}
+	}
+	for (tcp_connreq *cr : victims) {
+		note_unauth_drop(addr_text(addr_key(&cr->peer, cr->peerlen)), "a passive endpoint", pep->alim);
+		cm_engine::get().del(&cr->w, cr->fd);
+		free_connreq(cr);
+	}
+}
+
 void pep_event(void *arg, uint32_t) noexcept
 {
 	guard_void("tcp listen", [&] {
@@ -229,6 +261,8 @@ void pep_event(void *arg, uint32_t) noexcept
 			cr->peer = ss;
 			cr->peerlen = l;
 			cr->born = now_ms();
+			cr->seq = pep->next_seq++;
+			cr->from_ip = source_ip(ss, l);
 			cr->w = {connreq_event, cr};
 			/* The connector proves the key over this nonce in its CONNREQ. */
 			frame::header ch;
@@ -236,7 +270,8 @@ void pep_event(void *arg, uint32_t) noexcept
 			ch.len = auth::nonce_len;
 			char chal[frame::hdr_size + auth::nonce_len];
 			frame::encode(ch, chal);
-			bool ok = auth::random_bytes(cr->an.acc, auth::nonce_len);
+			bool ok = auth::bind_ends(cr->an, cr->fd, auth::role::acceptor) &&
+				  auth::random_bytes(cr->an.acc, auth::nonce_len);
 			if (ok) {
 				memcpy(chal + frame::hdr_size, cr->an.acc, auth::nonce_len);
 				ok = write_all(cr->fd, chal, sizeof chal);
@@ -245,6 +280,7 @@ void pep_event(void *arg, uint32_t) noexcept
 				delete cr; /* closes its socket */
 				continue;
 			}
+			pep_make_room(pep, cr->from_ip);
 			{
 				std::lock_guard<std::mutex> g(pep->mtx);
 				pep->reqs.insert(cr);
@@ -255,7 +291,7 @@ void pep_event(void *arg, uint32_t) noexcept
 }
 
 /* Drops connection requests still without a whole CONNREQ frame after
- * FI_TCP_CONN_TIMEOUT: a silent or stalled client holds nothing for long. */
+ * FI_TCP_AUTH_TIMEOUT: a silent or stalled client holds nothing for long. */
 void pep_sweep(tcp_pep *pep)
 {
 	uint64_t ticks;
@@ -285,7 +321,7 @@ void pep_sweep(tcp_pep *pep)
 		st_silent.fetch_add(1, std::memory_order_relaxed);
 		WU_WARN(P(), FI_LOG_EP_CTRL,
 			"dropped an incoming connection from %s to a passive endpoint: no complete CONNREQ within "
-			"FI_TCP_CONN_TIMEOUT (%d ms)\n",
+			"FI_TCP_AUTH_TIMEOUT (%d ms)\n",
 			addr_text(addr_key(&cr->peer, cr->peerlen)).c_str(), pep->timeout_ms);
 		cm_engine::get().del(&cr->w, cr->fd);
 		free_connreq(cr);
@@ -297,10 +333,11 @@ void pep_sweep_event(void *arg, uint32_t) noexcept
 	guard_void("tcp connreq timeout", [&] { pep_sweep(static_cast<tcp_pep *>(arg)); });
 }
 
-/* Starts pep_sweep every quarter of FI_TCP_CONN_TIMEOUT (0: never). */
+/* Starts pep_sweep every quarter of FI_TCP_AUTH_TIMEOUT (0: never). */
 void start_pep_sweep(tcp_pep *pep)
 {
-	pep->timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
+	pep->alim = auth_limits::from_params();
+	pep->timeout_ms = pep->alim.timeout_ms;
 	/* Created even with no timeout: pep_pause uses it to resume. */
 	pep->tfd.reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
 	if (pep->tfd < 0)

@@ -313,6 +313,8 @@ ssize_t fill(tcp_ep *ep, conn *c, size_t most = rbuf_size)
 				c->peer.empty() ? "(unidentified peer)" : addr_text(c->peer).c_str(),
 				n == 0 ? "" : " (reset)");
 		conn_fail(ep, c, FI_ECONNRESET, nullptr);
+	} else if ((n == 0 || err == ECONNRESET) && redial_closed(ep, c)) {
+		/* dialed again (backoff) */
 	} else if (n == 0) {
 		conn_fail(ep, c, FI_ECONNRESET,
 			  c->msg || c->state != C_READY ? nullptr : "peer closed the connection mid-message");
@@ -459,14 +461,16 @@ void read_conn(tcp_ep *ep, conn *c)
 void accept_all(tcp_ep *ep)
 {
 	for (;;) {
-		unique_fd fd(accept4(ep->lfd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+		sockaddr_storage from{};
+		socklen_t fl = sizeof from;
+		unique_fd fd(accept4(ep->lfd, reinterpret_cast<sockaddr *>(&from), &fl, SOCK_NONBLOCK | SOCK_CLOEXEC));
 		if (fd < 0)
 			return;
 		set_nonblock_nodelay(fd);
 		local_cc(fd, nullptr);
 		conn *c = new_conn(ep, fd, false, C_ACCEPTING);
 		fd.release(); /* c owns it */
-		arm_deadline(ep, c);
+		admit_incoming(ep, c, from, fl);
 		send_challenge(ep, c);
 	}
 }

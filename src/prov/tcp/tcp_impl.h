@@ -274,14 +274,38 @@ struct conn {
 	uint64_t credit_owed = 0; /* of those, released here: they go with the next frame */
 	/* Handshake (auth.h): nothing leaves an outgoing connection before the
 	 * peer's CHALLENGE; a MSG connect keeps its private data until then. */
-	auth::nonces an;
+	auth::session an;
 	bool chal_wait = false;
 	std::string cm_param;
+	/* Incoming, not authenticated yet: in ep->unauth; from_ip is the
+	 * source address it counts against (FI_TCP_AUTH_PENDING_PER_ADDR). */
+	bool unauth = false;
+	std::string from_ip;
 };
 
 struct tcp_connreq;
 struct tcp_ep;
 struct tcp_srx;
+
+/* What an endpoint holds for incoming connections that have not proven the
+ * job key yet (issue 32: a flood of idle connections must not take the
+ * job's descriptors): FI_TCP_AUTH_TIMEOUT to do it, at most
+ * FI_TCP_AUTH_PENDING of them, FI_TCP_AUTH_PENDING_PER_ADDR from one
+ * source address; the oldest is closed to make room. */
+struct auth_limits {
+	int timeout_ms = 2000;
+	size_t pending = 64, per_addr = 16;
+	static auth_limits from_params();
+};
+
+/* Of the pending connections whose source addresses are `from` (oldest
+ * first), which to close (their indices) so that one more from `ip` fits `lim`. */
+std::vector<size_t> over_auth_limits(const std::vector<const std::string *> &from, const std::string &ip,
+				     const auth_limits &lim);
+/* Counts and logs (rate limited) a connection closed to make room. */
+void note_unauth_drop(const std::string &from, const std::string &to, const auth_limits &lim);
+/* A connection's source address without its port (over_auth_limits). */
+std::string source_ip(const sockaddr_storage &ss, socklen_t len);
 
 /* The endpoint as the matching engine's transport (recv.cpp). */
 struct ep_transport final : prov::rx_transport {
@@ -323,6 +347,8 @@ struct tcp_ep {
 	uint64_t ux_limit = 0;     /* FI_TCP_UNEXP_LIMIT: per connection, 0 = none */
 	uint64_t next_serial = 1;
 	int conn_timeout_ms = 10000;
+	auth_limits alim;
+	std::deque<conn *> unauth; /* incoming, not authenticated yet, oldest first */
 	int linger_ms = 10000; /* FI_TCP_LINGER: ep_close waits this long for a stalled peer */
 	size_t tx_inflight = 0;
 	auth::key key;
@@ -392,9 +418,11 @@ struct tcp_pep {
 	watch w;
 	std::mutex mtx;
 	std::unordered_set<tcp_connreq *> reqs;
-	unique_fd tfd; /* sweeps requests whose CONNREQ never came (FI_TCP_CONN_TIMEOUT) */
+	unique_fd tfd; /* sweeps requests whose CONNREQ never came (FI_TCP_AUTH_TIMEOUT) */
 	watch tw;
-	int timeout_ms = 0;
+	int timeout_ms = 0; /* FI_TCP_AUTH_TIMEOUT of requests not yet reported */
+	auth_limits alim;
+	uint64_t next_seq = 0; /* orders requests by age */
 	bool paused = false; /* not accepting: the EQ has no room (cm thread only) */
 	auth::key key;
 };
@@ -410,7 +438,9 @@ struct tcp_connreq {
 	socklen_t peerlen = 0;
 	bool reported = false;
 	int64_t born = 0; /* accepted at (now_ms) */
-	auth::nonces an;  /* ours from CHALLENGE, the connector's from CONNREQ */
+	uint64_t seq = 0;  /* order of acceptance */
+	std::string from_ip; /* source address without port */
+	auth::session an;  /* ours from CHALLENGE, the connector's from CONNREQ */
 };
 
 inline tcp_ep *ep_of(fid_ep *e) noexcept
@@ -451,13 +481,26 @@ conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st);
 void post_cm_error(tcp_ep *ep, int err, const std::string &data);
 void post_cm_event(tcp_ep *ep, uint32_t event, const void *data, size_t len);
 void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm = false);
+void authenticated(tcp_ep *ep, conn *c);
 void reap(tcp_ep *ep);
 inline void conns_changed(tcp_ep *ep)
 {
 	ep->n_conns.store(ep->conns.size(), std::memory_order_relaxed);
 }
 void arm_auto_timer(tcp_ep *ep);
-void arm_deadline(tcp_ep *ep, conn *c);
+void arm_deadline(tcp_ep *ep, conn *c, int ms);
+inline void arm_deadline(tcp_ep *ep, conn *c)
+{
+	arm_deadline(ep, c, ep->conn_timeout_ms);
+}
+/* A new incoming connection (accept_all): counted against FI_TCP_AUTH_*,
+ * the oldest pending ones closed to make room, its deadline armed. */
+void admit_incoming(tcp_ep *ep, conn *c, const sockaddr_storage &from, socklen_t len);
+/* An outgoing RDM connection the peer closed before its handshake ended
+ * (it may have been dropped as the oldest of a flood of unauthenticated
+ * connections): dialed again within FI_TCP_CONN_TIMEOUT.  False if it is
+ * not such a connection. */
+bool redial_closed(tcp_ep *ep, conn *c);
 bool may_retry(const conn *c);
 void backoff(tcp_ep *ep, conn *c);
 void check_deadlines(tcp_ep *ep);

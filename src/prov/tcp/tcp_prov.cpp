@@ -250,6 +250,12 @@ constexpr param::def tcp_knobs[] = {
 	 "TCP congestion control of connections whose peer is on this host (loopback or one of its own addresses); reno does not pace, where BBR holds back every burst after a pause (empty: the system's default)"},
 	{FI_PARAM_INT, "conn_timeout", "10000",
 	 "Milliseconds a connection attempt may take (TCP connect plus handshake) before its operations fail with FI_ETIMEDOUT (0: wait for the kernel)"},
+	{FI_PARAM_INT, "auth_timeout", "2000",
+	 "Milliseconds an incoming connection may take to prove the job key (from its accept to a complete HELLO or CONNREQ) before it is closed (0: FI_TCP_CONN_TIMEOUT)"},
+	{FI_PARAM_SIZE_T, "auth_pending", "64",
+	 "Most incoming connections an endpoint (or passive endpoint) holds while they have not proven the job key; past it the oldest is closed, so that idle connections from others cannot take the job's descriptors"},
+	{FI_PARAM_SIZE_T, "auth_pending_per_addr", "16",
+	 "Most of those from one source address; past it that address's oldest is closed"},
 	{FI_PARAM_INT, "linger", "10000",
 	 "Milliseconds fi_close of an RDM endpoint waits without progress for peers to take injected (or completion-less) sends still queued and bytes still in the kernel, before closing anyway (0: close at once)"},
 };

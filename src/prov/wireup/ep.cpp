@@ -203,6 +203,10 @@ int open_sub(wx_ep *ep, fid_domain *domain, int part, const parts &src)
 	}
 	b->mtx.share(ep->mtx);
 	b->addr_part = part;
+	if (part == part_tcp) {
+		b->src_ok = tcp_source_ok;
+		b->src_arg = ep;
+	}
 	if ((r = so->lend_rx(s, &ep->rx))) {
 		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: the %s sub-endpoint refuses our receive context: %s\n",
 			so->name, fi_strerror(-r));

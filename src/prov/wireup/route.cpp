@@ -38,20 +38,33 @@ route_table *table_for(wx_ep *ep, fi_addr_t a)
 	return raw;
 }
 
-route decide(wx_ep *ep, fi_addr_t a, int *err)
+/* a's route from its address (p, when given, gets the address's parts);
+ * R_NONE when the AV has no wireup address for it, R_BAD when neither
+ * transport reaches it.  Logs nothing. */
+route classify(wx_ep *ep, fi_addr_t a, unsigned char (&buf)[addr_max], parts &p)
 {
-	unsigned char buf[addr_max];
 	size_t n = av::addr_of(ep->av, a, buf, sizeof buf);
-	parts p;
-	if (!n || n > sizeof buf || decode(buf, n, &p) < 0) {
-		WU_WARN(P(), FI_LOG_EP_DATA, "fi_addr %" PRIu64 " has no wireup address in the AV\n", uint64_t(a));
-		*err = -FI_EINVAL;
+	if (!n || n > sizeof buf || decode(buf, n, &p) < 0)
 		return R_NONE;
-	}
 	if (p.shm_len && p.host == ep->host && ep->sub[part_shm])
 		return R_SHM;
 	if (p.tcp_len && ep->sub[part_tcp])
 		return R_TCP;
+	return R_BAD;
+}
+
+route decide(wx_ep *ep, fi_addr_t a, int *err)
+{
+	unsigned char buf[addr_max];
+	parts p;
+	route r = classify(ep, a, buf, p);
+	if (r == R_NONE) {
+		WU_WARN(P(), FI_LOG_EP_DATA, "fi_addr %" PRIu64 " has no wireup address in the AV\n", uint64_t(a));
+		*err = -FI_EINVAL;
+		return R_NONE;
+	}
+	if (r != R_BAD)
+		return r;
 	if (p.shm_len && p.host == ep->host)
 		WU_WARN(P(), FI_LOG_EP_DATA,
 			"fi_addr %" PRIu64 " is on this host but our shm sub-endpoint is off and it has no tcp part\n",
@@ -122,6 +135,26 @@ ssize_t route_slow(wx_ep *ep, fi_addr_t a, fid_ep **out) noexcept
 		*out = ep->sub[r == R_SHM ? part_shm : part_tcp];
 		return 0;
 	});
+}
+
+bool tcp_source_ok(void *arg, fi_addr_t a) noexcept
+{
+	auto *ep = static_cast<wx_ep *>(arg);
+	route r = R_NONE;
+	if (route_table *t = ep->routes.load(std::memory_order_acquire); t && a < t->n)
+		r = route(t->v[a].load(std::memory_order_relaxed));
+	if (r == R_NONE || r == R_BAD) {
+		unsigned char buf[addr_max];
+		parts p;
+		r = classify(ep, a, buf, p);
+	}
+	if (r != R_SHM)
+		return true;
+	WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
+		       "a tcp connection names fi_addr %" PRIu64 ", a peer on this host that we reach through shm, "
+		       "as its source: its messages are not attributed to that peer\n",
+		       uint64_t(a));
+	return false;
 }
 
 void route_removed(void *arg, fi_addr_t a) noexcept

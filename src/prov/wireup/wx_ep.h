@@ -94,6 +94,11 @@ inline wx_ep *wx_of(fid_ep *e) noexcept
 /* The sub-endpoint for a, decided (and cached) now; 0 or a negative errno
  * (-FI_EINVAL: no such entry, -FI_EHOSTUNREACH), logged. */
 ssize_t route_slow(wx_ep *ep, fi_addr_t a, fid_ep **out) noexcept;
+/* The tcp sub-endpoint's ep_base::src_ok: a message that came through
+ * tcp is never attributed (matched as from, FI_SOURCE) to a peer we reach
+ * through shm.  Such a peer is on this host and talks to us through shm
+ * only, so whoever claims its address over tcp is not it.  Under ep's lock. */
+bool tcp_source_ok(void *arg, fi_addr_t a) noexcept;
 /* fi_av_remove notice: a's route is decided again on next use. */
 void route_removed(void *arg, fi_addr_t a) noexcept;
 void free_routes(wx_ep *ep) noexcept;
