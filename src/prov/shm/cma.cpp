@@ -188,6 +188,11 @@ int bind_proc(pid_t pid, uint64_t start, std::shared_ptr<const proc_ref> *out) n
 	}
 }
 
+bool proc_exited(const proc_ref &p) noexcept
+{
+	return exited(p.fd);
+}
+
 ssize_t cma_read(const proc_ref &p, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept
 {
 	return cma_copy(false, p, local, lcnt, remote, rcnt);

@@ -256,6 +256,8 @@ bool cma_usable(pid_t peer, const char **why) noexcept;
  * (gone: pid names no process or another one), -FI_ENOSYS (no pidfd_open:
  * no single copy) or another negative errno (logged). */
 int bind_proc(pid_t pid, uint64_t start, std::shared_ptr<const proc_ref> *out) noexcept;
+/* Has it exited (or can its pidfd not tell)? */
+bool proc_exited(const proc_ref &p) noexcept;
 /* Bytes copied, or -errno.  Short copies are retried inside.
  * -FI_EHOSTDOWN when the process has exited: before the copy (nothing
  * was copied), or during it (what was read may be another process's:
