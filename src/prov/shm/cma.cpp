@@ -119,7 +119,10 @@ bool exited(int pidfd) noexcept
 /* The pid is the bound process's while its pidfd is not readable (a pid
  * is given again only once its process has exited and been reaped).  So:
  * no copy once it has exited, and none reported done unless it is still
- * there after (one poll each side, whatever the number of batches). */
+ * there after (one poll each side, whatever the number of batches).  What
+ * is left: a write whose process exits, is reaped and has its pid given
+ * to another process between the first poll and the system call; the
+ * second poll still fails the operation. */
 ssize_t cma_copy(bool write, const proc_ref &p, const iovec *local, size_t lcnt, const iovec *remote,
 		 size_t rcnt) noexcept
 {
@@ -167,7 +170,7 @@ int bind_proc(pid_t pid, uint64_t start, std::shared_ptr<const proc_ref> *out) n
 			int e = errno;
 			if (e == ESRCH)
 				return -FI_EHOSTDOWN;
-			WU_WARN(log_prov(), FI_LOG_EP_DATA, "shm: pidfd_open(%d) failed: %s; no single copy with it\n",
+			WU_WARN_SPARSE(log_prov(), FI_LOG_EP_DATA, "shm: pidfd_open(%d) failed: %s; no single copy with it\n",
 				int(pid), strerror(e));
 			return -e;
 		}
