@@ -391,6 +391,9 @@ TEST(shm_region, cma_read_write)
 	ASSERT_EQ(bind_proc(pid, start_time(pid), &pr), 0);
 	EXPECT_EQ(bind_proc(pid, start_time(pid) + 1, &other), -FI_EHOSTDOWN);
 	EXPECT_FALSE(other);
+	std::shared_ptr<const proc_ref> again;
+	ASSERT_EQ(bind_proc(pid, start_time(pid), &again), 0);
+	EXPECT_EQ(again.get(), pr.get()) << "one pidfd per process";
 	const proc_ref &proc = *pr;
 	/* Read it all in one iovec, then in more iovecs than IOV_MAX. */
 	std::vector<unsigned char> got(buf.size());
