@@ -1,5 +1,6 @@
 /* Helpers of the shm provider's process-level tests (test_shm_scale,
- * test_shm_faults, test_shm_user, test_shm_split, test_shm_pipe): the provider through the public API
+ * test_shm_faults, test_shm_user, test_shm_split, test_shm_pipe,
+ * test_shm_pid_reuse): the provider through the public API
  * only, in processes made with fork and choreographed through pipes.
  *
  * Every wait here is bounded: a test that goes wrong fails after its
@@ -9,6 +10,7 @@
 #define WU_TEST_PROV_SHM_PROC_H
 
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -17,6 +19,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -355,6 +358,24 @@ inline rss resident_pages()
 		r = rss{};
 	fclose(f);
 	return r;
+}
+
+/* The second user of the other-user tests (root only): created with
+ * useradd if missing; false when it cannot be. */
+inline const char *const outsider_name = "wireup-outsider";
+
+inline bool make_outsider(uid_t *uid, gid_t *gid)
+{
+	if (!getpwnam(outsider_name) &&
+	    system((std::string("useradd -M -r -s /usr/sbin/nologin ") + outsider_name + " >/dev/null 2>&1").c_str()) !=
+		    0)
+		return false;
+	passwd *pw = getpwnam(outsider_name);
+	if (!pw)
+		return false;
+	*uid = pw->pw_uid;
+	*gid = pw->pw_gid;
+	return true;
 }
 
 /* Reaps pid within timeout_ms, killing it (SIGKILL) when it overstays;

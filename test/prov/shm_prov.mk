@@ -2,7 +2,9 @@
 # 1,024 endpoints across 9 processes (test_shm_scale), peers killed with
 # SIGKILL mid-transfer (test_shm_faults; shm_faults_pipelined.sh: the
 # large ones again without single copy), another user's process
-# (test_shm_user, run as root: SKIP otherwise); Debian's fi_info and
+# (test_shm_user, run as root: SKIP otherwise), a dead peer's pid given to
+# another user's process before a single copy (test_shm_pid_reuse, root
+# and a pid namespace: SKIP otherwise); Debian's fi_info and
 # fi_pingpong on our library (shm_fi_*.sh).  Each SKIPs (77) while the
 # library has no provider "shm".
 EXTRA_DIST += test/prov/shm_proc.h test/prov/shm_fi_info.sh test/prov/shm_fi_pingpong.sh \
@@ -11,19 +13,23 @@ if WU_HAVE_GTEST
 shm_prov_gtests = \
 	test/prov/test_shm_scale \
 	test/prov/test_shm_faults \
-	test/prov/test_shm_user
+	test/prov/test_shm_user \
+	test/prov/test_shm_pid_reuse
 check_PROGRAMS += $(shm_prov_gtests)
 TESTS += $(shm_prov_gtests)
 UNIT_TESTS += test/prov/test_shm_faults
 test_prov_test_shm_scale_SOURCES = test/prov/test_shm_scale.cpp test/prov/shm_proc.h
 test_prov_test_shm_faults_SOURCES = test/prov/test_shm_faults.cpp test/prov/shm_proc.h
 test_prov_test_shm_user_SOURCES = test/prov/test_shm_user.cpp test/prov/shm_proc.h
+test_prov_test_shm_pid_reuse_SOURCES = test/prov/test_shm_pid_reuse.cpp test/prov/shm_proc.h
 test_prov_test_shm_scale_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_shm_faults_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_shm_user_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_shm_pid_reuse_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_shm_scale_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_shm_faults_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_shm_user_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_shm_pid_reuse_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/shm_fi_info.sh test/prov/shm_fi_pingpong.sh
 if WU_HAVE_GTEST

@@ -8,9 +8,11 @@
 #include <poll.h>
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -384,10 +386,19 @@ TEST(shm_region, cma_read_write)
 		GTEST_SKIP() << "cross-memory attach refused here: " << why;
 	}
 	EXPECT_FALSE(cma_usable(0, &why));
+	/* Bound to its pid and start time; another start time is another process. */
+	std::shared_ptr<const proc_ref> pr, other;
+	ASSERT_EQ(bind_proc(pid, start_time(pid), &pr), 0);
+	EXPECT_EQ(bind_proc(pid, start_time(pid) + 1, &other), -FI_EHOSTDOWN);
+	EXPECT_FALSE(other);
+	std::shared_ptr<const proc_ref> again;
+	ASSERT_EQ(bind_proc(pid, start_time(pid), &again), 0);
+	EXPECT_EQ(again.get(), pr.get()) << "one pidfd per process";
+	const proc_ref &proc = *pr;
 	/* Read it all in one iovec, then in more iovecs than IOV_MAX. */
 	std::vector<unsigned char> got(buf.size());
 	iovec l{got.data(), got.size()}, r{buf.data(), buf.size()};
-	EXPECT_EQ(cma_read(pid, &l, 1, &r, 1), ssize_t(buf.size()));
+	EXPECT_EQ(cma_read(proc, &l, 1, &r, 1), ssize_t(buf.size()));
 	EXPECT_EQ(got, buf);
 	size_t pieces = 3 * IOV_MAX + 5, piece = buf.size() / pieces;
 	std::vector<iovec> rv(pieces);
@@ -395,7 +406,7 @@ TEST(shm_region, cma_read_write)
 		rv[i] = iovec{buf.data() + i * piece, piece};
 	std::vector<unsigned char> got2(pieces * piece);
 	iovec l2{got2.data(), got2.size()};
-	EXPECT_EQ(cma_read(pid, &l2, 1, rv.data(), rv.size()), ssize_t(got2.size()));
+	EXPECT_EQ(cma_read(proc, &l2, 1, rv.data(), rv.size()), ssize_t(got2.size()));
 	EXPECT_EQ(0, memcmp(got2.data(), buf.data(), got2.size()));
 	/* Write: many local pieces into one remote range. */
 	std::vector<unsigned char> src(buf.size());
@@ -405,13 +416,19 @@ TEST(shm_region, cma_read_write)
 	std::vector<iovec> lv;
 	for (size_t off = 0; off < src.size(); off += lsz)
 		lv.push_back(iovec{src.data() + off, std::min(lsz, src.size() - off)});
-	EXPECT_EQ(cma_write(pid, lv.data(), lv.size(), &r, 1), ssize_t(src.size()));
+	EXPECT_EQ(cma_write(proc, lv.data(), lv.size(), &r, 1), ssize_t(src.size()));
 	/* A bad remote address is an error, not a crash. */
 	iovec bad{reinterpret_cast<void *>(8), 16};
-	EXPECT_EQ(cma_read(pid, &l, 1, &bad, 1), -FI_EFAULT);
+	EXPECT_EQ(cma_read(proc, &l, 1, &bad, 1), -FI_EFAULT);
 	EXPECT_EQ(write(go[1], "x", 1), 1);
 	EXPECT_EQ(reap(pid), 0) << "the child's buffer does not hold what cma_write wrote";
-	EXPECT_LT(cma_read(pid, &l, 1, &r, 1), 0) << "the peer is gone";
+	/* Gone (and reaped: its pid may be another process's now): refused
+	 * before any copy. */
+	std::fill(got.begin(), got.end(), 0);
+	EXPECT_EQ(cma_read(proc, &l, 1, &r, 1), -FI_EHOSTDOWN) << "the peer is gone";
+	EXPECT_EQ(cma_write(proc, &l, 1, &r, 1), -FI_EHOSTDOWN) << "the peer is gone";
+	EXPECT_EQ(std::count(got.begin(), got.end(), 0), ssize_t(got.size()));
+	EXPECT_EQ(bind_proc(pid, start_time(pid), &other), -FI_EINVAL) << "no start time: no process";
 	close(go[0]);
 	close(go[1]);
 	close(back[0]);

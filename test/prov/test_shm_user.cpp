@@ -21,7 +21,7 @@ using namespace wu::test::shm;
 
 namespace {
 
-const char *const outsider = "wireup-outsider";
+const char *const outsider = outsider_name;
 uid_t out_uid;
 gid_t out_gid;
 constexpr size_t sizes[] = {8, 8192, 1 << 20};
@@ -92,19 +92,6 @@ verdict attack(const std::vector<char> &name)
 			v.hung++;
 	}
 	return v;
-}
-
-bool make_outsider()
-{
-	if (!getpwnam(outsider) &&
-	    system((std::string("useradd -M -r -s /usr/sbin/nologin ") + outsider + " >/dev/null 2>&1").c_str()) != 0)
-		return false;
-	passwd *pw = getpwnam(outsider);
-	if (!pw)
-		return false;
-	out_uid = pw->pw_uid;
-	out_gid = pw->pw_gid;
-	return true;
 }
 
 } // namespace
@@ -207,7 +194,7 @@ int main(int argc, char **argv)
 	}
 	if (int s = skip_without_provider("test_shm_user"))
 		return s;
-	if (!make_outsider()) {
+	if (!make_outsider(&out_uid, &out_gid)) {
 		printf("SKIP: could not create the user %s with useradd\n", outsider);
 		return 77;
 	}

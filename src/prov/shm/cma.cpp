@@ -1,19 +1,33 @@
 /* Cross-memory attach (region.h): process_vm_readv/_writev over any number
  * of iovecs, in calls of at most IOV_MAX entries a side, resumed after a
  * short copy (the kernel stops at a page it cannot fault in, or after a
- * signal). */
+ * signal); each copy only while the peer's pidfd says its process has not
+ * exited, so that it never reaches a later process given the same pid. */
 #include "prov/shm/region_impl.h"
 
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include <rdma/fi_errno.h>
 
+#include "core/fd.h"
+#include "core/log.h"
+
 namespace wu::shm_tp {
+
+struct proc_ref {
+	pid_t pid = 0;
+	uint64_t start = 0;
+	unique_fd fd; /* pidfd */
+};
 
 namespace {
 
@@ -64,7 +78,7 @@ struct iov_cursor {
 	}
 };
 
-ssize_t cma_copy(bool write, pid_t peer, const iovec *local, size_t lcnt, const iovec *remote,
+ssize_t copy_pid(bool write, pid_t peer, const iovec *local, size_t lcnt, const iovec *remote,
 		 size_t rcnt) noexcept
 {
 	if (peer <= 0 || (lcnt && !local) || (rcnt && !remote))
@@ -91,16 +105,126 @@ ssize_t cma_copy(bool write, pid_t peer, const iovec *local, size_t lcnt, const 
 	return ssize_t(total);
 }
 
-} // namespace
-
-ssize_t cma_read(pid_t peer, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept
+/* Has the process of pidfd exited (readable)?  A failing poll says yes:
+ * no copy without the proof. */
+bool exited(int pidfd) noexcept
 {
-	return cma_copy(false, peer, local, lcnt, remote, rcnt);
+	pollfd p{pidfd, POLLIN, 0};
+	int n;
+	while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR) {
+	}
+	return n != 0;
 }
 
-ssize_t cma_write(pid_t peer, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept
+/* The pid is the bound process's while its pidfd is not readable (a pid
+ * is given again only once its process has exited and been reaped).  So:
+ * no copy once it has exited, and none reported done unless it is still
+ * there after (one poll each side, whatever the number of batches).  What
+ * is left: a write whose process exits, is reaped and has its pid given
+ * to another process between the first poll and the system call; the
+ * second poll still fails the operation. */
+ssize_t cma_copy(bool write, const proc_ref &p, const iovec *local, size_t lcnt, const iovec *remote,
+		 size_t rcnt) noexcept
 {
-	return cma_copy(true, peer, local, lcnt, remote, rcnt);
+	if (exited(p.fd))
+		return -FI_EHOSTDOWN;
+	ssize_t n = copy_pid(write, p.pid, local, lcnt, remote, rcnt);
+	if (exited(p.fd))
+		return -FI_EHOSTDOWN;
+	return n;
+}
+
+/* Processes bound so far, by (pid, start): one pidfd per peer process
+ * however many of our peers name it.  A handful of entries: a list. */
+std::mutex procs_lock;
+std::vector<std::weak_ptr<const proc_ref>> procs;
+
+} // namespace
+
+int bind_proc(pid_t pid, uint64_t start, std::shared_ptr<const proc_ref> *out) noexcept
+{
+	if (pid <= 0 || !start || !out)
+		return -FI_EINVAL;
+	try {
+		std::lock_guard<std::mutex> g(procs_lock);
+		for (size_t i = 0; i < procs.size();) {
+			auto p = procs[i].lock();
+			if (!p) {
+				procs[i] = std::move(procs.back());
+				procs.pop_back();
+				continue;
+			}
+			if (p->pid == pid && p->start == start) {
+				*out = std::move(p);
+				return 0;
+			}
+			i++;
+		}
+#ifdef SYS_pidfd_open
+		unique_fd fd(int(syscall(SYS_pidfd_open, pid, 0)));
+#else
+		unique_fd fd;
+		errno = ENOSYS;
+#endif
+		if (fd < 0) {
+			int e = errno;
+			if (e == ESRCH)
+				return -FI_EHOSTDOWN;
+			WU_WARN_SPARSE(log_prov(), FI_LOG_EP_DATA, "shm: pidfd_open(%d) failed: %s; no single copy with it\n",
+				int(pid), strerror(e));
+			return -e;
+		}
+		/* The pidfd names whatever process had the pid when it was
+		 * opened: the owner, if the pid still had the owner's start time
+		 * after that. */
+		if (!owner_alive(pid, start))
+			return -FI_EHOSTDOWN;
+		auto p = std::make_shared<proc_ref>();
+		p->pid = pid;
+		p->start = start;
+		p->fd = std::move(fd);
+		procs.push_back(p);
+		*out = std::move(p);
+		return 0;
+	} catch (...) {
+		return -FI_ENOMEM;
+	}
+}
+
+bool proc_exited(const proc_ref &p) noexcept
+{
+	return exited(p.fd);
+}
+
+ssize_t cma_read(const proc_ref &p, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept
+{
+	return cma_copy(false, p, local, lcnt, remote, rcnt);
+}
+
+ssize_t cma_write(const proc_ref &p, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept
+{
+	return cma_copy(true, p, local, lcnt, remote, rcnt);
+}
+
+const proc_ref *peer::proc() noexcept
+{
+	/* Gone or no pidfd stays so; out of descriptors or memory may pass:
+	 * bind again next time. */
+	if (!proc_ && proc_err_ != -FI_EHOSTDOWN && proc_err_ != -FI_ENOSYS && proc_err_ != -FI_EPERM)
+		proc_err_ = bind_proc(pid_, start_, &proc_);
+	return proc_.get();
+}
+
+ssize_t peer::cma_read(const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept
+{
+	const proc_ref *p = proc();
+	return p ? shm_tp::cma_read(*p, local, lcnt, remote, rcnt) : proc_err_;
+}
+
+ssize_t peer::cma_write(const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept
+{
+	const proc_ref *p = proc();
+	return p ? shm_tp::cma_write(*p, local, lcnt, remote, rcnt) : proc_err_;
 }
 
 namespace {

@@ -555,6 +555,18 @@ bool use_cma(shm_ep *ep, remote *r)
 {
 	if (!ep->cma)
 		return false;
+	/* Single copy only through a pidfd of the peer's process (region.h). */
+	if (!r->p->proc()) {
+		int e = r->p->cma_error();
+		if (e == -FI_ENOSYS || e == -FI_EPERM) {
+			ep->cma = false;
+			WU_WARN_ONCE(P(), FI_LOG_EP_DATA,
+				     "single copy needs pidfd_open, which fails here: %s; large messages and RMA go "
+				     "through bounce buffers (two copies)\n",
+				     fi_strerror(-e));
+		}
+		return false;
+	}
 	if (!ep->cma_checked) {
 		ep->cma_checked = true;
 		const char *why = nullptr;

@@ -510,7 +510,9 @@ pid_t peer::pid() const noexcept
 
 bool peer::alive() const noexcept
 {
-	return owner_alive(pid_, start_);
+	/* Once bound, its pidfd knows (a start time only tells processes
+	 * apart that did not start in the same clock tick). */
+	return proc_ ? !proc_exited(*proc_) : owner_alive(pid_, start_);
 }
 
 } // namespace wu::shm_tp

@@ -34,6 +34,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include <cerrno>
 
@@ -86,6 +87,7 @@ struct layout {
 };
 
 class region;
+struct proc_ref; /* a peer's process, for single copy (bind_proc below) */
 
 /* Our own region.  One thread at a time pops and waits (the endpoint's
  * progress, under its lock); bounce_get/put may race with receivers'
@@ -202,6 +204,15 @@ public:
 	/* cma_usable against this peer, reading one byte of its region where
 	 * the owner maps it (a known address of the peer). */
 	bool cma_probe(const char **why) const noexcept;
+	/* The owner's process for single copy (bind_proc), bound on first
+	 * use, under the caller's lock as every use of a peer; nullptr when
+	 * it is not (cma_error(): bind_proc's failure). */
+	const proc_ref *proc() noexcept;
+	int cma_error() const noexcept { return proc_err_; }
+	/* cma_read / cma_write (below) with the owner's process; cma_error()
+	 * when there is none. */
+	ssize_t cma_read(const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;
+	ssize_t cma_write(const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;
 	/* Bytes of this process's memory the attachment costs beyond the
 	 * shared pages (the object and the mapping's bookkeeping). */
 	static size_t own_bytes() noexcept { return sizeof(peer); }
@@ -223,6 +234,8 @@ private:
 	uint64_t start_ = 0;
 	uint64_t owner_base_ = 0;
 	char wake_name_[32] = {};
+	std::shared_ptr<const proc_ref> proc_; /* once bound */
+	int proc_err_ = 0; /* bind_proc's last failure */
 };
 
 /* Single copy with cross-memory attach (process_vm_readv/_writev).  Probe
@@ -231,9 +244,26 @@ private:
  * known address it reads one byte at address 0: the kernel checks the
  * permission before the address, so EFAULT means allowed. */
 bool cma_usable(pid_t peer, const char **why) noexcept;
-/* Bytes copied, or -errno.  Short copies are retried inside. */
-ssize_t cma_read(pid_t peer, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;
-ssize_t cma_write(pid_t peer, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;
+/* A process single copy may address: a pid names whatever process holds
+ * it now, and once the peer has exited and been reaped another user's
+ * process may hold it.  So the copy goes through a pidfd opened on the
+ * pid and then checked against the start time the region header gives
+ * (so it names the owner itself): it tells when the owner has exited,
+ * and its pid is the owner's for as long as it has not (cma.cpp).  One
+ * per process, shared by every peer of ours that names it.
+ *
+ * The process pid that started at start (start_time): 0, or -FI_EHOSTDOWN
+ * (gone: pid names no process or another one), -FI_ENOSYS (no pidfd_open:
+ * no single copy) or another negative errno (logged). */
+int bind_proc(pid_t pid, uint64_t start, std::shared_ptr<const proc_ref> *out) noexcept;
+/* Has it exited (or can its pidfd not tell)? */
+bool proc_exited(const proc_ref &p) noexcept;
+/* Bytes copied, or -errno.  Short copies are retried inside.
+ * -FI_EHOSTDOWN when the process has exited: before the copy (nothing
+ * was copied), or during it (what was read may be another process's:
+ * the caller discards it). */
+ssize_t cma_read(const proc_ref &p, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;
+ssize_t cma_write(const proc_ref &p, const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;
 
 } // namespace wu::shm_tp
 

@@ -358,8 +358,8 @@ void on_rma(shm_ep *ep, remote *r, const wire &c)
 			      nops == 2 ? payload.get() + bytes : nullptr, out.get(), q.len);
 	} else if (q.cma) {
 		iovec here{p, bytes};
-		ssize_t n = q.kind == OP_WRITE ? shm_tp::cma_read(r->p->pid(), &here, 1, q.src, q.src_cnt)
-					       : shm_tp::cma_write(r->p->pid(), &here, 1, q.src, q.src_cnt);
+		ssize_t n = q.kind == OP_WRITE ? r->p->cma_read(&here, 1, q.src, q.src_cnt)
+					       : r->p->cma_write(&here, 1, q.src, q.src_cnt);
 		if (n != ssize_t(bytes)) {
 			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "RMA from %s: cross-memory copy failed: %s\n",
 				       r->name.c_str(), n < 0 ? strerror(int(-n)) : "short copy");

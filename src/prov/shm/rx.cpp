@@ -101,7 +101,7 @@ void land_large(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_
 			} else {
 				iovec here{rem, size_t(l) * sizeof(iovec)}, there{reinterpret_cast<void *>(uintptr_t(a)),
 										 size_t(l) * sizeof(iovec)};
-				ssize_t n = shm_tp::cma_read(r->p->pid(), &here, 1, &there, 1);
+				ssize_t n = r->p->cma_read(&here, 1, &there, 1);
 				if (n != ssize_t(here.iov_len))
 					err = n < 0 ? int(-n) : EIO;
 				rcnt = size_t(l);
@@ -121,7 +121,7 @@ void land_large(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_
 			iovec lv[max_iov], rv[max_iov];
 			size_t lcnt = prov::slice(o, off, into, lv);
 			size_t rc = sub_iov(rem, rcnt, 0, into, rv);
-			ssize_t n = shm_tp::cma_read(r->p->pid(), lv, lcnt, rv, rc);
+			ssize_t n = r->p->cma_read(lv, lcnt, rv, rc);
 			if (n == ssize_t(into)) {
 				answer(ep, r, K_DONE, c.arg, 0, 0);
 				finish(ep, o, c, off, into, src, 0);
@@ -141,8 +141,10 @@ void land_large(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_
 		if (err) {
 			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "peer %s: cross-memory copy failed: %s\n", r->name.c_str(),
 				       strerror(err));
-			answer(ep, r, K_DONE, c.arg, 0, FI_EIO);
-			finish(ep, o, c, off, 0, src, FI_EIO);
+			/* Its process gone (what was read is not trusted): as for any dead peer. */
+			int st = err == FI_EHOSTDOWN ? FI_EHOSTDOWN : FI_EIO;
+			answer(ep, r, K_DONE, c.arg, 0, st);
+			finish(ep, o, c, off, 0, src, st);
 			return;
 		}
 	}

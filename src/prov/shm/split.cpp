@@ -49,7 +49,7 @@ split_ctl *ctl_of(shm_ep *ep, const txop *o)
 
 /* Claims and copies chunks until none is left; false when a copy failed
  * (failed is set, its bytes counted all the same). */
-bool take_chunks(split_ctl *ctl, uint64_t into, uint64_t chunk, bool write, pid_t pid, const iovec *mine,
+bool take_chunks(split_ctl *ctl, uint64_t into, uint64_t chunk, bool write, shm_tp::peer &p, const iovec *mine,
 		 size_t mcnt, const iovec *theirs, size_t tcnt)
 {
 	uint64_t nch = (into + chunk - 1) / chunk;
@@ -63,7 +63,7 @@ bool take_chunks(split_ctl *ctl, uint64_t into, uint64_t chunk, bool write, pid_
 		iovec lv[max_iov], rv[max_iov];
 		size_t lc = part_of(mine, mcnt, size_t(at), size_t(n), lv);
 		size_t rc = part_of(theirs, tcnt, size_t(at), size_t(n), rv);
-		ssize_t got = write ? shm_tp::cma_write(pid, lv, lc, rv, rc) : shm_tp::cma_read(pid, lv, lc, rv, rc);
+		ssize_t got = write ? p.cma_write(lv, lc, rv, rc) : p.cma_read(lv, lc, rv, rc);
 		bool ok = got == ssize_t(n);
 		if (!ok)
 			ctl->failed.store(1, std::memory_order_relaxed);
@@ -169,7 +169,7 @@ bool split_land(shm_ep *ep, remote *r, const wire &c, prov::op *o, size_t off, s
 	ctl->state.store(SPLIT_READY, std::memory_order_release);
 	if (split_test_hook)
 		split_test_hook(SPLIT_RX_PUBLISHED, ctl);
-	take_chunks(ctl, into, chunk, false, r->p->pid(), lv, lcnt, rem, rcnt);
+	take_chunks(ctl, into, chunk, false, *r->p, lv, lcnt, rem, rcnt);
 	split_wait w;
 	w.o = o;
 	w.peer = r->slot;
@@ -230,11 +230,12 @@ void split_progress(shm_ep *ep)
 		if (!o->split_cnt)
 			continue;
 		remote *r = ep->remotes[o->peer].get();
-		if (r->dead) {
+		/* No single copy with it from here (gone, no pidfd): the receiver copies alone. */
+		if (r->dead || !r->p->proc()) {
 			o->split_cnt = 0;
 			continue;
 		}
-		take_chunks(ctl, o->split_into, o->split_chunk, true, r->p->pid(), o->iov, o->cnt, o->split_to,
+		take_chunks(ctl, o->split_into, o->split_chunk, true, *r->p, o->iov, o->cnt, o->split_to,
 			    o->split_cnt);
 		/* Whatever happened, there is nothing more for us to take. */
 		o->split_cnt = 0;
