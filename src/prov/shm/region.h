@@ -166,7 +166,10 @@ private:
 	uint64_t stall_next_ns_ = 0;  /* when to check its liveness next */
 	bool armed_ = false; /* we set ctl->sleeping; clear it on the next pop */
 	int wake_fd_ = -1;
+	uint32_t empty_pops_ = 0;      /* audit() every so many */
+	uint64_t hole_head_ = ~0ull, hole_tail_ = 0; /* a hole seen once, confirmed on the next audit */
 	bool check_stall(uint64_t s) noexcept;
+	bool audit() noexcept;
 	/* head_ and armed_ change under the popper's lock and are read by
 	 * idle() without it. */
 	void advance() noexcept;
