@@ -122,96 +122,6 @@ bool make_outsider()
 
 } // namespace
 
-TEST(shm_user, another_user_cannot_attach_or_deliver)
-{
-	int down[2], up[2];
-	ASSERT_EQ(pipe(down), 0);
-	ASSERT_EQ(pipe(up), 0);
-	/* Forked before we open anything: the outsider inherits no mapping. */
-	pid_t pid = fork();
-	ASSERT_GE(pid, 0);
-	if (pid == 0) {
-		::close(down[1]);
-		::close(up[0]);
-		alarm(300); /* never outlive a failed parent */
-		if (setgroups(0, nullptr) || setgid(out_gid) || setuid(out_uid) || getuid() != out_uid)
-			_exit(3);
-		std::vector<char> name;
-		if (!get_blob(down[0], name, 60000))
-			_exit(4);
-		verdict v = attack(name);
-		_exit(put(up[1], &v, sizeof v) ? 0 : 5);
-	}
-	::close(down[0]);
-	::close(up[1]);
-
-	env v(FI_TAGGED);
-	ASSERT_EQ(v.error, 0) << v.what;
-	ep me(v);
-	ASSERT_EQ(me.error, 0) << me.what;
-	/* Receives that would take any tag from anyone. */
-	std::vector<std::vector<unsigned char>> bufs;
-	fi_context2 ctx[3];
-	for (int i = 0; i < 3; i++) {
-		bufs.emplace_back(sizes[2], 0);
-		ASSERT_EQ(fi_trecv(me.e, bufs[i].data(), bufs[i].size(), nullptr, FI_ADDR_UNSPEC, 0, ~0ull, &ctx[i]), 0);
-	}
-	std::string path = region_path(me.name);
-	if (!path.empty()) {
-		struct stat st;
-		ASSERT_EQ(stat(path.c_str(), &st), 0) << path;
-		EXPECT_EQ(st.st_mode & 0777, 0600u) << path;
-		EXPECT_EQ(st.st_uid, geteuid()) << path;
-	}
-	ASSERT_TRUE(put_blob(down[1], me.name));
-
-	/* Our side: keep making progress while the outsider tries. */
-	verdict got;
-	bool have = false;
-	int deliveries = 0;
-	auto deadline = clock::now() + std::chrono::seconds(240);
-	while (!have && clock::now() < deadline) {
-		fi_cq_tagged_entry ce;
-		fi_cq_err_entry err;
-		if (fi_cq_read(me.rx, &ce, 1) == 1)
-			deliveries++;
-		else if (fi_cq_readerr(me.rx, &err, 0) == 1)
-			deliveries++;
-		fi_cq_read(me.tx, &ce, 0);
-		pollfd pf{up[0], POLLIN, 0};
-		if (poll(&pf, 1, 1) == 1)
-			have = get(up[0], &got, sizeof got, 1000);
-	}
-	int status = reap(pid, 60000);
-	::close(up[0]);
-	::close(down[1]);
-	ASSERT_TRUE(have) << "the outsider reported nothing (status " << status << ")";
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_EQ(WEXITSTATUS(status), 0) << "the outsider could not become " << outsider;
-
-	EXPECT_EQ(got.setup, 0) << "the outsider could not open its own shm endpoint: " << fi_strerror(-got.setup);
-	if (got.tried_open)
-		EXPECT_EQ(got.opened, 0) << "the outsider opened " << path;
-	else
-		printf("note: our address %s names no /dev/shm file; the direct open was not tried\n",
-		       printable(me.name).c_str());
-	EXPECT_EQ(got.completed, 0) << "the outsider's sends to our endpoint completed";
-	EXPECT_EQ(got.hung, 0) << "the outsider's sends neither failed nor completed within the bound";
-	printf("outsider: address inserted %s; %d sends: %d refused at once, %d error completions\n",
-	       got.inserted ? "yes" : "no (refused)", got.sends, got.refused, got.failed);
-	/* Nothing delivered. */
-	for (int i = 0; i < 200; i++) {
-		fi_cq_tagged_entry ce;
-		if (fi_cq_read(me.rx, &ce, 1) == 1)
-			deliveries++;
-		usleep(1000);
-	}
-	EXPECT_EQ(deliveries, 0) << "a message of the outsider reached our receives";
-	for (auto &b : bufs)
-		for (unsigned char x : b)
-			ASSERT_EQ(x, 0) << "our receive buffer was written";
-}
-
 /* Runs f with our stderr (the log) going to a file; what was written. */
 template <class F>
 std::string logged(F &&f)
@@ -262,6 +172,8 @@ std::string logged(F &&f)
 	return ::testing::AssertionSuccess();
 }
 
+/* First in the file: only the first endpoint of a process tries the rank
+ * name (run alone, with --gtest_filter, it is first too). */
 TEST(shm_user, squatted_names_neither_stop_endpoints_nor_hide_a_rank)
 {
 	/* Our job and rank: the first endpoint tries the rank's name. */
@@ -402,6 +314,96 @@ TEST(shm_user, squatted_names_neither_stop_endpoints_nor_hide_a_rank)
 	}
 	unsetenv("FI_SHM_JOB");
 	unsetenv("PMIX_RANK");
+}
+
+TEST(shm_user, another_user_cannot_attach_or_deliver)
+{
+	int down[2], up[2];
+	ASSERT_EQ(pipe(down), 0);
+	ASSERT_EQ(pipe(up), 0);
+	/* Forked before we open anything: the outsider inherits no mapping. */
+	pid_t pid = fork();
+	ASSERT_GE(pid, 0);
+	if (pid == 0) {
+		::close(down[1]);
+		::close(up[0]);
+		alarm(300); /* never outlive a failed parent */
+		if (setgroups(0, nullptr) || setgid(out_gid) || setuid(out_uid) || getuid() != out_uid)
+			_exit(3);
+		std::vector<char> name;
+		if (!get_blob(down[0], name, 60000))
+			_exit(4);
+		verdict v = attack(name);
+		_exit(put(up[1], &v, sizeof v) ? 0 : 5);
+	}
+	::close(down[0]);
+	::close(up[1]);
+
+	env v(FI_TAGGED);
+	ASSERT_EQ(v.error, 0) << v.what;
+	ep me(v);
+	ASSERT_EQ(me.error, 0) << me.what;
+	/* Receives that would take any tag from anyone. */
+	std::vector<std::vector<unsigned char>> bufs;
+	fi_context2 ctx[3];
+	for (int i = 0; i < 3; i++) {
+		bufs.emplace_back(sizes[2], 0);
+		ASSERT_EQ(fi_trecv(me.e, bufs[i].data(), bufs[i].size(), nullptr, FI_ADDR_UNSPEC, 0, ~0ull, &ctx[i]), 0);
+	}
+	std::string path = region_path(me.name);
+	if (!path.empty()) {
+		struct stat st;
+		ASSERT_EQ(stat(path.c_str(), &st), 0) << path;
+		EXPECT_EQ(st.st_mode & 0777, 0600u) << path;
+		EXPECT_EQ(st.st_uid, geteuid()) << path;
+	}
+	ASSERT_TRUE(put_blob(down[1], me.name));
+
+	/* Our side: keep making progress while the outsider tries. */
+	verdict got;
+	bool have = false;
+	int deliveries = 0;
+	auto deadline = clock::now() + std::chrono::seconds(240);
+	while (!have && clock::now() < deadline) {
+		fi_cq_tagged_entry ce;
+		fi_cq_err_entry err;
+		if (fi_cq_read(me.rx, &ce, 1) == 1)
+			deliveries++;
+		else if (fi_cq_readerr(me.rx, &err, 0) == 1)
+			deliveries++;
+		fi_cq_read(me.tx, &ce, 0);
+		pollfd pf{up[0], POLLIN, 0};
+		if (poll(&pf, 1, 1) == 1)
+			have = get(up[0], &got, sizeof got, 1000);
+	}
+	int status = reap(pid, 60000);
+	::close(up[0]);
+	::close(down[1]);
+	ASSERT_TRUE(have) << "the outsider reported nothing (status " << status << ")";
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0) << "the outsider could not become " << outsider;
+
+	EXPECT_EQ(got.setup, 0) << "the outsider could not open its own shm endpoint: " << fi_strerror(-got.setup);
+	if (got.tried_open)
+		EXPECT_EQ(got.opened, 0) << "the outsider opened " << path;
+	else
+		printf("note: our address %s names no /dev/shm file; the direct open was not tried\n",
+		       printable(me.name).c_str());
+	EXPECT_EQ(got.completed, 0) << "the outsider's sends to our endpoint completed";
+	EXPECT_EQ(got.hung, 0) << "the outsider's sends neither failed nor completed within the bound";
+	printf("outsider: address inserted %s; %d sends: %d refused at once, %d error completions\n",
+	       got.inserted ? "yes" : "no (refused)", got.sends, got.refused, got.failed);
+	/* Nothing delivered. */
+	for (int i = 0; i < 200; i++) {
+		fi_cq_tagged_entry ce;
+		if (fi_cq_read(me.rx, &ce, 1) == 1)
+			deliveries++;
+		usleep(1000);
+	}
+	EXPECT_EQ(deliveries, 0) << "a message of the outsider reached our receives";
+	for (auto &b : bufs)
+		for (unsigned char x : b)
+			ASSERT_EQ(x, 0) << "our receive buffer was written";
 }
 
 int main(int argc, char **argv)
