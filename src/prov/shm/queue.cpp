@@ -145,6 +145,8 @@ inline void copy_body(cell *dst, const cell *src) noexcept
 int peer::push(const cell &c) noexcept
 {
 	using namespace cellseq;
+	if (__builtin_expect(broken_.load(std::memory_order_relaxed), 0))
+		return -FI_EHOSTDOWN;
 	const uint64_t me = uint64_t(my_pid());
 	uint64_t pos = ctl_->tail.load(std::memory_order_relaxed);
 	for (int spin = 0; spin < push_spin_max; spin++) {
@@ -181,7 +183,8 @@ int peer::push(const cell &c) noexcept
 						       socklen_t(offsetof(sockaddr_un, sun_path) + 1 + len));
 				}
 			}
-			return 0;
+			/* Shrunk while we wrote: the cell went nowhere. */
+			return __builtin_expect(broken_.load(std::memory_order_relaxed), 0) ? -FI_EHOSTDOWN : 0;
 		}
 		if (lap(s) == L && state(s) != st_free) {
 			/* Reserved at this lap: the tail is behind; move it on. */
@@ -235,6 +238,14 @@ bool region::check_stall(uint64_t s) noexcept
 bool region::audit() noexcept
 {
 	using namespace cellseq;
+	if (__builtin_expect(broken_.load(std::memory_order_relaxed), 0)) {
+		if (!broken_told_)
+			WU_WARN(log_prov(), FI_LOG_EP_DATA,
+				"shm: region %s was shrunk by a process of this user (ftruncate); this endpoint receives nothing more\n",
+				name_);
+		broken_told_ = true;
+		return false;
+	}
 	cell *x = &cells_[head_ & mask_];
 	uint64_t L = (head_ >> shift_) & lap_mask;
 	uint64_t t = ctl_->tail.load(std::memory_order_acquire);
@@ -297,7 +308,10 @@ bool region::idle() const noexcept
 	uint64_t h = std::atomic_ref<uint64_t>(const_cast<uint64_t &>(head_)).load(std::memory_order_relaxed);
 	const cell *x = &cells_[h & mask_];
 	uint64_t L = (h >> shift_) & lap_mask;
-	return x->seq.load(std::memory_order_acquire) == make(L, st_free, 0);
+	/* A tail away from a free head is junk (or a producer between its
+	 * steps): not idle, so that the popper looks and audits. */
+	return x->seq.load(std::memory_order_acquire) == make(L, st_free, 0) &&
+	       ctl_->tail.load(std::memory_order_relaxed) == h;
 }
 
 bool region::pop(cell *out) noexcept
