@@ -107,6 +107,28 @@ verdict attack(const std::vector<char> &name)
 	return v;
 }
 
+/* Forks a process that becomes the outsider, with pipes down to it and up
+ * from it: its pid, 0 in it (the outsider already), -1 on failure. */
+pid_t fork_outsider(int (&down)[2], int (&up)[2])
+{
+	if (pipe(down) || pipe(up))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		::close(down[1]);
+		::close(up[0]);
+		alarm(300); /* never outlive a failed parent */
+		if (setgroups(0, nullptr) || setgid(out_gid) || setuid(out_uid) || getuid() != out_uid)
+			_exit(3);
+		return 0;
+	}
+	if (pid > 0) {
+		::close(down[0]);
+		::close(up[1]);
+	}
+	return pid;
+}
+
 bool make_outsider()
 {
 	if (!getpwnam(outsider) &&
@@ -155,7 +177,6 @@ std::string logged(F &&f)
 		return ::testing::AssertionFailure() << "fi_trecv: " << fi_strerror(int(-r));
 	ssize_t s;
 	fi_cq_tagged_entry ce;
-	fi_cq_err_entry err;
 	while ((s = fi_tsend(a.e, &out, sizeof out, nullptr, to, tag, &sc)) == -FI_EAGAIN && clock::now() < deadline)
 		fi_cq_read(a.tx, &ce, 0);
 	if (s)
@@ -201,16 +222,9 @@ TEST(shm_user, squatted_names_neither_stop_endpoints_nor_hide_a_rank)
 	lists.emplace_back();
 
 	int down[2], up[2];
-	ASSERT_EQ(pipe(down), 0);
-	ASSERT_EQ(pipe(up), 0);
-	pid_t pid = fork();
+	pid_t pid = fork_outsider(down, up);
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
-		::close(down[1]);
-		::close(up[0]);
-		alarm(300);
-		if (setgroups(0, nullptr) || setgid(out_gid) || setuid(out_uid) || getuid() != out_uid)
-			_exit(3);
 		int made = 0;
 		std::vector<char> blob; /* names, a line each, in blobs; an empty one ends */
 		do {
@@ -227,8 +241,6 @@ TEST(shm_user, squatted_names_neither_stop_endpoints_nor_hide_a_rank)
 		} while (!blob.empty());
 		_exit(put(up[1], &made, sizeof made) ? 0 : 5);
 	}
-	::close(down[0]);
-	::close(up[1]);
 	int made = -1;
 	bool reported = true;
 	for (auto &l : lists)
@@ -309,8 +321,9 @@ TEST(shm_user, squatted_names_neither_stop_endpoints_nor_hide_a_rank)
 		ssize_t s;
 		while ((s = fi_tsend(b.e, &y, sizeof y, nullptr, sq, 4, &sc)) == -FI_EAGAIN && clock::now() < deadline)
 			fi_cq_read(b.tx, &ce, 0);
-		if (s == 0)
+		if (s == 0) {
 			EXPECT_EQ(wait_cq(b.tx, &ce, &err, deadline), -1) << "a send to the squatted rank name did not fail";
+		}
 	}
 	unsetenv("FI_SHM_JOB");
 	unsetenv("PMIX_RANK");
@@ -319,25 +332,16 @@ TEST(shm_user, squatted_names_neither_stop_endpoints_nor_hide_a_rank)
 TEST(shm_user, another_user_cannot_attach_or_deliver)
 {
 	int down[2], up[2];
-	ASSERT_EQ(pipe(down), 0);
-	ASSERT_EQ(pipe(up), 0);
 	/* Forked before we open anything: the outsider inherits no mapping. */
-	pid_t pid = fork();
+	pid_t pid = fork_outsider(down, up);
 	ASSERT_GE(pid, 0);
 	if (pid == 0) {
-		::close(down[1]);
-		::close(up[0]);
-		alarm(300); /* never outlive a failed parent */
-		if (setgroups(0, nullptr) || setgid(out_gid) || setuid(out_uid) || getuid() != out_uid)
-			_exit(3);
 		std::vector<char> name;
 		if (!get_blob(down[0], name, 60000))
 			_exit(4);
 		verdict v = attack(name);
 		_exit(put(up[1], &v, sizeof v) ? 0 : 5);
 	}
-	::close(down[0]);
-	::close(up[1]);
 
 	env v(FI_TAGGED);
 	ASSERT_EQ(v.error, 0) << v.what;
