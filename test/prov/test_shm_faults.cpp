@@ -21,7 +21,8 @@
  *  - vandal_peer (issue 32): a live peer of our user ftruncate()s its own
  *    region, which we have attached, to 0 and writes garbage into our
  *    queue's shared tail: our next send to it fails (no SIGBUS), and a
- *    healthy peer's message still reaches us.
+ *    healthy peer's message still reaches us; one that shrinks our own
+ *    region does not kill us either.
  *
  * The processes are forked before any fabric object is opened and talk
  * through pipes; every wait is bounded (a failure, never a hang). */
@@ -52,17 +53,24 @@ enum role : char {
 	r_send = 's',   /* sends one message of its kind, then progresses until killed */
 	r_hello = 'h',  /* sends 8 B (hello_tag) when told, waits for it, closes */
 	r_vandal = 'v', /* when told, shrinks its region and writes junk into the parent's tail */
+	r_cutter = 'x', /* when told, shrinks the parent's region */
 };
+
+bool cut(const std::vector<char> &name)
+{
+	int fd = open(region_path(name).c_str(), O_RDWR);
+	bool ok = fd >= 0 && ftruncate(fd, 0) == 0;
+	if (fd >= 0)
+		::close(fd);
+	return ok;
+}
 
 /* The vandal's deed: its own region cut to nothing, the parent's queue
  * tail overwritten.  Whether both worked. */
 bool vandalise(const std::vector<char> &mine, const std::vector<char> &parent)
 {
-	int fd = open(region_path(mine).c_str(), O_RDWR);
-	bool cut = fd >= 0 && ftruncate(fd, 0) == 0;
-	if (fd >= 0)
-		::close(fd);
-	fd = open(region_path(parent).c_str(), O_RDWR);
+	bool shrunk = cut(mine);
+	int fd = open(region_path(parent).c_str(), O_RDWR);
 	struct stat sb{};
 	bool junk = false;
 	if (fd >= 0 && fstat(fd, &sb) == 0) {
@@ -77,7 +85,7 @@ bool vandalise(const std::vector<char> &mine, const std::vector<char> &parent)
 	}
 	if (fd >= 0)
 		::close(fd);
-	return cut && junk;
+	return shrunk && junk;
 }
 
 struct child {
@@ -133,11 +141,11 @@ struct child {
 	fi_context2 ctx;
 	fi_cq_tagged_entry ce;
 	fi_cq_err_entry err;
-	if (ro == r_vandal) {
+	if (ro == r_vandal || ro == r_cutter) {
 		char go = 0;
 		if (!get_progress(in, &go, 1, pipe_ms, {e.tx, e.rx}))
 			_exit(15);
-		char c = vandalise(e.name, parent) ? 'V' : 'X';
+		char c = (ro == r_vandal ? vandalise(e.name, parent) : cut(parent)) ? 'V' : 'X';
 		put(out, &c, 1);
 		for (;;) /* alive, and touching nothing of ours any more */
 			pause();
@@ -403,6 +411,29 @@ TEST(shm_faults_vandal, shrunk_peer_fails_and_junk_tail_is_survived)
 	}
 	/* Our queue's tail was junk: a healthy peer still gets through. */
 	hello_still_arrives(me, h);
+}
+
+/* Our own region cut to nothing by a process of our user: we survive it
+ * (the endpoint receives nothing more, logged) and close cleanly. */
+TEST(shm_faults_vandal, own_region_shrunk_is_survived)
+{
+	child bad;
+	ASSERT_NO_FATAL_FAILURE(spawn(bad, r_cutter, k_inline, FI_TAGGED));
+	env v(FI_TAGGED);
+	ep me(v);
+	ASSERT_TRUE(v.error == 0 && me.error == 0) << v.what << me.what;
+	ASSERT_NE(connect(v, me, bad), FI_ADDR_NOTAVAIL);
+	char go = 1, c = 0;
+	ASSERT_TRUE(put(bad.to, &go, 1));
+	ASSERT_TRUE(get_progress(bad.from, &c, 1, pipe_ms, {me.tx, me.rx}));
+	ASSERT_EQ(c, 'V') << "the cutter could not shrink our region";
+	uint64_t word = 0;
+	fi_context2 ctx;
+	ASSERT_EQ(fi_trecv(me.e, &word, sizeof word, nullptr, FI_ADDR_UNSPEC, 0, ~0ull, &ctx), 0);
+	fi_cq_tagged_entry ce;
+	for (int i = 0; i < 2000; i++) /* progress: pops, audits, reads bounce flags */
+		EXPECT_LE(fi_cq_read(me.rx, &ce, 1), 0);
+	EXPECT_EQ(me.close(), 0);
 }
 
 TEST(shm_faults_directed, recv_from_dead_peer_errors_or_cancels)

@@ -309,9 +309,10 @@ bool region::idle() const noexcept
 	const cell *x = &cells_[h & mask_];
 	uint64_t L = (h >> shift_) & lap_mask;
 	/* A tail away from a free head is junk (or a producer between its
-	 * steps): not idle, so that the popper looks and audits. */
+	 * steps), and a shrunk region is to be reported: not idle, so that
+	 * the popper looks and audits. */
 	return x->seq.load(std::memory_order_acquire) == make(L, st_free, 0) &&
-	       ctl_->tail.load(std::memory_order_relaxed) == h;
+	       ctl_->tail.load(std::memory_order_relaxed) == h && !broken_.load(std::memory_order_relaxed);
 }
 
 bool region::pop(cell *out) noexcept
