@@ -13,6 +13,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -260,8 +261,15 @@ int note_own(session &s, uint32_t addr_format, const void *name, size_t len)
 	std::vector<uint8_t> buf(sizeof h + rec.size());
 	memcpy(buf.data(), &h, sizeof h);
 	memcpy(buf.data() + sizeof h, rec.data(), rec.size());
-	std::string tmp = path + "." + std::to_string(getpid()) + ".tmp";
-	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	/* A fresh random temporary name, created exclusively: one another user
+	 * could predict, it could create first (issue 32). */
+	uint64_t rnd = 0;
+	if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+		rnd = uint64_t(start_time(getpid())) ^ uint64_t(getpid()) << 32;
+	char sfx[40];
+	snprintf(sfx, sizeof sfx, ".%d.%016llx.tmp", int(getpid()), (unsigned long long)rnd);
+	std::string tmp = path + sfx;
+	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	bool ok = fd >= 0 && write(fd, buf.data(), buf.size()) == ssize_t(buf.size());
 	int err = errno;
 	if (fd >= 0)

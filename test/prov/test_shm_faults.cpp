@@ -18,6 +18,11 @@
  *    both).
  * After each, a live peer's message still reaches the survivor: a dead
  * producer does not wedge its queue.
+ *  - vandal_peer (issue 32): a live peer of our user ftruncate()s its own
+ *    region, which we have attached, to 0 and writes garbage into our
+ *    queue's shared tail: our next send to it fails (no SIGBUS), and a
+ *    healthy peer's message still reaches us; one that shrinks our own
+ *    region does not kill us either.
  *
  * The processes are forked before any fabric object is opened and talk
  * through pipes; every wait is bounded (a failure, never a hang). */
@@ -25,7 +30,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+
+#include "prov/shm/region_impl.h"
 
 using namespace wu::test::shm;
 
@@ -43,7 +52,41 @@ enum role : char {
 	r_idle = 'i',   /* posts no receive, makes progress until killed */
 	r_send = 's',   /* sends one message of its kind, then progresses until killed */
 	r_hello = 'h',  /* sends 8 B (hello_tag) when told, waits for it, closes */
+	r_vandal = 'v', /* when told, shrinks its region and writes junk into the parent's tail */
+	r_cutter = 'x', /* when told, shrinks the parent's region */
 };
+
+bool cut(const std::vector<char> &name)
+{
+	int fd = open(region_path(name).c_str(), O_RDWR);
+	bool ok = fd >= 0 && ftruncate(fd, 0) == 0;
+	if (fd >= 0)
+		::close(fd);
+	return ok;
+}
+
+/* The vandal's deed: its own region cut to nothing, the parent's queue
+ * tail overwritten.  Whether both worked. */
+bool vandalise(const std::vector<char> &mine, const std::vector<char> &parent)
+{
+	bool shrunk = cut(mine);
+	int fd = open(region_path(parent).c_str(), O_RDWR);
+	struct stat sb{};
+	bool junk = false;
+	if (fd >= 0 && fstat(fd, &sb) == 0) {
+		void *m = mmap(nullptr, size_t(sb.st_size), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED) {
+			auto *h = static_cast<wu::shm_tp::region_hdr *>(m);
+			auto *ctl = reinterpret_cast<wu::shm_tp::region_ctl *>(static_cast<char *>(m) + h->ctl_off);
+			ctl->tail.store(0xdeadbeefdeadbeefull);
+			junk = true;
+			munmap(m, size_t(sb.st_size));
+		}
+	}
+	if (fd >= 0)
+		::close(fd);
+	return shrunk && junk;
+}
 
 struct child {
 	pid_t pid = -1;
@@ -98,6 +141,15 @@ struct child {
 	fi_context2 ctx;
 	fi_cq_tagged_entry ce;
 	fi_cq_err_entry err;
+	if (ro == r_vandal || ro == r_cutter) {
+		char go = 0;
+		if (!get_progress(in, &go, 1, pipe_ms, {e.tx, e.rx}))
+			_exit(15);
+		char c = (ro == r_vandal ? vandalise(e.name, parent) : cut(parent)) ? 'V' : 'X';
+		put(out, &c, 1);
+		for (;;) /* alive, and touching nothing of ours any more */
+			pause();
+	}
 	if (ro == r_idle) {
 		char c = 'R';
 		put(out, &c, 1);
@@ -316,6 +368,73 @@ TEST_P(shm_faults, survivor_receives)
 }
 
 INSTANTIATE_TEST_SUITE_P(kinds, shm_faults, ::testing::Values(k_inline, k_medium, k_large), kind_name);
+
+TEST(shm_faults_vandal, shrunk_peer_fails_and_junk_tail_is_survived)
+{
+	child bad, h;
+	ASSERT_NO_FATAL_FAILURE(spawn(bad, r_vandal, k_inline, FI_TAGGED));
+	ASSERT_NO_FATAL_FAILURE(spawn(h, r_hello, k_inline, FI_TAGGED));
+	env v(FI_TAGGED);
+	ep me(v);
+	ASSERT_TRUE(v.error == 0 && me.error == 0) << v.what << me.what;
+	fi_addr_t a = connect(v, me, bad), ha = connect(v, me, h);
+	ASSERT_TRUE(a != FI_ADDR_NOTAVAIL && ha != FI_ADDR_NOTAVAIL);
+	/* Attach its region: one inline send (it needs no receive). */
+	uint64_t word = 1;
+	fi_context2 ctx;
+	fi_cq_tagged_entry ce;
+	fi_cq_err_entry err;
+	auto deadline = clock::now() + std::chrono::milliseconds(bound_ms);
+	ssize_t s;
+	while ((s = fi_tsend(me.e, &word, sizeof word, nullptr, a, data_tag, &ctx)) == -FI_EAGAIN &&
+	       clock::now() < deadline)
+		fi_cq_read(me.tx, &ce, 0);
+	ASSERT_EQ(s, 0);
+	ASSERT_EQ(wait_cq(me.tx, &ce, &err, deadline), 1);
+	char go = 1, c = 0;
+	ASSERT_TRUE(put(bad.to, &go, 1));
+	ASSERT_TRUE(get_progress(bad.from, &c, 1, pipe_ms, {me.tx, me.rx}));
+	ASSERT_EQ(c, 'V') << "the vandal could not do its deed";
+	/* Its region is gone from under our mapping: an error, not SIGBUS. */
+	deadline = clock::now() + std::chrono::milliseconds(bound_ms);
+	while ((s = fi_tsend(me.e, &word, sizeof word, nullptr, a, data_tag, &ctx)) == -FI_EAGAIN &&
+	       clock::now() < deadline)
+		fi_cq_read(me.tx, &ce, 0);
+	if (s == 0) {
+		int r = wait_cq(me.tx, &ce, &err, deadline);
+		EXPECT_EQ(r, -1) << "a send into a shrunk region did not fail";
+		if (r == -1) {
+			EXPECT_EQ(err.err, FI_EHOSTDOWN) << fi_strerror(err.err);
+		}
+	} else {
+		EXPECT_EQ(s, -FI_EHOSTDOWN) << fi_strerror(int(-s));
+	}
+	/* Our queue's tail was junk: a healthy peer still gets through. */
+	hello_still_arrives(me, h);
+}
+
+/* Our own region cut to nothing by a process of our user: we survive it
+ * (the endpoint receives nothing more, logged) and close cleanly. */
+TEST(shm_faults_vandal, own_region_shrunk_is_survived)
+{
+	child bad;
+	ASSERT_NO_FATAL_FAILURE(spawn(bad, r_cutter, k_inline, FI_TAGGED));
+	env v(FI_TAGGED);
+	ep me(v);
+	ASSERT_TRUE(v.error == 0 && me.error == 0) << v.what << me.what;
+	ASSERT_NE(connect(v, me, bad), FI_ADDR_NOTAVAIL);
+	char go = 1, c = 0;
+	ASSERT_TRUE(put(bad.to, &go, 1));
+	ASSERT_TRUE(get_progress(bad.from, &c, 1, pipe_ms, {me.tx, me.rx}));
+	ASSERT_EQ(c, 'V') << "the cutter could not shrink our region";
+	uint64_t word = 0;
+	fi_context2 ctx;
+	ASSERT_EQ(fi_trecv(me.e, &word, sizeof word, nullptr, FI_ADDR_UNSPEC, 0, ~0ull, &ctx), 0);
+	fi_cq_tagged_entry ce;
+	for (int i = 0; i < 2000; i++) /* progress: pops, audits, reads bounce flags */
+		EXPECT_LE(fi_cq_read(me.rx, &ce, 1), 0);
+	EXPECT_EQ(me.close(), 0);
+}
 
 TEST(shm_faults_directed, recv_from_dead_peer_errors_or_cancels)
 {

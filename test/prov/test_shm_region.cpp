@@ -201,6 +201,73 @@ TEST(shm_region, queue_full_is_eagain)
 	EXPECT_FALSE(r.r->pop(&c));
 }
 
+/* Issue 32: a process of our user writes garbage into the queue's shared
+ * words.  The consumer puts them right (audit in queue.cpp) instead of
+ * staying silent for good. */
+struct ring_words {
+	raw_region raw;
+	region_ctl *ctl;
+	cell *cells;
+	explicit ring_words(const std::string &name) : raw(name)
+	{
+		ctl = raw.ok() ? reinterpret_cast<region_ctl *>(raw.bytes() + raw.hdr().ctl_off) : nullptr;
+		cells = raw.ok() ? reinterpret_cast<cell *>(raw.bytes() + raw.hdr().queue_off) : nullptr;
+	}
+};
+
+/* Pops until a cell comes (the consumer's audit runs every 256 empty
+ * pops and before sleeping). */
+bool pop_soon(region *r, cell *c)
+{
+	for (int i = 0; i < 4096; i++)
+		if (r->pop(c))
+			return true;
+	return pop_wait(r, c);
+}
+
+TEST(shm_region, garbage_in_the_tail_is_put_right)
+{
+	region_ptr r;
+	peer_ptr p;
+	ASSERT_NO_FATAL_FAILURE(small_ring("tailjunk", r, p));
+	ring_words w(r.r->name());
+	ASSERT_TRUE(w.raw.ok());
+	cell c;
+	/* Impossible (far from the head): every push would spin and fail. */
+	w.ctl->tail.store(0x0123456789abcdefull);
+	EXPECT_FALSE(r.r->pop(&c));
+	for (int i = 0; i < 512; i++)
+		(void)r.r->pop(&c);
+	ASSERT_EQ(p.p->push(make_cell(1, 0)), 0);
+	ASSERT_TRUE(pop_soon(r.r, &c));
+	EXPECT_EQ(c.tag, 0u);
+	/* Possible but wrong: one ahead, a free cell before the pushed one. */
+	w.ctl->tail.fetch_add(1);
+	ASSERT_EQ(p.p->push(make_cell(1, 1)), 0);
+	ASSERT_TRUE(pop_soon(r.r, &c));
+	EXPECT_EQ(c.tag, 1u);
+	ASSERT_EQ(p.p->push(make_cell(1, 2)), 0);
+	ASSERT_TRUE(pop_soon(r.r, &c));
+	EXPECT_EQ(c.tag, 2u);
+	/* A head cell with a seq no honest producer writes. */
+	w.cells[0].seq.store(cellseq::make(77, cellseq::st_pub, 5));
+	w.cells[1].seq.store(~0ull);
+	w.cells[2].seq.store(~0ull);
+	w.cells[3].seq.store(~0ull);
+	for (uint64_t i = 3; i < 12; i++) {
+		int e = -FI_EAGAIN;
+		for (int k = 0; k < 4096 && e == -FI_EAGAIN; k++) {
+			e = p.p->push(make_cell(1, i));
+			if (e == -FI_EAGAIN && r.r->pop(&c))
+				ADD_FAILURE() << "popped " << c.tag << " that nobody pushed";
+		}
+		ASSERT_EQ(e, 0) << i;
+		ASSERT_TRUE(pop_soon(r.r, &c)) << i;
+		EXPECT_EQ(c.tag, i);
+		EXPECT_TRUE(cell_ok(c));
+	}
+}
+
 /* Threads: what ThreadSanitizer checks (processes are below). */
 TEST(shm_region, many_producer_threads_one_consumer)
 {

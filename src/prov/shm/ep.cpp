@@ -171,9 +171,10 @@ uint32_t bounce_size_param()
 
 namespace {
 
-/* Creates the region; a generated rank name taken by a live process of
- * ours (a second endpoint, or another process with that rank) falls back
- * to a pid name. */
+/* Creates the region.  A generated name that is taken (a rank name a live
+ * process of ours holds, or any name another user created first) is
+ * replaced by fresh random names, a few times: another user cannot create
+ * them all beforehand (issue 32). */
 int create_region(shm_ep *ep, bool generated)
 {
 	shm_tp::layout l;
@@ -187,9 +188,18 @@ int create_region(shm_ep *ep, bool generated)
 	if (l.bounce_slots == 0)
 		l.bounce_slots = 1;
 	shm_tp::region *rg = nullptr;
+	bool rank = generated && ep->name == rank_name();
 	int r = shm_tp::region::create(ep->name.c_str(), l, &rg);
-	if (r == -EEXIST && generated) {
+	for (int retry = 0; r == -FI_EEXIST && generated && retry < 8; retry++) {
+		std::string taken = std::move(ep->name);
 		ep->name = generate_name(false);
+		if (rank && retry == 0)
+			WU_WARN(P(), FI_LOG_EP_CTRL,
+				"fi_enable: the rank name %s is held by another endpoint or user (see above); this endpoint takes %s, which local peers learn from the PMIx note or by exchanging addresses\n",
+				taken.c_str(), ep->name.c_str());
+		else
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_enable: the generated name %s is taken; trying %s\n", taken.c_str(),
+				ep->name.c_str());
 		r = shm_tp::region::create(ep->name.c_str(), l, &rg);
 	}
 	if (r) {

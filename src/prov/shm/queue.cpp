@@ -21,6 +21,18 @@
  * producer owns.  (A pid recycled within the stall could keep the head
  * waiting; pids are not reused that fast.)
  *
+ * The tail and the cells are in memory every process of our user may
+ * write (issue 32): one that writes garbage there must not silence the
+ * queue for good.  The consumer's head is private and the truth; audit()
+ * (every 256 empty pops, and before sleeping) holds the shared words to
+ * what an honest queue can show -- the head cell free, reserved or
+ * published at the head's lap, the tail within [head, head + cells] and,
+ * when the head cell is free, at the head -- and puts right what it
+ * cannot be (tail back to the head, the head cell freed), with a log line.
+ * A tail moved ahead leaves a free cell before the published ones: seen
+ * twice at the same head and tail, that cell is skipped like a dead
+ * producer's.
+ *
  * Wake-up: the owner, before sleeping, sets ctl->sleeping and re-checks
  * the head; a producer, after publishing, reads ctl->sleeping.  With a
  * sequentially consistent fence on the owner's side and sequentially
@@ -39,6 +51,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
 #include <climits>
 #include <cstring>
 #include <mutex>
@@ -132,6 +145,8 @@ inline void copy_body(cell *dst, const cell *src) noexcept
 int peer::push(const cell &c) noexcept
 {
 	using namespace cellseq;
+	if (__builtin_expect(broken_.load(std::memory_order_relaxed), 0))
+		return -FI_EHOSTDOWN;
 	const uint64_t me = uint64_t(my_pid());
 	uint64_t pos = ctl_->tail.load(std::memory_order_relaxed);
 	for (int spin = 0; spin < push_spin_max; spin++) {
@@ -168,7 +183,8 @@ int peer::push(const cell &c) noexcept
 						       socklen_t(offsetof(sockaddr_un, sun_path) + 1 + len));
 				}
 			}
-			return 0;
+			/* Shrunk while we wrote: the cell went nowhere. */
+			return __builtin_expect(broken_.load(std::memory_order_relaxed), 0) ? -FI_EHOSTDOWN : 0;
 		}
 		if (lap(s) == L && state(s) != st_free) {
 			/* Reserved at this lap: the tail is behind; move it on. */
@@ -219,6 +235,61 @@ bool region::check_stall(uint64_t s) noexcept
 	return true;
 }
 
+bool region::audit() noexcept
+{
+	using namespace cellseq;
+	if (__builtin_expect(broken_.load(std::memory_order_relaxed), 0)) {
+		if (!broken_told_)
+			WU_WARN(log_prov(), FI_LOG_EP_DATA,
+				"shm: region %s was shrunk by a process of this user (ftruncate); this endpoint receives nothing more\n",
+				name_);
+		broken_told_ = true;
+		return false;
+	}
+	cell *x = &cells_[head_ & mask_];
+	uint64_t L = (head_ >> shift_) & lap_mask;
+	uint64_t t = ctl_->tail.load(std::memory_order_acquire);
+	uint64_t s = x->seq.load(std::memory_order_acquire);
+	if (lap(s) != L || state(s) > st_pub || (state(s) != st_resv && pid(s) != 0)) {
+		if (!x->seq.compare_exchange_strong(s, make(L, st_free, 0), std::memory_order_acq_rel))
+			return true; /* changed meanwhile: look again */
+		WU_WARN(log_prov(), FI_LOG_EP_DATA,
+			"shm: region %s: queue cell %" PRIu64 " holds %#" PRIx64
+			", impossible at the head (a process of this user wrote into the region); freed\n",
+			name_, head_, s);
+		s = make(L, st_free, 0);
+	}
+	bool impossible = t - head_ > uint64_t(mask_) + 1;
+	bool hole = !impossible && t != head_ && s == make(L, st_free, 0);
+	if (hole && (hole_head_ != head_ || hole_tail_ != t)) {
+		hole_head_ = head_; /* maybe a producer between its steps: look again later */
+		hole_tail_ = t;
+		return false;
+	}
+	hole_head_ = ~0ull;
+	if (hole) {
+		/* Nobody will write this cell: skip it, as a dead producer's. */
+		if (!x->seq.compare_exchange_strong(s, make(L + 1, st_free, 0), std::memory_order_acq_rel))
+			return true;
+		WU_WARN(log_prov(), FI_LOG_EP_DATA,
+			"shm: region %s: the queue's tail %" PRIu64 " is past the free head cell %" PRIu64
+			" (a process of this user wrote into the region); cell skipped\n",
+			name_, t, head_);
+		advance();
+		skipped_++;
+		return true;
+	}
+	if (!impossible)
+		return false;
+	if (!ctl_->tail.compare_exchange_strong(t, head_, std::memory_order_acq_rel))
+		return true;
+	WU_WARN(log_prov(), FI_LOG_EP_DATA,
+		"shm: region %s: the queue's tail was %" PRIu64 " with the head at %" PRIu64
+		" of %u cells (a process of this user wrote into the region); reset to the head\n",
+		name_, t, head_, mask_ + 1);
+	return true;
+}
+
 void region::advance() noexcept
 {
 	using namespace cellseq;
@@ -237,7 +308,11 @@ bool region::idle() const noexcept
 	uint64_t h = std::atomic_ref<uint64_t>(const_cast<uint64_t &>(head_)).load(std::memory_order_relaxed);
 	const cell *x = &cells_[h & mask_];
 	uint64_t L = (h >> shift_) & lap_mask;
-	return x->seq.load(std::memory_order_acquire) == make(L, st_free, 0);
+	/* A tail away from a free head is junk (or a producer between its
+	 * steps), and a shrunk region is to be reported: not idle, so that
+	 * the popper looks and audits. */
+	return x->seq.load(std::memory_order_acquire) == make(L, st_free, 0) &&
+	       ctl_->tail.load(std::memory_order_relaxed) == h && !broken_.load(std::memory_order_relaxed);
 }
 
 bool region::pop(cell *out) noexcept
@@ -270,6 +345,8 @@ bool region::pop_body(void *body) noexcept
 		}
 		if (lap(s) == L && state(s) == st_resv && check_stall(s))
 			continue;
+		if (__builtin_expect(++empty_pops_ % 256 == 0, 0) && audit())
+			continue;
 		return false;
 	}
 }
@@ -300,6 +377,10 @@ void region::wait(int timeout_ms) noexcept
 			if (slice < 0 || slice > left)
 				slice = left;
 		}
+		if (audit())
+			continue;
+		if (hole_head_ == head_ && (slice < 0 || slice > 1))
+			slice = 1; /* confirm the hole soon */
 		uint32_t v = ctl_->wake_word.load(std::memory_order_relaxed);
 		ctl_->sleeping.store(sleep_futex | (armed_ ? sleep_fd : 0), std::memory_order_relaxed);
 		std::atomic_thread_fence(std::memory_order_seq_cst);

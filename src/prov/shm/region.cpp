@@ -299,6 +299,7 @@ int region::create(const char *name, const layout &l, region **out) noexcept
 	}
 	r->base_ = static_cast<unsigned char *>(m);
 	r->size_ = size;
+	guard_add(m, size, &r->broken_);
 	r->dev_ = sb.st_dev;
 	r->ino_ = sb.st_ino;
 	r->creator_ = h.owner_pid;
@@ -338,8 +339,10 @@ region::~region()
 	}
 	if (wake_fd_ >= 0)
 		close(wake_fd_);
-	if (base_)
+	if (base_) {
+		guard_remove(base_);
 		munmap(base_, size_);
+	}
 }
 
 const char *region::name() const noexcept
@@ -428,37 +431,48 @@ int peer::attach(const char *name, peer **out) noexcept
 	if (m == MAP_FAILED)
 		return -FI_ENOMEM;
 	auto *base = static_cast<unsigned char *>(m);
+	/* Shrunk before we read its header: zeros, refused below. */
+	std::atomic<bool> shrunk{false};
+	guard_add(m, size, &shrunk);
+	auto unmap = [&] {
+		guard_remove(m);
+		munmap(m, size);
+	};
 	/* A private copy: the owner may change the shared one under us. */
 	region_hdr h{};
 	h.magic = __atomic_load_n(reinterpret_cast<uint64_t *>(base), __ATOMIC_ACQUIRE);
 	memcpy(reinterpret_cast<unsigned char *>(&h) + 8, base + 8, sizeof h - 8);
 	if (h.magic == 0) {
 		int32_t pid = h.owner_pid;
-		munmap(m, size);
+		unmap();
 		if (pid > 0 && h.owner_start && !owner_alive(pid, h.owner_start))
 			return -FI_EHOSTDOWN;
 		return -FI_EAGAIN;
 	}
 	if (const char *why = validate(h, size)) {
 		WU_WARN(log_prov(), subsys, "shm: region %s: %s; refused\n", name, why);
-		munmap(m, size);
+		unmap();
 		return -FI_EINVAL;
 	}
 	if (h.owner_uid != geteuid()) {
 		WU_WARN(log_prov(), subsys, "shm: region %s: created by uid %u, not by this user; refused\n", name,
 			unsigned(h.owner_uid));
-		munmap(m, size);
+		unmap();
 		return -FI_EACCES;
 	}
 	if (!owner_alive(h.owner_pid, h.owner_start)) {
-		munmap(m, size);
+		unmap();
 		return -FI_EHOSTDOWN;
 	}
 	auto *p = new (std::nothrow) peer;
 	if (!p) {
-		munmap(m, size);
+		unmap();
 		return -FI_ENOMEM;
 	}
+	guard_remove(m);
+	guard_add(m, size, &p->broken_);
+	if (shrunk.load(std::memory_order_relaxed))
+		p->broken_.store(true, std::memory_order_relaxed);
 	snprintf(p->name_, sizeof p->name_, "%s", name);
 	p->base_ = base;
 	p->size_ = size;
@@ -480,8 +494,10 @@ int peer::attach(const char *name, peer **out) noexcept
 
 peer::~peer()
 {
-	if (base_)
+	if (base_) {
+		guard_remove(base_);
 		munmap(base_, size_);
+	}
 }
 
 const void *peer::bounce_addr(uint32_t slot) const noexcept
@@ -512,6 +528,8 @@ bool peer::alive() const noexcept
 {
 	/* Once bound, its pidfd knows (a start time only tells processes
 	 * apart that did not start in the same clock tick). */
+	if (broken_.load(std::memory_order_relaxed))
+		return false;
 	return proc_ ? !proc_exited(*proc_) : owner_alive(pid_, start_);
 }
 

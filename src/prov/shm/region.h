@@ -18,7 +18,10 @@
  * uid); attach checks the owner, the mode, the size, the magic, the
  * version and every layout field before anything in it is trusted, and
  * refuses with a log line naming the region.  Another user's process can
- * neither open nor (having opened) make us trust a region.
+ * neither open nor (having opened) make us trust a region.  A process of
+ * our user can write anything there: the consumer holds the queue's shared
+ * words to what is possible (queue.cpp), and a region it shrinks is an
+ * error instead of a SIGBUS (busguard.cpp): a peer's is dead, ours logged.
  *
  * Liveness: the header records the owner's pid and its start time
  * (/proc/<pid>/stat field 22), so a recycled pid is not taken for the
@@ -168,7 +171,12 @@ private:
 	uint64_t stall_next_ns_ = 0;  /* when to check its liveness next */
 	bool armed_ = false; /* we set ctl->sleeping; clear it on the next pop */
 	int wake_fd_ = -1;
+	uint32_t empty_pops_ = 0;      /* audit() every so many */
+	uint64_t hole_head_ = ~0ull, hole_tail_ = 0; /* a hole seen once, confirmed on the next audit */
+	std::atomic<bool> broken_{false}; /* the object shrank under us (busguard.cpp) */
+	bool broken_told_ = false;
 	bool check_stall(uint64_t s) noexcept;
+	bool audit() noexcept;
 	/* head_ and armed_ change under the popper's lock and are read by
 	 * idle() without it. */
 	void advance() noexcept;
@@ -225,6 +233,7 @@ private:
 	char name_[name_max + 1] = {};
 	unsigned char *base_ = nullptr;
 	size_t size_ = 0;
+	std::atomic<bool> broken_{false}; /* the object shrank under us (busguard.cpp) */
 	region_ctl *ctl_ = nullptr;
 	cell *cells_ = nullptr;
 	std::atomic<uint32_t> *flags_ = nullptr;

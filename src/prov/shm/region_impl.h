@@ -91,6 +91,11 @@ bool valid_name(const char *name) noexcept;
 
 const fi_provider *log_prov() noexcept;
 
+/* Region mappings guarded against SIGBUS (busguard.cpp): a fault in
+ * [base, base + size) maps zeros there and sets *broken. */
+void guard_add(const void *base, size_t size, std::atomic<bool> *broken) noexcept;
+void guard_remove(const void *base) noexcept;
+
 } // namespace wu::shm_tp
 
 #endif

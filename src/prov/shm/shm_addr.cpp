@@ -1,14 +1,24 @@
+/* Names of shm endpoints (shm_addr.h): rank names keyed with the user's
+ * secret, generated names with random suffixes. */
 #include "prov/shm/shm_addr.h"
 
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cinttypes>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
+#include <mutex>
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <rdma/fi_errno.h>
 
 #include "core/hash.h"
+#include "prov/tcp/auth.h"
 
 namespace wu::shm {
 namespace {
@@ -30,6 +40,26 @@ std::string job_tag(const char *job)
 	char hex[20];
 	snprintf(hex, sizeof hex, "h%016llx", (unsigned long long)hash_bytes(job, n));
 	return hex;
+}
+
+/* The per-user secret rank names are keyed with: the user's Wireup key
+ * file (tcp/auth.h: 0600 in the home directory, created on first use), so
+ * that every process of this user on the node derives the same names and
+ * no other user can.  Read once; none when there is no usable file. */
+struct name_key {
+	tcp::auth::key k;
+	std::once_flag once;
+};
+
+const tcp::auth::key &user_key()
+{
+	static name_key nk;
+	std::call_once(nk.once, [] {
+		std::string path = tcp::auth::key_file_path();
+		if (path.empty() || tcp::auth::key_file(path, nk.k) != 0)
+			nk.k.set = false; /* logged by key_file; names stay unkeyed */
+	});
+	return nk.k;
 }
 
 const char *job_env()
@@ -65,13 +95,42 @@ long addr_len(const void *addr, size_t avail) noexcept
 	return long(n + 1);
 }
 
+bool keyed_tag(const char *what, const void *msg, size_t len, char (&hex)[keyed_tag_len + 1]) noexcept
+{
+	try {
+		const tcp::auth::key &k = user_key();
+		if (!k.set)
+			return false;
+		std::string in = std::string("wireup/shm/") + what;
+		in += '\0';
+		in.append(static_cast<const char *>(msg), len);
+		unsigned char mac[EVP_MAX_MD_SIZE];
+		unsigned int ml = 0;
+		if (!HMAC(EVP_sha256(), k.b, int(tcp::auth::key_len), reinterpret_cast<const unsigned char *>(in.data()),
+			  in.size(), mac, &ml) ||
+		    ml * 2 < keyed_tag_len)
+			return false;
+		for (size_t i = 0; i < keyed_tag_len; i++)
+			hex[i] = "0123456789abcdef"[(mac[i / 2] >> (i % 2 ? 0 : 4)) & 15];
+		hex[keyed_tag_len] = 0;
+		return true;
+	} catch (...) {
+		return false;
+	}
+}
+
 long rank_addr(const char *job, uint32_t rank, char *buf, size_t buflen) noexcept
 {
 	if (!job || !*job)
 		return -FI_EINVAL;
 	try {
-		std::string a = std::string(scheme) + "wu" + std::to_string(getuid()) + ".j" + job_tag(job) + "." +
-				std::to_string(rank);
+		std::string id = std::string(job) + '\0' + std::to_string(rank);
+		char tag[keyed_tag_len + 1];
+		std::string a = std::string(scheme) + "wu" + std::to_string(getuid());
+		if (keyed_tag("rank", id.data(), id.size(), tag))
+			a += ".r" + std::to_string(rank) + "." + tag;
+		else
+			a += ".j" + job_tag(job) + "." + std::to_string(rank);
 		if (a.size() + 1 > buflen || !buf)
 			return -FI_ETOOSMALL;
 		memcpy(buf, a.c_str(), a.size() + 1);
@@ -86,22 +145,38 @@ std::string process_name()
 	return std::to_string(getpid());
 }
 
+std::string rank_name()
+{
+	const char *job = job_env();
+	const char *rank = getenv("PMIX_RANK");
+	char *end = nullptr;
+	unsigned long r = rank && *rank ? strtoul(rank, &end, 10) : 0;
+	if (job && end && !*end && r <= UINT32_MAX) {
+		char buf[addr_max];
+		if (rank_addr(job, uint32_t(r), buf, sizeof buf) > 0)
+			return buf + scheme_len;
+	}
+	return "";
+}
+
 std::string generate_name(bool try_rank)
 {
 	if (try_rank) {
-		const char *job = job_env();
-		const char *rank = getenv("PMIX_RANK");
-		char *end = nullptr;
-		unsigned long r = rank && *rank ? strtoul(rank, &end, 10) : 0;
-		if (job && end && !*end && r <= UINT32_MAX) {
-			char buf[addr_max];
-			if (rank_addr(job, uint32_t(r), buf, sizeof buf) > 0)
-				return buf + scheme_len;
-		}
+		std::string r = rank_name();
+		if (!r.empty())
+			return r;
 	}
-	static std::atomic<unsigned> counter{0};
-	return "wu" + std::to_string(getuid()) + "." + std::to_string(getpid()) + "." +
-	       std::to_string(counter.fetch_add(1, std::memory_order_relaxed));
+	/* Random, not a counter: another user must not be able to create the
+	 * names our next endpoints will take (issue 32). */
+	uint64_t r = 0;
+	if (getrandom(&r, sizeof r, 0) != sizeof r) {
+		timespec ts{};
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		r = mix64(uint64_t(ts.tv_nsec) ^ uint64_t(ts.tv_sec) << 30 ^ uint64_t(getpid()) << 44);
+	}
+	char hex[17];
+	snprintf(hex, sizeof hex, "%016" PRIx64, r);
+	return "wu" + std::to_string(getuid()) + "." + std::to_string(getpid()) + "." + hex;
 }
 
 } // namespace wu::shm

@@ -6,7 +6,20 @@
  *    a rank (PMIX_RANK), the first endpoint of the process takes the name
  *    computed from (uid, job, rank): peers on a node find each other
  *    without exchanging names (rank_addr below);
- *  - otherwise, and for every later endpoint, "wu<uid>.<pid>.<counter>". */
+ *  - otherwise, and for every later endpoint, "wu<uid>.<pid>.<16 random
+ *    hex digits>".
+ *
+ * /dev/shm is every user's: a name another user can predict, it can
+ * create first (issue 32).  Generated names are random, and an endpoint
+ * whose generated name is taken draws another.  Rank names are keyed:
+ * "wu<uid>.r<rank>.<HMAC-SHA256 of (job, rank) under the user's Wireup key,
+ * 20 hex digits>", the key being the per-user 0600 key file the tcp
+ * provider also uses (tcp/auth.h), so the processes of this user on the
+ * node derive the same names without exchange and nobody else can.
+ * Without a usable key file, rank names fall back to the predictable
+ * "wu<uid>.j<job>.<rank>"; an endpoint that finds its rank name held by
+ * someone else says so in a log line and takes a generated name (the PMIx
+ * wire-up then publishes a note, pmix_glue/local_addr.h). */
 #ifndef WU_PROV_SHM_SHM_ADDR_H
 #define WU_PROV_SHM_SHM_ADDR_H
 
@@ -37,15 +50,24 @@ long addr_len(const void *addr, size_t avail) noexcept;
  * -FI_ETOOSMALL when buflen is short (nothing written). */
 long rank_addr(const char *job, uint32_t rank, char *buf, size_t buflen) noexcept;
 
+/* keyed_tag_len hex digits of HMAC-SHA256 under this user's key over
+ * "wireup/shm/<what>\0" and msg: a name part only processes of this user
+ * can compute.  false when no key is available (logged once). */
+inline constexpr size_t keyed_tag_len = 20;
+bool keyed_tag(const char *what, const void *msg, size_t len, char (&hex)[keyed_tag_len + 1]) noexcept;
+
 /* The name fi_getinfo reports as src_addr when none is asked for: the
  * pid, as Debian's shm reports it (fi_shm://<pid>).  An endpoint opened
  * with it, like one opened with no src_addr, gets a generated name
  * (below), so that every endpoint of the process has its own. */
 std::string process_name();
 
+/* The rank's name when the process runs under a job with a rank, else "". */
+std::string rank_name();
+
 /* A name for a new endpoint that was given none (see the top): the rank's
  * name when try_rank and the process runs under a job with a rank, else
- * the next "wu<uid>.<pid>.<counter>".  Throws std::bad_alloc only. */
+ * a fresh "wu<uid>.<pid>.<random>".  Throws std::bad_alloc only. */
 std::string generate_name(bool try_rank);
 
 } // namespace wu::shm
