@@ -10,7 +10,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <mutex>
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -18,7 +17,8 @@
 #include <rdma/fi_errno.h>
 
 #include "core/hash.h"
-#include "prov/tcp/auth.h"
+#include "core/user_key.h"
+#include "prov/shm/shm.h"
 
 namespace wu::shm {
 namespace {
@@ -40,26 +40,6 @@ std::string job_tag(const char *job)
 	char hex[20];
 	snprintf(hex, sizeof hex, "h%016llx", (unsigned long long)hash_bytes(job, n));
 	return hex;
-}
-
-/* The per-user secret rank names are keyed with: the user's Wireup key
- * file (tcp/auth.h: 0600 in the home directory, created on first use), so
- * that every process of this user on the node derives the same names and
- * no other user can.  Read once; none when there is no usable file. */
-struct name_key {
-	tcp::auth::key k;
-	std::once_flag once;
-};
-
-const tcp::auth::key &user_key()
-{
-	static name_key nk;
-	std::call_once(nk.once, [] {
-		std::string path = tcp::auth::key_file_path();
-		if (path.empty() || tcp::auth::key_file(path, nk.k) != 0)
-			nk.k.set = false; /* logged by key_file; names stay unkeyed */
-	});
-	return nk.k;
 }
 
 const char *job_env()
@@ -98,7 +78,9 @@ long addr_len(const void *addr, size_t avail) noexcept
 bool keyed_tag(const char *what, const void *msg, size_t len, char (&hex)[keyed_tag_len + 1]) noexcept
 {
 	try {
-		const tcp::auth::key &k = user_key();
+		/* The user's key (core/user_key.h): every process of this user on
+		 * the node derives the same names, no other user can. */
+		const user_key::key &k = user_key::of_process(prov_desc());
 		if (!k.set)
 			return false;
 		std::string in = std::string("wireup/shm/") + what;
@@ -106,7 +88,7 @@ bool keyed_tag(const char *what, const void *msg, size_t len, char (&hex)[keyed_
 		in.append(static_cast<const char *>(msg), len);
 		unsigned char mac[EVP_MAX_MD_SIZE];
 		unsigned int ml = 0;
-		if (!HMAC(EVP_sha256(), k.b, int(tcp::auth::key_len), reinterpret_cast<const unsigned char *>(in.data()),
+		if (!HMAC(EVP_sha256(), k.b, int(user_key::key_len), reinterpret_cast<const unsigned char *>(in.data()),
 			  in.size(), mac, &ml) ||
 		    ml * 2 < keyed_tag_len)
 			return false;

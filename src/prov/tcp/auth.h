@@ -29,18 +29,16 @@
 #include <cstdint>
 #include <string>
 
+#include "core/user_key.h"
 #include "prov/tcp/frame.h"
 
 namespace wu::tcp::auth {
 
-inline constexpr size_t key_len = 32;
+inline constexpr size_t key_len = user_key::key_len;
 inline constexpr size_t nonce_len = frame::auth_nonce;
 inline constexpr size_t mac_len = frame::auth_mac;
 
-struct key {
-	unsigned char b[key_len] = {};
-	bool set = false;
-};
+using key = user_key::key;
 
 /* Who computes a proof: the connecting side (HELLO, CONNREQ) or the
  * accepting one (HELLO_ACK, ACCEPT, REJECT). */
