@@ -37,3 +37,12 @@ test_prov_test_prov_flood_SOURCES = test/prov/test_prov_flood.cpp test/prov/prov
 test_prov_test_prov_flood_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_prov_flood_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
+# fi_av_insert of blobs not in the AV's format, on every provider (issue 32).
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_prov_av_blobs
+TESTS += test/prov/test_prov_av_blobs
+UNIT_TESTS += test/prov/test_prov_av_blobs
+test_prov_test_prov_av_blobs_SOURCES = test/prov/test_prov_av_blobs.cpp test/prov/prov_fixture.h
+test_prov_test_prov_av_blobs_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_prov_av_blobs_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif
