@@ -82,7 +82,6 @@ void flood(const std::string &prov, const char *msgs)
 	 * receiver keeps making progress. */
 	size_t sent = 0, tx_done = 0;
 	int stuck = 0;
-	auto t0 = std::chrono::steady_clock::now();
 	while (sent < flood_n && stuck < 20000) {
 		ssize_t r = fi_send(p.a.ep, &out[sent], sizeof out[0], nullptr, p.a_to_b, nullptr);
 		if (r == 0) {
@@ -97,22 +96,14 @@ void flood(const std::string &prov, const char *msgs)
 		stuck++;
 	}
 	EXPECT_LT(sent, flood_n) << "the sender was never held back";
-	printf("%s, FI_*_UNEXP_MSGS %s: the sender was held back after %zu sends (%lld ms)\n", prov.c_str(),
-	       msgs ? msgs : "(default)", sent, (long long)std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+	printf("%s, FI_*_UNEXP_MSGS %s: the sender was held back after %zu sends\n", prov.c_str(),
+	       msgs ? msgs : "(default)", sent);
 
 	/* Receives now: the rest goes through, each message once, in order. */
 	size_t posted = 0, recvd = 0;
 	auto last = std::chrono::steady_clock::now();
 	while (recvd < flood_n || tx_done < flood_n) {
 		bool moved = false;
-		while (posted < flood_n && posted - recvd < 512) {
-			ssize_t r = fi_recv(p.b.ep, &got[posted], sizeof got[0], nullptr, FI_ADDR_UNSPEC,
-					    reinterpret_cast<void *>(posted + 1));
-			if (r == -FI_EAGAIN)
-				break;
-			ASSERT_EQ(r, 0);
-			posted++;
-		}
 		/* A few in flight: a sender facing a full shm queue checks its
 		 * peer's liveness on each attempt, slow for a test. */
 		while (sent < flood_n && sent - tx_done < 4096) {
@@ -125,6 +116,14 @@ void flood(const std::string &prov, const char *msgs)
 		}
 		/* The receiver takes what it can before the sender goes on. */
 		for (ssize_t r = 1; r > 0;) {
+			while (posted < flood_n && posted - recvd < 512) {
+				ssize_t q = fi_recv(p.b.ep, &got[posted], sizeof got[0], nullptr, FI_ADDR_UNSPEC,
+						    reinterpret_cast<void *>(posted + 1));
+				if (q == -FI_EAGAIN)
+					break;
+				ASSERT_EQ(q, 0);
+				posted++;
+			}
 			fi_cq_tagged_entry e[64];
 			r = fi_cq_read(p.b.rx, e, 64);
 			if (r == -FI_EAVAIL) {
@@ -137,14 +136,6 @@ void flood(const std::string &prov, const char *msgs)
 				ASSERT_EQ(e[k].len, sizeof out[0]);
 				recvd++;
 				moved = true;
-			}
-			while (posted < flood_n && posted - recvd < 512) {
-				ssize_t q = fi_recv(p.b.ep, &got[posted], sizeof got[0], nullptr, FI_ADDR_UNSPEC,
-						    reinterpret_cast<void *>(posted + 1));
-				if (q == -FI_EAGAIN)
-					break;
-				ASSERT_EQ(q, 0);
-				posted++;
 			}
 		}
 		size_t before = tx_done;
