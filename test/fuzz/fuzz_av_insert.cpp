@@ -40,10 +40,11 @@ struct prov_dom {
 	fid_domain *domain = nullptr;
 };
 
-/* The domains, opened once; a provider the library lacks (ucx) is left out. */
+/* The domains, opened once and kept (reachable) to the end; a provider
+ * the library lacks (ucx) is left out. */
 std::vector<prov_dom> &domains()
 {
-	static std::vector<prov_dom> v = [] {
+	static auto *v = new std::vector<prov_dom>([] {
 		if (!getenv("WU_FUZZ_LOG"))
 			setenv("FI_LOG_PROV", "none", 0); /* rejected blobs are the point */
 		std::vector<prov_dom> d;
@@ -67,8 +68,8 @@ std::vector<prov_dom> &domains()
 			d.push_back(x);
 		}
 		return d;
-	}();
-	return v;
+	}());
+	return *v;
 }
 
 } // namespace
