@@ -226,33 +226,31 @@ int insert_v4_bulk(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr
 }
 
 /* FI_ADDR_STR addresses of a provider-defined format (text_format
- * FI_ADDR_STR): the key is the text itself, NUL included. */
-int decode_own_strs(av_obj *a, const void *addr, size_t count, batch &b)
+ * FI_ADDR_STR, shm's): packed back to back, each NUL-terminated, as
+ * fi_getname gives them and as libfabric's shm provider and fabtests read
+ * them.  The key is the text itself, NUL included.  The blob is only ever
+ * read as text: nothing in it is taken for a pointer (issue 32: guessing
+ * an array of char * from its first bytes crashed on 10.x sockaddrs and
+ * small integers), and each name is read up to the format's max_addrlen,
+ * so one without a NUL there is -FI_EINVAL, and so is every name after it
+ * (where the next one starts cannot be known). */
+void decode_own_strs(av_obj *a, const void *addr, size_t count, batch &b)
 {
-	size_t used;
-	/* Eight bytes are there either way (a pointer, or a string longer
-	 * than that); a user-space pointer has its top 16 bits clear, text
-	 * (two characters there) never. */
-	uint64_t first = 0;
-	if (count)
-		memcpy(&first, addr, sizeof first);
-	if (count && (first >> 48) != 0) {
-		auto *p = static_cast<const char *>(addr);
-		for (size_t i = 0; i < count; i++) {
-			if (int r = decode(a, p, a->fmt->max_addrlen, b.keys[i], &used)) {
-				for (size_t j = i; j < count; j++)
-					b.err[j] = -r; /* the next one cannot be found */
-				break;
-			}
-			p += used;
+	auto *p = static_cast<const char *>(addr);
+	for (size_t i = 0; i < count; i++) {
+		size_t used = 0;
+		if (int r = decode(a, p, a->fmt->max_addrlen, b.keys[i], &used)) {
+			WU_WARN(a->prov, FI_LOG_AV,
+				"fi_av_insert: address %zu is not a NUL-terminated %s address of at most %zu bytes "
+				"(FI_ADDR_STR addresses go back to back, as fi_getname gives them); it and the %zu after it "
+				"are not inserted\n",
+				i, a->fmt->name, a->fmt->max_addrlen, count - i - 1);
+			for (size_t j = i; j < count; j++)
+				b.err[j] = -r;
+			return;
 		}
-		return 0;
+		p += used;
 	}
-	auto *strs = static_cast<const char *const *>(addr);
-	for (size_t i = 0; i < count; i++)
-		if (int r = strs[i] ? decode(a, strs[i], a->fmt->max_addrlen, b.keys[i], &used) : -FI_EINVAL)
-			b.err[i] = -r;
-	return 0;
 }
 
 int av_insert_body(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr, uint64_t flags,
@@ -271,11 +269,8 @@ int av_insert_body(av_obj *a, const void *addr, size_t count, fi_addr_t *fi_addr
 	b.keys.resize(count);
 	b.err.assign(count, 0);
 	if (a->fmt->addr_format == FI_ADDR_STR && a->fmt->text_format == FI_ADDR_STR) {
-		/* A provider's own strings (shm): packed back to back, NUL
-		 * separated, as libfabric's shm provider and fabtests pass them,
-		 * or an array of char * (fi_av(3)); the first bytes tell. */
-		if (int r = decode_own_strs(a, addr, count, b))
-			return r;
+		/* A provider's own strings (shm): packed, never pointers. */
+		decode_own_strs(a, addr, count, b);
 	} else if (a->fmt->addr_format == FI_ADDR_STR) {
 		auto *strs = static_cast<const char *const *>(addr);
 		for (size_t i = 0; i < count; i++)

@@ -58,6 +58,10 @@ sources_wx_addr='test/fuzz/fuzz_wx_addr.cpp src/prov/wireup/wx_addr.cpp src/prov
 # The ucx provider's addresses (a peer's published name).
 targets="$targets ucx_addr"
 sources_ucx_addr='test/fuzz/fuzz_ucx_addr.cpp src/prov/ucx/ucx_addr.cpp'
+# fi_av_insert of any blob on every provider's AV (issue 32).
+targets="$targets av_insert"
+sources_av_insert='test/fuzz/fuzz_av_insert.cpp'
+lib_av_insert=1
 # WU_FUZZ_TARGETS="a b" runs only those.
 targets=${WU_FUZZ_TARGETS:-$targets}
 

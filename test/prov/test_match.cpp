@@ -450,6 +450,28 @@ TEST_F(match_test, ManyTagsInReverse)
 	EXPECT_EQ(e.posted_count(queue_kind::tagged), 0u);
 }
 
+TEST_F(match_test, UnexpectedPoolGrowsPastItsLargestChunk)
+{
+	/* The pool's chunk size was 64 << chunks, capped after the shift: the
+	 * 59th chunk's shift wrapped to 0 and the node after about 217,000
+	 * queued messages was read from a null free list (SIGSEGV, issue 32).
+	 * Both queues, well past that, then every one taken in order. */
+	const size_t n = 300000;
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(arrive(i % 2 ? queue_kind::tagged : queue_kind::msg, i, 5), nullptr) << i;
+	EXPECT_EQ(e.queued_count(queue_kind::msg) + e.queued_count(queue_kind::tagged), n);
+	for (size_t i = 0; i < n; i++) {
+		recv r = tagged_recv(5);
+		ASSERT_FALSE(e.post(i % 2 ? queue_kind::tagged : queue_kind::msg, &r));
+		ASSERT_EQ(tp.starts.back().cookie, ck(i));
+	}
+	EXPECT_EQ(e.queued_count(queue_kind::msg) + e.queued_count(queue_kind::tagged), 0u);
+	/* Freed nodes are reused: as many again fit without a crash. */
+	for (size_t i = 0; i < n; i++)
+		ASSERT_EQ(arrive(queue_kind::msg, i, 0), nullptr);
+	EXPECT_EQ(e.queued_count(queue_kind::msg), n);
+}
+
 TEST_F(match_test, ReceivePostedWhenTheHashGrowsIsLinkedOnce)
 {
 	/* The receive whose post grows the exact-tag hash (the 65th) was

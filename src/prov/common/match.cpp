@@ -133,10 +133,22 @@ void engine::relink(table &t, link *heads, size_t n, link &all, bool recvs)
 	relink(qu.ux_hash, hu.release(), nu, qu.ux_all, false);
 }
 
+/* Nodes in the pool's next chunk: doubling from first_chunk up to
+ * max_chunk, then max_chunk each.  Doubled while below the cap, never
+ * shifted by the chunk count: 64 << 58 wrapped to 0 (a chunk of no node,
+ * then a null free list read, issue 32). */
+size_t engine::next_chunk_size() const noexcept
+{
+	size_t n = first_chunk;
+	for (size_t i = 0; i < chunks_.size() && n < max_chunk; i++)
+		n *= 2;
+	return std::min(n, max_chunk);
+}
+
 unexpected *engine::alloc_ux()
 {
 	if (!free_) {
-		size_t n = chunks_.empty() ? first_chunk : std::min(max_chunk, first_chunk << chunks_.size());
+		size_t n = next_chunk_size();
 		auto *c = new (std::nothrow) unexpected[n];
 		if (!c)
 			return nullptr;
@@ -152,6 +164,8 @@ unexpected *engine::alloc_ux()
 		}
 	}
 	unexpected *u = free_;
+	if (!u) [[unlikely]]
+		return nullptr;
 	free_ = u->next_free;
 	u->next_free = nullptr;
 	return u;

@@ -236,6 +236,7 @@ private:
 	void grow(table &t, link &all, bool recvs, size_t want);
 	void relink(table &t, link *heads, size_t n, link &all, bool recvs);
 	void maybe_rekey(queue &qu, uint64_t ignore);
+	size_t next_chunk_size() const noexcept;
 	unexpected *alloc_ux();
 	void free_ux(unexpected *u);
 	void start(recv *r, unexpected *u, size_t off, size_t into);

@@ -404,6 +404,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->cma = param::get_bool(P(), "cma").value;
 		ep->dead_ms = std::max(1, param::get_int(P(), "dead_peer_ms").value);
 		ep->ux_limit = param::get_size(P(), "unexp_limit").value;
+		ep->ux_msgs = param::get_size(P(), "unexp_msgs").value;
 		ep->split_min = split_min_param();
 		ep->pipe_max = param::get_size(P(), "pipe_max").value;
 		ep->pipe_frag = std::clamp<size_t>(param::get_size(P(), "pipe_frag").value, 1024, bounce_size_param());

@@ -272,6 +272,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 	/* A LARGE one stays in its sender: only its header counts. */
 	u->cost = ux_overhead + (c.kind == K_LARGE ? 0 : size_t(c.len));
 	ep->ux_bytes += u->cost;
+	ep->ux_count++;
 	if (c.kind == K_LARGE) {
 		u->large = true;
 		u->gen = gen;
@@ -335,6 +336,7 @@ void ep_transport::start(match::engine &, match::recv *rv, const match::message 
 	if (!u) /* cannot happen: every queued message gets its cookie */
 		return;
 	ep->ux_bytes -= u->cost;
+	ep->ux_count--;
 	remote *r = ep->remotes[u->peer].get();
 	if (u->pipe)
 		pipe_start(ep, u, o, off, into, m.src);
@@ -351,8 +353,10 @@ void ep_transport::drop(match::engine &, const match::message &m)
 {
 	auto *u = static_cast<ux *>(m.cookie);
 	remote *r = u ? ep->remotes[u->peer].get() : nullptr;
-	if (u)
+	if (u) {
 		ep->ux_bytes -= u->cost;
+		ep->ux_count--;
+	}
 	if (u && u->pipe)
 		pipe_drop(ep, u);
 	if (r && u->large && !r->dead && r->gen == u->gen)

@@ -289,8 +289,10 @@ struct shm_ep {
 	 * lets a poll return without taking the lock. */
 	std::atomic<bool> quiet{false};
 	/* FI_SHM_UNEXP_LIMIT (unexp.cpp): bytes the unexpected messages cost
-	 * (0: none), and message cells set aside, in order, once at it. */
+	 * (0: none), and message cells set aside, in order, once at it; so
+	 * with FI_SHM_UNEXP_MSGS and their count. */
 	size_t ux_bytes = 0, ux_limit = 0, park_bytes = 0;
+	size_t ux_count = 0, ux_msgs = 0;
 	std::deque<parked> parked_cells;
 	uint64_t next_id = 1;
 	size_t tx_busy = 0;
@@ -403,7 +405,10 @@ void free_rx(shm_ep *ep);
 constexpr size_t park_max = 1024;
 /* What an unexpected message costs beyond its payload (as tcp counts it). */
 constexpr size_t ux_overhead = 64;
-inline bool ux_full(const shm_ep *ep) noexcept { return ep->ux_limit && ep->ux_bytes >= ep->ux_limit; }
+inline bool ux_full(const shm_ep *ep) noexcept
+{
+	return (ep->ux_limit && ep->ux_bytes >= ep->ux_limit) || (ep->ux_msgs && ep->ux_count >= ep->ux_msgs);
+}
 /* Hands set-aside cells on while there is room; false when the queue
  * must not be read now. */
 bool ux_resume(shm_ep *ep);

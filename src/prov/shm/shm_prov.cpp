@@ -160,6 +160,8 @@ constexpr param::def shm_knobs[] = {
 	{FI_PARAM_SIZE_T, "pipe_frag", "16384", "Bytes per fragment of a pipelined message (1024 .. bounce_size)"},
 	{FI_PARAM_SIZE_T, "unexp_limit", "67108864",
 	 "Bytes of unexpected messages an endpoint holds (64 plus the payload each; a message above bounce_size only its 64): past it further messages stay in the queue or their sender until receives take some; 0 = no limit"},
+	{FI_PARAM_SIZE_T, "unexp_msgs", "65536",
+	 "Unexpected messages (of any size) an endpoint holds; past it, as past FI_SHM_UNEXP_LIMIT, further messages stay in the queue or their sender until receives take some; 0 = no limit"},
 	{FI_PARAM_INT, "dead_peer_ms", "1000",
 	 "Milliseconds an operation waits on a peer before the peer's liveness (its pid and start time) is checked; a dead peer's operations complete in error"},
 	{FI_PARAM_INT, "linger", "10000",

@@ -1,4 +1,5 @@
-/* shm provider: the bound on unexpected messages (FI_SHM_UNEXP_LIMIT).
+/* shm provider: the bound on unexpected messages (FI_SHM_UNEXP_LIMIT
+ * bytes, FI_SHM_UNEXP_MSGS messages).
  *
  * Each endpoint has one queue for all its peers, and the cells that answer
  * its own operations (DONE, PULL, RMA_REPLY, HELLO_ACK, CHUNK) travel
@@ -27,7 +28,7 @@ namespace {
 /* Set-aside cells stop at another limit's worth of bytes. */
 bool park_full(const shm_ep *ep)
 {
-	return ep->parked_cells.size() >= park_max || ep->park_bytes >= ep->ux_limit;
+	return ep->parked_cells.size() >= park_max || (ep->ux_limit && ep->park_bytes >= ep->ux_limit);
 }
 
 } // namespace
@@ -46,9 +47,9 @@ void ux_arrive(shm_ep *ep, remote *r, const wire &c)
 	}
 	if (ep->parked_cells.empty())
 		WU_INFO(P(), FI_LOG_EP_DATA,
-			"endpoint %s holds %zu bytes of unexpected messages (FI_SHM_UNEXP_LIMIT %zu): further "
-			"messages wait until receives take some\n",
-			ep->name.c_str(), ep->ux_bytes, ep->ux_limit);
+			"endpoint %s holds %zu unexpected messages, %zu bytes (FI_SHM_UNEXP_MSGS %zu, "
+			"FI_SHM_UNEXP_LIMIT %zu): further messages wait until receives take some\n",
+			ep->name.c_str(), ep->ux_count, ep->ux_bytes, ep->ux_msgs, ep->ux_limit);
 	parked pk;
 	pk.c = c;
 	pk.peer = r->slot;

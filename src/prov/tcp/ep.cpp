@@ -440,6 +440,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->rndv_size = param::get_size(P(), "rndv_size").value;
 		ep->eager_window = std::min<uint64_t>(param::get_size(P(), "eager_window").value, frame::max_payload);
 		ep->ux_limit = param::get_size(P(), "unexp_limit").value;
+		ep->ux_msgs = param::get_size(P(), "unexp_msgs").value;
 		ep->conn_timeout_ms = std::max(0, param::get_int(P(), "conn_timeout").value);
 		ep->alim = auth_limits::from_params();
 		ep->linger_ms = std::max(0, param::get_int(P(), "linger").value);

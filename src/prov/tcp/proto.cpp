@@ -39,9 +39,10 @@ void rx_pause(tcp_ep *ep, conn *c)
 	c->rx_paused = true;
 	rearm(ep, c);
 	WU_INFO(P(), FI_LOG_EP_DATA,
-		"not reading from %s until receives take its unexpected messages: %llu bytes held "
-		"(FI_TCP_UNEXP_LIMIT %llu)\n",
-		addr_text(c->peer).c_str(), (unsigned long long)c->ux_held, (unsigned long long)ep->ux_limit);
+		"not reading from %s until receives take its unexpected messages: %llu messages, %llu bytes "
+		"held (FI_TCP_UNEXP_MSGS %llu, FI_TCP_UNEXP_LIMIT %llu)\n",
+		addr_text(c->peer).c_str(), (unsigned long long)c->ux_count, (unsigned long long)c->ux_held,
+		(unsigned long long)ep->ux_msgs, (unsigned long long)ep->ux_limit);
 }
 
 void rx_resume(tcp_ep *ep, conn *c)
@@ -323,12 +324,14 @@ void give_credit(tcp_ep *ep, conn *c, uint64_t n, bool now)
  * connection they came over, if it still lives. */
 void free_unexp(tcp_ep *ep, unexp *u)
 {
-	if (u->credit || u->ux_cost)
+	if (u->credit || u->ux_cost || u->counted)
 		for (conn *c : ep->conns)
 			if (c->serial == u->credit_conn) {
 				give_credit(ep, c, u->credit, false);
 				c->ux_held -= std::min(c->ux_held, u->ux_cost);
-				if (c->rx_paused && c->ux_held <= ep->ux_limit / 2)
+				if (u->counted && c->ux_count)
+					c->ux_count--;
+				if (c->rx_paused && ux_half(ep, c))
 					rx_resume(ep, c);
 				break;
 			}
@@ -401,6 +404,8 @@ void on_msg(tcp_ep *ep, conn *c)
 		u->ux_cost = h.len + ux_overhead;
 		c->ux_held += u->ux_cost;
 	}
+	u->counted = true;
+	c->ux_count++;
 	u->src = src;
 	u->tagged = tagged;
 	u->tag = h.tag;

@@ -364,7 +364,7 @@ void read_conn(tcp_ep *ep, conn *c)
 		if (!c->in_body) {
 			if (c->rx_paused)
 				return;
-			if (ep->ux_limit && c->ux_held > ep->ux_limit && !c->rx_ended) {
+			if (ux_over(ep, c) && !c->rx_ended) {
 				rx_pause(ep, c);
 				return;
 			}

@@ -172,6 +172,7 @@ struct unexp {
 	uint64_t credit = 0;       /* eager-window bytes it holds, given back when freed */
 	uint64_t credit_conn = 0;  /* serial of the connection they go back to */
 	uint64_t ux_cost = 0;      /* outside the window: its share of that connection's ux_held */
+	bool counted = false;      /* a message: one of that connection's ux_count */
 };
 
 /* A rendezvous this side cleared (CTS written): where its RDATA lands. */
@@ -269,6 +270,9 @@ struct conn {
 	 * each): past FI_TCP_UNEXP_LIMIT this connection is not read until
 	 * receives take some (TCP flow control then holds the sender). */
 	uint64_t ux_held = 0;
+	/* Unexpected messages from it held here, window or not: past
+	 * FI_TCP_UNEXP_MSGS it is not read either (a flood of small ones). */
+	uint64_t ux_count = 0;
 	bool rx_paused = false;
 	bool rx_ended = false; /* the peer shut its side: what is left is bounded, read it all */
 	uint64_t credit_owed = 0; /* of those, released here: they go with the next frame */
@@ -345,6 +349,7 @@ struct tcp_ep {
 	size_t rndv_size = 65536;
 	uint64_t eager_window = 0; /* FI_TCP_EAGER_WINDOW: announced to every peer */
 	uint64_t ux_limit = 0;     /* FI_TCP_UNEXP_LIMIT: per connection, 0 = none */
+	uint64_t ux_msgs = 0;      /* FI_TCP_UNEXP_MSGS: per connection, 0 = none */
 	uint64_t next_serial = 1;
 	int conn_timeout_ms = 10000;
 	auth_limits alim;
@@ -555,6 +560,17 @@ void rx_pause(tcp_ep *ep, conn *c);
 void rx_resume(tcp_ep *ep, conn *c);
 /* Bytes of per-message bookkeeping an unexpected message is charged beside its payload. */
 inline constexpr uint64_t ux_overhead = 64;
+/* Whether c holds more unexpected messages than the endpoint takes from one
+ * peer (FI_TCP_UNEXP_LIMIT bytes, FI_TCP_UNEXP_MSGS messages): it is not
+ * read then, and read again once both are back to half. */
+inline bool ux_over(const tcp_ep *ep, const conn *c) noexcept
+{
+	return (ep->ux_limit && c->ux_held > ep->ux_limit) || (ep->ux_msgs && c->ux_count >= ep->ux_msgs);
+}
+inline bool ux_half(const tcp_ep *ep, const conn *c) noexcept
+{
+	return (!ep->ux_limit || c->ux_held <= ep->ux_limit / 2) && (!ep->ux_msgs || c->ux_count <= ep->ux_msgs / 2);
+}
 bool flush_tx(tcp_ep *ep, conn *c);
 txitem *make_item(const frame::header &h, const iovec *iov, size_t cnt);
 txitem *control_item(frame::header h, const void *payload = nullptr, size_t plen = 0);

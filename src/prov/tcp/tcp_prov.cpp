@@ -244,6 +244,8 @@ constexpr param::def tcp_knobs[] = {
 	 "Bytes of larger-than-rndv_size messages a peer may send to this endpoint without rendezvous, held here until a receive takes them; the bound on what one peer's unexpected large messages cost (0: always rendezvous)"},
 	{FI_PARAM_SIZE_T, "unexp_limit", "67108864",
 	 "Bytes of unexpected messages outside the eager window (plus 64 per message) this endpoint holds for one peer; past it, that peer's connection is not read until receives take some, so TCP flow control holds the sender back (0: no limit)"},
+	{FI_PARAM_SIZE_T, "unexp_msgs", "65536",
+	 "Unexpected messages (of any size) this endpoint holds for one peer; past it, as past FI_TCP_UNEXP_LIMIT, that peer's connection is not read until receives take some (0: no limit)"},
 	{FI_PARAM_SIZE_T, "sockbuf", "0",
 	 "SO_SNDBUF and SO_RCVBUF of data connections in bytes (0: leave them to the kernel's autotuning)"},
 	{FI_PARAM_STRING, "local_cc", "reno",
