@@ -308,11 +308,21 @@ bool region::idle() const noexcept
 	uint64_t h = std::atomic_ref<uint64_t>(const_cast<uint64_t &>(head_)).load(std::memory_order_relaxed);
 	const cell *x = &cells_[h & mask_];
 	uint64_t L = (h >> shift_) & lap_mask;
-	/* A tail away from a free head is junk (or a producer between its
-	 * steps), and a shrunk region is to be reported: not idle, so that
-	 * the popper looks and audits. */
-	return x->seq.load(std::memory_order_acquire) == make(L, st_free, 0) &&
-	       ctl_->tail.load(std::memory_order_relaxed) == h && !broken_.load(std::memory_order_relaxed);
+	if (x->seq.load(std::memory_order_acquire) != make(L, st_free, 0))
+		return false;
+	/* A shrunk region is to be reported, and a tail away from a free head
+	 * is junk (or a producer between its steps): not idle, so that the
+	 * popper looks and audits.  The tail only every 256th look: producers
+	 * write its cache line on every push, and reading it on each empty
+	 * poll doubled the 8 B latency. */
+	if (broken_.load(std::memory_order_relaxed))
+		return false;
+	uint32_t n = idle_looks_.load(std::memory_order_relaxed) + 1;
+	idle_looks_.store(n, std::memory_order_relaxed); /* a racy count is fine: only a rate */
+	if (__builtin_expect(n % 256 != 0, 1) || ctl_->tail.load(std::memory_order_relaxed) == h)
+		return true;
+	audit_due_.store(true, std::memory_order_relaxed);
+	return false;
 }
 
 bool region::pop(cell *out) noexcept
@@ -345,8 +355,11 @@ bool region::pop_body(void *body) noexcept
 		}
 		if (lap(s) == L && state(s) == st_resv && check_stall(s))
 			continue;
-		if (__builtin_expect(++empty_pops_ % 256 == 0, 0) && audit())
-			continue;
+		if (__builtin_expect(++empty_pops_ % 256 == 0 || audit_due_.load(std::memory_order_relaxed), 0)) {
+			audit_due_.store(false, std::memory_order_relaxed);
+			if (audit())
+				continue;
+		}
 		return false;
 	}
 }

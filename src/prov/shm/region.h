@@ -172,6 +172,8 @@ private:
 	bool armed_ = false; /* we set ctl->sleeping; clear it on the next pop */
 	int wake_fd_ = -1;
 	uint32_t empty_pops_ = 0;      /* audit() every so many */
+	mutable std::atomic<uint32_t> idle_looks_{0}; /* idle() looks at the tail every so many */
+	mutable std::atomic<bool> audit_due_{false};  /* idle() saw the tail off a free head */
 	uint64_t hole_head_ = ~0ull, hole_tail_ = 0; /* a hole seen once, confirmed on the next audit */
 	std::atomic<bool> broken_{false}; /* the object shrank under us (busguard.cpp) */
 	bool broken_told_ = false;
