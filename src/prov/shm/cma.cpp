@@ -227,6 +227,19 @@ ssize_t peer::cma_write(const iovec *local, size_t lcnt, const iovec *remote, si
 	return p ? shm_tp::cma_write(*p, local, lcnt, remote, rcnt) : proc_err_;
 }
 
+bool peer::cma_alive() noexcept
+{
+	const proc_ref *p = proc();
+	return p && !proc_exited(*p);
+}
+
+ssize_t peer::cma_copy_unchecked(bool write, const iovec *local, size_t lcnt, const iovec *remote,
+				 size_t rcnt) noexcept
+{
+	const proc_ref *p = proc();
+	return p ? copy_pid(write, p->pid, local, lcnt, remote, rcnt) : proc_err_;
+}
+
 namespace {
 
 bool judge_probe(ssize_t n, int e, const char **why) noexcept

@@ -223,6 +223,12 @@ public:
 	 * when there is none. */
 	ssize_t cma_read(const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;
 	ssize_t cma_write(const iovec *local, size_t lcnt, const iovec *remote, size_t rcnt) noexcept;
+	/* For a run of copies checked once around the whole run (split.cpp:
+	 * each pidfd poll is a system call): the owner's process is bound and
+	 * has not exited; and one copy without those checks. */
+	bool cma_alive() noexcept;
+	ssize_t cma_copy_unchecked(bool write, const iovec *local, size_t lcnt, const iovec *remote,
+				   size_t rcnt) noexcept;
 	/* Bytes of this process's memory the attachment costs beyond the
 	 * shared pages (the object and the mapping's bookkeeping). */
 	static size_t own_bytes() noexcept { return sizeof(peer); }

@@ -48,22 +48,31 @@ split_ctl *ctl_of(shm_ep *ep, const txop *o)
 }
 
 /* Claims and copies chunks until none is left; false when a copy failed
- * (failed is set, its bytes counted all the same). */
+ * (failed is set, its bytes counted all the same).  The peer's pidfd is
+ * checked once before the run and once after it (cma.cpp), not around
+ * each chunk: a poll is a system call, and 1 MiB took 16 of them.  The
+ * side that completes the operation (the receiver) does so only after its
+ * own run returned, so a peer gone meanwhile still fails it. */
 bool take_chunks(split_ctl *ctl, uint64_t into, uint64_t chunk, bool write, shm_tp::peer &p, const iovec *mine,
 		 size_t mcnt, const iovec *theirs, size_t tcnt)
 {
 	uint64_t nch = (into + chunk - 1) / chunk;
+	const bool alive = p.cma_alive();
 	for (;;) {
 		uint64_t k = ctl->next.fetch_add(1, std::memory_order_acq_rel);
-		if (k >= nch)
-			return true;
+		if (k >= nch) {
+			if (alive && p.cma_alive())
+				return true;
+			ctl->failed.store(1, std::memory_order_relaxed);
+			return false;
+		}
 		if (split_test_hook && write)
 			split_test_hook(SPLIT_TX_CLAIMED, ctl);
 		uint64_t at = k * chunk, n = std::min(chunk, into - at);
 		iovec lv[max_iov], rv[max_iov];
 		size_t lc = part_of(mine, mcnt, size_t(at), size_t(n), lv);
 		size_t rc = part_of(theirs, tcnt, size_t(at), size_t(n), rv);
-		ssize_t got = write ? p.cma_write(lv, lc, rv, rc) : p.cma_read(lv, lc, rv, rc);
+		ssize_t got = alive ? p.cma_copy_unchecked(write, lv, lc, rv, rc) : -FI_EHOSTDOWN;
 		bool ok = got == ssize_t(n);
 		if (!ok)
 			ctl->failed.store(1, std::memory_order_relaxed);
