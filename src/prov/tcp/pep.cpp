@@ -199,7 +199,7 @@ void pep_pause(tcp_pep *pep)
 
 void pep_sweep_period(tcp_pep *pep)
 {
-	long ms = pep->timeout_ms ? std::max(pep->timeout_ms / 4, 5) : 0;
+	long ms = pep->alim.timeout_ms ? std::max(pep->alim.timeout_ms / 4, 5) : 0;
 	itimerspec its{};
 	its.it_value.tv_sec = ms / 1000;
 	its.it_value.tv_nsec = (ms % 1000) * 1000000L;
@@ -302,14 +302,14 @@ void pep_sweep(tcp_pep *pep)
 		pep_sweep_period(pep);
 		cm_engine::get().add(&pep->w, pep->lfd, EPOLLIN);
 	}
-	if (!pep->timeout_ms)
+	if (!pep->alim.timeout_ms)
 		return;
 	int64_t now = now_ms();
 	std::vector<tcp_connreq *> old;
 	{
 		std::lock_guard<std::mutex> g(pep->mtx);
 		for (auto it = pep->reqs.begin(); it != pep->reqs.end();) {
-			if (!(*it)->reported && now - (*it)->born >= pep->timeout_ms) {
+			if (!(*it)->reported && now - (*it)->born >= pep->alim.timeout_ms) {
 				old.push_back(*it);
 				it = pep->reqs.erase(it);
 			} else {
@@ -322,7 +322,7 @@ void pep_sweep(tcp_pep *pep)
 		WU_WARN(P(), FI_LOG_EP_CTRL,
 			"dropped an incoming connection from %s to a passive endpoint: no complete CONNREQ within "
 			"FI_TCP_AUTH_TIMEOUT (%d ms)\n",
-			addr_text(addr_key(&cr->peer, cr->peerlen)).c_str(), pep->timeout_ms);
+			addr_text(addr_key(&cr->peer, cr->peerlen)).c_str(), pep->alim.timeout_ms);
 		cm_engine::get().del(&cr->w, cr->fd);
 		free_connreq(cr);
 	}
@@ -337,7 +337,6 @@ void pep_sweep_event(void *arg, uint32_t) noexcept
 void start_pep_sweep(tcp_pep *pep)
 {
 	pep->alim = auth_limits::from_params();
-	pep->timeout_ms = pep->alim.timeout_ms;
 	/* Created even with no timeout: pep_pause uses it to resume. */
 	pep->tfd.reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
 	if (pep->tfd < 0)

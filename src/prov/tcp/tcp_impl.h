@@ -425,8 +425,7 @@ struct tcp_pep {
 	std::unordered_set<tcp_connreq *> reqs;
 	unique_fd tfd; /* sweeps requests whose CONNREQ never came (FI_TCP_AUTH_TIMEOUT) */
 	watch tw;
-	int timeout_ms = 0; /* FI_TCP_AUTH_TIMEOUT of requests not yet reported */
-	auth_limits alim;
+	auth_limits alim; /* from fi_listen on; its timeout_ms sweeps requests not yet reported */
 	uint64_t next_seq = 0; /* orders requests by age */
 	bool paused = false; /* not accepting: the EQ has no room (cm thread only) */
 	auth::key key;
