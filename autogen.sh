@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Generates configure and Makefile.in; works standalone or from a parent's autogen.
 set -e
 cd "$(dirname "$0")"

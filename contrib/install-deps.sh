@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian 12 packages Wireup's build and tests need, only those
 # that are missing.  Idempotent; silent when nothing is missing.
 #   contrib/install-deps.sh          build + test dependencies

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The README's main command: installs what is missing, builds Wireup, and runs
 # the main job: a PMIx-launched wire-up + ping-pong across 4 local processes
 # (mpirun as the PMIx server): each rank opens an RDM endpoint of the wireup

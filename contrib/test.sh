@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The README's test command: installs what is missing, builds, and runs every
 # test tier.  Last line: "N passed, N failed[, N skipped]" over every test
 # program (GoogleTest programs count their test cases).

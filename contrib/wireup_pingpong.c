@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The main job: a PMIx-launched wire-up and ping-pong.  Every rank opens a
  * RDM endpoint of the provider WU_PINGPONG_PROV names (default wireup: shm
  * to ranks on this node, tcp beyond; or tcp), publishes its name and fills

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 # WU_CHECK_PACKAGE(prefix, with-name, pkg-config-module, header, library, function,
 #                  debian-package, required: yes|no|auto)
 # pkg-config first, then --with-X=DIR / --with-X-libdir=DIR, then the default

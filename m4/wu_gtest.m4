@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 # GoogleTest: needed by `make check` only; configure warns, the unit tests then SKIP.
 AC_DEFUN([WU_CHECK_GTEST], [
   PKG_CHECK_MODULES([GTEST], [gtest_main gmock], [wu_have_gtest=yes], [wu_have_gtest=no])

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 # OpenSSL's libcrypto: required (HMAC-SHA256 and random nonces for the tcp
 # provider's job-key handshake).  PC_REQUIRES_PRIVATE names its pkg-config
 # module for libfabric.pc when pkg-config found it.

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 # PMIx: required unless --without-pmix (src/pmix_glue is then left out).
 AC_DEFUN([WU_CHECK_PMIX], [
   WU_CHECK_PACKAGE([PMIX], [pmix], [pmix], [pmix.h], [pmix], [PMIx_Init], [libpmix-dev], [auto])

@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 # UCX: optional (auto); used only by benchmarks and comparison tests.
 AC_DEFUN([WU_CHECK_UCX], [
   WU_CHECK_PACKAGE([UCX], [ucx], [ucx], [ucp/api/ucp.h], [ucp], [ucp_init_version], [libucx-dev], [auto])

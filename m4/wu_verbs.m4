@@ -1,3 +1,4 @@
+dnl SPDX-License-Identifier: BSD-3-Clause
 # rdma-core verbs: optional (auto), lists verbs devices as NICs.
 AC_DEFUN([WU_CHECK_VERBS], [
   WU_CHECK_PACKAGE([VERBS], [verbs], [libibverbs], [infiniband/verbs.h], [ibverbs], [ibv_get_device_list], [libibverbs-dev], [auto])

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Embedded builds (--enable-embedded): the parent links src/libfabric.la into
 # its own shared library.  It gets one partial link of all our objects whose
 # defined symbols are all hidden (src/core/hide_syms.c), so the parent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fi_info: show what fi_getinfo() finds, which providers are loaded and
  * which environment variables the library reads.

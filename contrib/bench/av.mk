@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # fi_av benchmark (contrib/bench/av_bench.sh runs it).  Built against the
 # system's Debian libfabric headers and library on purpose: the binary then
 # imports only 1.17 symbol versions and runs unchanged on either library

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_av benchmark: one binary for Debian's libfabric and for Wireup.
  * Built against the system (Debian 1.17) headers and -lfabric, so it
  * imports only 1.17 symbol versions; av_bench.sh swaps the library with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs contrib/bench/av_bench on Debian's libfabric (tcp;ofi_rxm and
 # sockets AVs) and on Wireup (tcp), RUNS times each, and prints medians and
 # ratios.  Usage: sh contrib/bench/av_bench.sh [BUILD_DIR] [RUNS]

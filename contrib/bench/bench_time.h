@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Timing helpers shared by the C benchmarks in contrib/bench: a monotonic
  * clock in nanoseconds and the median of a run's samples. */
 #ifndef WU_BENCH_TIME_H

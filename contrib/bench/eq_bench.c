@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Event queue benchmark, public API only, so the same binary runs on
  * Wireup and on Debian's libfabric (swap LD_LIBRARY_PATH).
  *

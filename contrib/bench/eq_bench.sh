@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Event queue benchmark: one eq_bench binary, run on Debian's libfabric
 # (providers shm, udp, tcp;ofi_rxm, tcp) and on Wireup (provider tcp) by
 # swapping LD_LIBRARY_PATH, then the medians and the ratios the issue asks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_getinfo benchmark (issue 3).  Plain C, public API only, so the same
  * binary runs on our library and on Debian's (LD_LIBRARY_PATH decides).
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # fi_getinfo: our library against Debian's, same binary, one run (issue 3).
 #
 #   sh contrib/bench/getinfo_bench.sh [BUILD_DIR]

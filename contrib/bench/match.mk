@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Matching benchmark (issue 13): match_bench through the public API (the
 # script runs one binary on our library and on Debian's), match_micro on
 # the engine alone.  contrib/bench/match_bench.sh compares them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Tag-matching benchmark, public API only, so the same binary runs on
  * Wireup and on Debian's libfabric (swap LD_LIBRARY_PATH).  One process,
  * two tcp RDM endpoints on 127.0.0.1, 8-byte tagged messages with distinct

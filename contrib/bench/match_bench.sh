@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Tag-matching benchmark (issue 13): one match_bench binary, run on
 # Debian's libfabric (provider tcp;ofi_rxm, its only tcp RDM) and on
 # Wireup (provider tcp) by swapping LD_LIBRARY_PATH; then match_micro, the

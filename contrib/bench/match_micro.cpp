@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The matching engine alone (src/prov/common/match.h), no transport: the
  * same two patterns as match_bench (N exact-tag receives posted, messages
  * arriving in reverse; N messages queued, receives posted in reverse), and

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # NIC lookup benchmark (contrib/bench/nic_bench.sh runs it): the warm-lookup
 # bound that used to be a timed unit test.
 noinst_PROGRAMS += contrib/bench/nic_bench

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NIC lookup benchmark: what fi_getinfo pays per call for the NIC order of
  * the calling thread (thread binding + locality order + one fid_nic per
  * NIC), on the real machine's table (built once, not timed).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # NIC lookup: a warm lookup (thread binding + order + one fid_nic per NIC)
 # must stay far below a millisecond.  Not a test (timing has no place in
 # make check): run it by hand on a quiet machine.

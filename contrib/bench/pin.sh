@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the two-process benchmarks: sets pin_a and pin_b, command
 # prefixes that put each side of a measurement on a CPU of its own, the
 # same two CPUs for every column.  Unpinned, the scheduler moves busy-polling

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # PMIx wire-up benchmark (issue 7): contrib/bench/pmix_bench.sh runs it under
 # mpirun for every mode and N, and once as a simulated 1M-rank job.
 if WU_HAVE_PMIX

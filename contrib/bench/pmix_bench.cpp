@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pmix_bench: cost of filling an AV with every rank of a PMIx job.
  *
  *   pmix_bench MODE          under mpirun/srun; MODE is one of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # pmix_bench.sh [BUILD_DIR] -- the PMIx wire-up benchmark: every mode and the
 # baselines for N = 2 ... 64 under mpirun (oversubscribed on this machine),
 # then a simulated job of 16,384 nodes x 64 ranks.  Prints one table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The floor for the tcp benchmarks: a plain TCP socket ping-pong and
  * stream over 127.0.0.1, no fabric library.  One process forks its peer.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shm provider floors (issue 14): a two-process cache-line ping-pong and a
 # process_vm_readv bandwidth floor (contrib/bench/shm_floor.c, no fabric
 # library), and what each attached peer costs a process in memory

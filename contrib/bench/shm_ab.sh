@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A/B of two shm variants on our library: Debian's fi_pingpong -p shm -e rdm
 # at one size, variants alternated run by run (A B A B ...) on the pinned
 # CPUs of pin.sh, so that the machine's slow and fast periods hit both.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # shm benchmark table (issue 14, Speed): one node, medians of RUNS runs
 # (default 5), every column in each run, of
 #   ours    Debian's fi_pingpong -p shm -e rdm on our library ("n/a" while

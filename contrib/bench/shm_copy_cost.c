@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What one copy of the shm provider's medium and large paths costs on one
  * CPU, best of many tries (a preempted try only loses, so the best holds
  * under load where ping-pong timings do not):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The floors for the shm provider's benchmark (issue 14), no fabric
  * library: what two processes on this machine can do at best.
  *

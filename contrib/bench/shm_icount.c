@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Instructions per 8-byte message on the shm (or wireup) provider, for
  * valgrind --tool=callgrind (contrib/bench/shm_icount.sh): counts that
  * the machine's load does not change, unlike the latency itself.  One

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Instructions per 8-byte message on shm and wireup under callgrind
 # (issue 14): contrib/bench/shm_icount.c, counted by shm_icount.sh.
 noinst_PROGRAMS += contrib/bench/shm_icount

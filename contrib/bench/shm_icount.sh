@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Instructions per 8-byte message (send + receive + completion) on shm and
 # wireup, msg, tagged and MPICH's calls (mpi), counted by callgrind in
 # contrib/bench/shm_icount's loop() (issue 14's latency work: counts are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 8-byte one-way latency of the shm provider, made robust to a loaded
  * machine: two processes (a fork, pinned to two CPUs) ping-pong as
  * fi_pingpong does (fi_recv, fi_inject, fi_cq_read of FI_CQ_FORMAT_CONTEXT),

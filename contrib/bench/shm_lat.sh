@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A/B (or A/B/C...) of shm variants with shm_lat: runs alternate variant by
 # variant, each one prints its median and best batch; per variant the
 # median of the runs' medians and of their bests, and how many runs each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What each attached peer costs a process (issue 14: "resident memory per
  * attached peer", goal under 64 KiB at 1,024 peers), on the shm transport
  * alone.  A child creates N regions (default 1,024, default layout); this

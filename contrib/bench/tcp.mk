@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tcp provider benchmark: contrib/bench/tcp_bench.sh compares Debian's
 # fi_pingpong on our library with Debian's own (tcp;ofi_rxm and net RDM,
 # tcp MSG), ucx_perftest over UCX_TLS=tcp, and raw_tcp (the socket floor).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # tcp benchmark table: loopback, medians of RUNS runs (default 3) of
 #   ours      Debian's fi_pingpong -p tcp on our library (RDM and MSG)
 #   rxm       Debian's fi_pingpong -p 'tcp;ofi_rxm' -e rdm on Debian's library

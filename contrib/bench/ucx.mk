@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ucx provider benchmark (issue 16): contrib/bench/ucx_bench.sh runs Debian's
 # fi_pingpong -p ucx on our library against ucx_perftest tag_lat/tag_bw, for
 # UCX_TLS=tcp and UCX_TLS=posix,sysv,cma,self, beside our tcp, shm and

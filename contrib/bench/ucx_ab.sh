@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A/B (or more) of ucx provider variants at one size: Debian's fi_pingpong
 # -p ucx -e rdm on our library, variants taken in turn run by run (A B C A
 # B C ...) on the pinned CPUs of pin.sh, so that the machine's slow and

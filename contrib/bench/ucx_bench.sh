@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # ucx provider benchmark (issue 16, Speed): one node, loopback only,
 # medians of RUNS runs (default 5), every column in each run.  Two row
 # groups, one per UCX_TLS, each beside the Wireup providers a user would

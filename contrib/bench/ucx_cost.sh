@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # What our ucx provider adds to UCP per message, in instructions (callgrind
 # counts them, so the machine's load does not change the answer; this VM
 # has no hardware counters for perf stat).  The client of an 8 B ping-pong

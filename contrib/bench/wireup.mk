@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # wireup provider (issue 15): what the multiplexer adds to shm per 8-byte
 # message and per empty CQ read, both providers in one process
 # (contrib/bench/wireup_cost.c, public API only).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # wireup provider benchmark (issue 15, Speed), 2 ranks on one node, medians
 # of RUNS runs (default 5), every column in each run:
 #   wireup   Open MPI (pml cm, OFI MTL, no provider list: it picks wireup)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the wireup provider adds to shm on the data path (issue 15: at most
  * 30 ns for 8 B), in one process so that the two are compared on the same
  * CPU with no scheduling between them: two RDM endpoints of provider P on

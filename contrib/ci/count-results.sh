@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # count-results.sh BUILD_DIR TOTALS_FILE MAKE_STATUS TEST...
 # Adds the results of a `make check` in BUILD_DIR to TOTALS_FILE ("pass fail
 # skip").  TEST... is what the tier declares (its TESTS list): each must have

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # embedded-check.sh BUILD_DIR
 # Builds Wireup the way MPICH's configure and make drive it for
 # --with-libfabric=embedded (confdb's PAC_CONFIG_SUBDIR_ARGS and the

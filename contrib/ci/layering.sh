@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # layering.sh [SRCDIR]: fails when a file under src/<part> (or util/)
 # includes a header of a part it may not use.  The table below is the only
 # copy of the rules; README.md's "Inside" section shows the same lines

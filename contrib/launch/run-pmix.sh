@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run-pmix.sh LAUNCHER N PROGRAM [ARGS...] -- run PROGRAM as N PMIx clients
 # on this machine and return its exit status.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # slurm-down.sh DIR -- stop the private cluster that slurm-up.sh started in
 # DIR: cancel its jobs, stop leftover job steps, then slurmd, slurmctld and
 # munged, each by the pid recorded in DIR/run.  Every wait is bounded and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # slurm-up.sh DIR -- start a private single-node Slurm cluster (munged,
 # slurmctld, slurmd, all as root, no cgroups) whose configuration, state,
 # spool, pid files, logs and munge key/socket all live under DIR.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # MPICH, unmodified, on Wireup: Debian's MPICH source (apt-get source mpich)
 # built with --with-device=ch4:ofi, then run so that every libfabric call is
 # ours: cpi, then the pt2pt, comm, coll, rma and datatype directories of

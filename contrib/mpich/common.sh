@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by contrib/mpich/ucx-compare.sh and icount.sh, which set me (their
 # name, for messages) and work_default (their work directory under the
 # tree's top) first; $1 is their WORKDIR argument.  Sets top, work, prefix

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Where MPICH's 8 B ping-pong goes, in instructions (issue 15): callgrind
 # counts one rank of test/prov/mpi_pingpong.c (2 ranks, MPICH's shared
 # memory off, MPIR_CVAR_NOLOCAL=1) inside MPI_Send and MPI_Recv only, so

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # MPICH on Wireup against Debian's MPICH (ch4:ucx), 2 ranks on one node,
 # MPICH's own shared memory off on both (MPIR_CVAR_NOLOCAL=1), so every
 # message crosses the fabric library: one ping-pong program

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: core types, capability bits, fi_info and fid.
  *
  * Binary layout follows the libfabric 1.x ABI so existing binaries keep

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: remote atomic operations.
  * Three families: plain (write), fetch (return old value), compare
  * (conditional swap).  Counts are in datatype elements, not bytes. */

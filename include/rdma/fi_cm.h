@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: connection management and multicast joins. */
 #ifndef FI_CM_H
 #define FI_CM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: AV sets and collective operations over them. */
 #ifndef FI_COLLECTIVE_H
 #define FI_COLLECTIVE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: access domains, address vectors, memory regions, and
  * the atomic/collective type enums that domain queries take. */
 #ifndef FI_DOMAIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: endpoints, their options, and plain message transfer. */
 #ifndef FI_ENDPOINT_H
 #define FI_ENDPOINT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: event queues, completion queues, counters, and the
  * (legacy) wait and poll sets they can be grouped with. */
 #ifndef FI_EQ_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: error codes.
  *
  * Positive values below 256 are plain errno numbers from <errno.h>, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: extensions — fid export/import, the peer provider
  * interfaces, memory monitor and logging import, provider-specific codes. */
 #ifndef FI_EXT_H

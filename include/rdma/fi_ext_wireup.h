@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup extension: job-wide address exchange through PMIx.
  *
  * A PMIx client (an MPI stack, a SHMEM library, a tool) fills an address

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: one-sided remote memory reads and writes. */
 #ifndef FI_RMA_H
 #define FI_RMA_H

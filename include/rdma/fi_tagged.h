@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: tagged messages (receive matches on tag & ~ignore). */
 #ifndef FI_TAGGED_H
 #define FI_TAGGED_H

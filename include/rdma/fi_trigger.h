@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup public API: triggered (deferred) operations.
  * An operation posted with FI_TRIGGER carries its trigger condition in the
  * context argument, which must then be a struct fi_triggered_context(2). */

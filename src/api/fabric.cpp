@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_fabric / fi_fabric2: route to the provider named in the attributes. */
 #include <cstring>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_getinfo / fi_dupinfo / fi_freeinfo entry points and their versioned
  * aliases.  Older binaries (FABRIC_1.3: every libfabric 1.x up to 1.17)
  * pass and receive the shorter fi_domain_attr; we widen their hints into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the entry points set up once before any object opens: the parts
  * below that offer hooks to each other are joined here, from above, so no
  * part reaches up (e.g. the AV engine learns of "pmix:" names). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup provider's addresses and the PMIx wire-up (issue 15): a
  * node-local peer's address is computed, not exchanged.  Here, at the top
  * of the layering, because it joins three parts that may not include each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The address vector engine: fid_av objects over a region (region.h).
  * This file opens, binds and closes them, holds their ops tables and
  * serves endpoints (av.h); av_impl.h lists the files of the rest. */

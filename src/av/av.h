@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Address vectors (fi_av(3)): one engine for every provider.
  *
  * A provider describes its addresses with an av_format and opens AVs with

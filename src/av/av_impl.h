@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the files of the AV engine share: the AV object, the stored key,
  * region access, the writers' lock and the writer.  Internal to src/av
  * (other parts include av/av.h): entries.cpp reads and indexes entries,

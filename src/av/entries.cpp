@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Entries of an AV: the free bitmap and recovery of a region, reading
  * records and symmetric ranges, the reverse index and reverse(), user ids
  * and auth handles per process, decoding application addresses, and

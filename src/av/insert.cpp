@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_av_insert, fi_av_insertsvc and fi_av_insertsym: checking a call,
  * storing a batch and reporting it (returned, FI_SYNC_ERR, or events on
  * the EQ of an FI_EVENT AV), and the symmetric ranges of insertsym. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_av_remove, fi_av_lookup, fi_av_straddr, auth keys and user ids. */
 #include "av/av_impl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parts of composite addresses (av_format::part, the wireup provider's
  * tcp + shm addresses): the address of one part of an entry, and the
  * reverse lookup by part, which sub-endpoints use for FI_SOURCE.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Region layout: inline in region.h, so that it is compiled with the rest
  * of the open path (src/av/region_map.cpp).  Header validation lives here, free
  * of the AV engine, so that the fuzz target (test/fuzz/fuzz_av_header.cpp)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The memory an AV lives in: a header page, then arrays indexed by fi_addr,
  * all reserved at open and never moved.  Private AVs reserve anonymous
  * MAP_NORESERVE memory; named AVs map a sparse POSIX shm object.  Only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Mapping the region of an AV: private (anonymous memory) or named (a
  * POSIX shm object that other processes open), and releasing it. */
 #include "av/av_impl.h"

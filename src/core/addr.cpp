@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Address text: see addr.h for the accepted forms.  Written to be strict
  * (every malformed input is rejected with a reason) and bounded (nothing
  * reads past the caller's length; every output is size-checked). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fabric addresses as text: strict FI_ADDR_STR parsing, node/service
  * resolution for fi_getinfo and fi_av_insertsvc, fi_av_straddr-style
  * printing, and the address arithmetic behind fi_av_insertsym.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the address text files share (src/core/addr*.cpp): character
  * classes, logging of rejected input, the format table's types and the
  * number and host parsers.  Internal to them; everyone else uses addr.h. */

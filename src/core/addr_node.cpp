@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Address text from a node and service (parse_node_service, getaddrinfo
  * for names) and counting node names and services up (insertsym). */
 #include "core/addr.h"

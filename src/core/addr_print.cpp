@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Printing binary addresses as address text (format, sockaddr_text):
  * bounded output, every length checked. */
 #include "core/addr.h"

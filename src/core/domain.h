@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fabric and domain objects every part sees: providers build them
  * (src/prov/common/objects.h opens and closes them), and the parts that
  * open children of a domain without being a provider (the AV engine, the

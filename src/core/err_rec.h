@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A queued error of an EQ or a CQ: the entry, plus its own copy of the
  * provider's err_data, and how a read hands that copy out under the
  * fi_eq(3) / fi_cq(3) rules (one copy for both queues). */

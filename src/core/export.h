@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Visibility of the exported fi_* entry points.  The library is built with
  * -fvisibility=hidden; a version script picks what is exported.  Embedded
  * builds keep everything hidden so a parent library never re-exports fi_*. */

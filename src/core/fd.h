@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An owned file descriptor: closed when reset, replaced or destroyed, so a
  * socket, timerfd or epoll fd has one owner and no close() pairs to keep in
  * step on every error path.  It reads as its number (system calls take it as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fid plumbing shared by every object: the one -FI_ENOSYS slot, and the
  * standard-layout rule for objects whose first member is a struct fid_*. */
 #ifndef WU_CORE_FID_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The function name log lines and exception reports carry.  Inside a
  * WU_GUARD body it is the guarded entry point, which the lambda captures
  * under this name: a lambda's own __func__ is only "operator()". */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Hashing and power-of-two rounding, one copy for every part (AV reverse
  * lookup, MR keys, atomic lock stripes, queue ring sizes). */
 #ifndef WU_CORE_HASH_H

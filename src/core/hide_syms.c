@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* hide_syms OBJECT: gives every defined global symbol of a relocatable ELF
  * object hidden visibility, in place.
  *

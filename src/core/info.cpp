@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_info allocation, deep copy and release, for every part; the exported
  * fi_getinfo / fi_dupinfo / fi_freeinfo live in src/api/info.cpp. */
 #include "core/info.h"

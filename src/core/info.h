@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_info allocation, deep copy and release (C ownership: the application
  * frees what we hand out with fi_freeinfo). */
 #ifndef WU_CORE_INFO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging in libfabric's line format:
  *   libfabric:PID:SECONDS::PROV:SUBSYS:FUNC():LINE<LEVEL> message
  * Filters (FI_LOG_LEVEL, FI_LOG_SUBSYS) are folded into one bit mask at

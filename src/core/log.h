@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal logging: libfabric-compatible lines (FI_LOG_LEVEL, FI_LOG_PROV,
  * FI_LOG_SUBSYS) behind printf-checked macros.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A move-only owning pointer that keeps its holder standard-layout under
  * every compiler: std::unique_ptr does not under clang with libstdc++ (its
  * tuple storage), and a C++ object that embeds a fid first must stay

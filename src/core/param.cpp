@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The parameter registry: one list of knobs, core ones from params.def and
  * provider ones from fi_param_define / wu::param::define, feeding
  * fi_param_get and fi_getparams. */

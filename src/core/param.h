@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal side of the parameter registry behind fi_param_define,
  * fi_param_get and fi_getparams.
  *

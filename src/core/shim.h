@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one ABI shim: every exported function and every ops-table entry runs
  * its C++ body through wu::guard so that no exception crosses the C ABI. */
 #ifndef WU_CORE_SHIM_H

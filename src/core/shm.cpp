@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ownership checks for shared memory objects (shm.h). */
 #include "core/shm.h"
 

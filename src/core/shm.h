@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared memory objects we create for other processes of the same job
  * (named AVs, and any provider's shared segments): they live in a
  * namespace every local user can write to, so an object found under our

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_strerror: our own text for the FI-specific codes; plain errno values
  * the C library knows go to strerror(), as Debian's library does, so the
  * text follows the process's locale and libc exactly like theirs.  Unknown

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Small synchronisation pieces for event queues, wait sets, CQs and
  * counters (core: every part above may use them): a spin lock
  * for the very short queue critical sections, futex waits that always

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_tostr / fi_tostr_r: text rendering of fabric types.
  *
  * The output must match Debian's libfabric 1.17 byte for byte (fi_info and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_version and fi_open: the library-level entry points that are not
  * attached to an object. */
 #include <cstring>

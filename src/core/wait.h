@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Native wait objects and closed handles, shared by event queues, wait sets,
  * completion queues and counters: the eventfd and mutex+cond pair handed out
  * by FI_GETWAIT, the FI_GETWAIT / FI_GETWAITOBJ control, the quarantine that

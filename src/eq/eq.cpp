@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Event queues (fi_eq(3)) and wait sets.
  *
  * An EQ is a power-of-two ring of 64-byte slots (payloads up to 56 bytes

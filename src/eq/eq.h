@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Event queues (fi_eq(3)) and wait sets (fi_poll(3)): the entry points a
  * provider's fi_ops_fabric forwards to, and the reporting API that address
  * vectors, endpoints and the connection manager use to queue events.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_getinfo: which providers are asked (FI_PROVIDER, hints' prov_name,
  * layered names), FI_PROV_ATTR_ONLY, and why nothing matched. */
 #include "getinfo/getinfo.h"

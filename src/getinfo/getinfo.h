@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_getinfo's matching engine, behind the exported entry points in
  * src/api/info.cpp (which already widened old-layout hints and passes the
  * registry's providers, so getinfo needs no provider). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The generic fi_getinfo matcher built-in providers use: a provider lists
  * what it offers as complete fi_info templates; hints filter and narrow them.
  * Why a template failed is kept so -FI_ENODATA can be explained. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NIC discovery: the OS view (getifaddrs, sysfs, verbs) matched to hwloc's
  * I/O objects, ordered by locality.  See nic.h for the seams. */
 #include "config.h"

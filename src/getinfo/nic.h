@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NIC discovery for fi_getinfo: network interfaces (getifaddrs + sysfs) and
  * verbs devices, matched to hwloc's PCI and OS devices, ordered by locality
  * to the calling thread.

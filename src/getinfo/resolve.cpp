@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Addresses of fi_getinfo entries: node/service, FI_SOURCE, FI_NUMERICHOST,
  * hints->src_addr/dest_addr, and FI_ADDR_STR output. */
 #include <arpa/inet.h>

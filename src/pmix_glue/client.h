@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The seam between the wire-up and PMIx: the few PMIx services it uses,
  * behind a small interface with two implementations, the real PMIx client
  * (real_client.cpp) and an in-memory fake (test/pmix/fake_client.h, built

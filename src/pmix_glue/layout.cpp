@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Symmetric layout of a job from the launcher's node map (layout.h). */
 #include "pmix_glue/layout.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The symmetric layout of a job: every node runs ppn ranks, mapped by
  * node (block: rank = position * ppn + slot) or round-robin (cyclic:
  * rank = slot * nodes + position), so that a node's position and a rank's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Node-local peers without exchange (local_addr.h): the registry of
  * formats that compute a local peer's address, and the notes of ranks
  * whose endpoint could not take its computed name.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Node-local peers whose addresses need no exchange (issue 15).
  *
  * A provider whose address of a rank's endpoint follows from the job's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The real PMIx client behind wu::pmix::client. */
 #include <pmix.h>
 

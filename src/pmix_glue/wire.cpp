@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Records the wire-up stores in PMIx (see wire.h). */
 #include "pmix_glue/wire.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the wire-up stores in PMIx: records with a header that names the
  * job, the rank and the address format, so that a blob that is too short,
  * of another format or from another job is caught before anything is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The PMIx wire-up: session, mode choice, the ops table and the "pmix:"
  * named AV; fill.cpp fills an AV in each of the four modes.  See wireup.h
  * and include/rdma/fi_ext_wireup.h. */

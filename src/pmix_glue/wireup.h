@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The PMIx wire-up (issue 7): fills an AV with every rank of a PMIx job so
  * that fi_addr == rank.  Public face: include/rdma/fi_ext_wireup.h, reached
  * through fi_open_ops(&domain->fid, "wireup_pmix") (domain_ops_open below)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the files of the PMIx wire-up share: the session and the helpers
  * that talk to PMIx (wireup.cpp), and the filling of an AV in each mode
  * (fill.cpp).  Internal to src/pmix_glue; other parts use wireup.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The provider registry: built-in providers in preference order, then
  * external lib<name>-fi.so providers from FI_PROVIDER_PATH (issue 3). */
 #ifndef WU_PROV_REGISTRY_H

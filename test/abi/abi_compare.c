@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Compares the ABI table built from Debian's 1.17 headers with the one built
  * from ours. Exit 0: no mismatch, 1: mismatches, 77: skipped, 99: error. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ABI table from Debian's libfabric 1.17 headers (/usr/include/rdma).
  * Must be compiled WITHOUT -I for our include/ directory. */
 #include "abi_table.h"

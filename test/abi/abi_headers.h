@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Headers checked (same set as gen-abi-list.py and abi_ours.c). */
 #include <rdma/fabric.h>
 #include <rdma/fi_domain.h>

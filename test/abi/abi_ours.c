@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ABI table from our headers (compiled with -I$(top_srcdir)/include).
  * Each header must exist in our tree: a missing one would otherwise be taken
  * silently from /usr/include/rdma. The odd path only resolves relative to

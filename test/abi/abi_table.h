@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ABI table shared by abi_debian.c, abi_ours.c and abi_compare.c. */
 #ifndef WIREUP_TEST_ABI_TABLE_H
 #define WIREUP_TEST_ABI_TABLE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Body of abi_debian.c / abi_ours.c: define ABI_TABLE_FUNC and include this
  * after the <rdma/...> headers. Expands abi_list.h into a table. */
 #include <stddef.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Generate abi_list.h: every public struct, member and integer constant of the
 reference (Debian libfabric 1.17) headers, as X-macro lines.
 

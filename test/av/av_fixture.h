@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* AV suites: a real tcp domain (fi_getinfo prov_name "tcp", fi_fabric,
  * fi_domain) and helpers to build sockaddrs and open AVs. */
 #ifndef WU_TEST_AV_FIXTURE_H

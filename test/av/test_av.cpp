@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_av(3) through the real tcp provider, one suite per man-page section. */
 #include "test/av/av_fixture.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Composite addresses in the AV engine (av_format::part): addr_of_part and
  * reverse_part over a fake format with two parts, on private and named
  * AVs, with removes, reused indices, reserved entries and bad handles. */

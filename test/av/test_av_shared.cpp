@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Named AVs shared through shm by real processes (fork), including a
  * writer killed in the middle of an insert. */
 #include "test/av/av_fixture.h"

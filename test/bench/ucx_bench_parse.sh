@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # contrib/bench/ucx_bench.sh reads numbers out of two tools' tables; a
 # change in either, or in the script, must not turn the README's table into
 # silent n/a.  First its parsers over captured output (fi_pingpong 1.17,

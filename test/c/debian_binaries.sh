@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian's own libfabric-bin tools, unmodified, run on our library when
 # LD_LIBRARY_PATH points at the build.  Proves the loader picks ours.
 if [ "$WU_EMBEDDED" = yes ]; then echo "SKIP: embedded builds make no shared library"; exit 77; fi

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Plain C client: dlopen the built libfabric.so.1 (never Debian's), check it
  * is ours, and call the versioned entry points old binaries bind to. */
 #define _GNU_SOURCE

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The built libfabric.so.1 exports exactly the symbols and versions of
 # shared/design/abi.md, all version nodes FABRIC_1.0..1.8 exist, and the
 # defaults (@@) are the newest layouts.

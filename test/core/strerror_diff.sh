@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # fi_strerror of our library must print the same text as Debian's for every
 # code in -300..300: applications show and match these strings.
 # Env: top_builddir, WU_LIB (ours), DEBIAN_LIBFABRIC (reference), WU_EMBEDDED.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Prints fi_strerror(n) for n in -300..300 (plus the int extremes) from the
  * libfabric .so named on the command line.  Not linked to libfabric: the
  * library is dlopen'ed so the same binary can dump Debian's and ours. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Address text: parsing tables (good and bad), printing against the forms
  * Debian's libfabric prints, round trips, node/service resolution and the
  * insertsym arithmetic. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fabric(7)/fi_fabric(3): fid plumbing, the ABI shim, fi_version, fi_open,
  * and fi_fabric/fi_fabric2 dispatch to providers. */
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The helpers every part shares (core/hash.h, core/err_rec.h,
  * addr::sockaddr_text): one copy, so their contract is checked here. */
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_getinfo(3): the exported entry points, fi_allocinfo/fi_dupinfo/
  * fi_freeinfo, and the FABRIC_1.3 old-layout compatibility copies. */
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Logging: line format (Debian 1.17's), filters, rate limiting, the
  * compile-time ceiling, and one write per line under threads. */
 #include <algorithm>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parameter registry: naming, parsing (Debian 1.17's rules), sources,
  * fi_getparams, and the core knobs' pinned defaults. */
 #include <cstdlib>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_strerror: the texts applications print.  The full -300..300 sweep
  * against Debian's library is test/core/strerror_diff.sh; this pins the
  * rules and a few texts without needing Debian's package. */

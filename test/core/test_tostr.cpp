@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // Unit tests for fi_tostr / fi_tostr_r (formats are checked against Debian's
 // library in full by tostr_diff.sh; these pin the rules one by one).
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Compares fi_tostr/fi_tostr_r output of Debian's libfabric 1.17 and ours on
 # the inputs of tostr_dump.  Differences allowed on purpose (and only these):
 #   - lines starting with "VERSION:" (FI_TYPE_VERSION prints the library's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Prints fi_tostr / fi_tostr_r output for a fixed, large set of inputs from
  * the libfabric .so named on the command line, so Debian's library and ours
  * can be diffed (tostr_diff.sh).  Not linked to libfabric: the library is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared pieces of the EQ suites: a fake fabric whose eq_open / wait_open /
  * trywait slots forward to src/eq, and RAII handles. */
 #ifndef WU_TEST_EQ_FIXTURE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_eq(3), one suite per section of the man page, single-threaded parts.
  * Blocking and concurrent behaviour is in test_eq_threads.cpp. */
 #include <gtest/gtest.h>

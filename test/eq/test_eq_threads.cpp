@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_eq(3) blocking reads, signals and concurrent use (also run under
  * ThreadSanitizer: ../configure --enable-sanitizers=thread). */
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target for src/core/addr*.cpp: arbitrary bytes into the
  * FI_ADDR_STR parser, the node/service parser, the printer and the
  * insertsym arithmetic.  Besides the sanitizers it checks invariants:

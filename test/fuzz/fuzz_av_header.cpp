@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target for the named-AV header check (src/av/region.cpp,
  * validate_header): arbitrary bytes as the header page of a shared AV
  * another process left behind.  Besides the sanitizers it checks that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target for src/pmix_glue/wire.cpp: arbitrary bytes as what a
  * PMIx get hands back, i.e. what any process of the job (or a launcher)
  * could have put there.  The first byte picks how the blob is read: as an

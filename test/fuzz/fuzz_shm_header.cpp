@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target for the shm region header check (src/prov/shm/layout.cpp,
  * validate): arbitrary bytes as the header of a region a peer left in
  * /dev/shm.  Besides the sanitizers it checks that whatever is accepted

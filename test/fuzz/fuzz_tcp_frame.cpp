@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target for src/prov/tcp/frame.cpp: arbitrary bytes into the
  * wire-frame decoder, read as a stream of frames the way a connection reads
  * them.  Invariants besides the sanitizers: a header that decodes encodes

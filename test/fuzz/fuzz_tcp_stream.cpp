@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target for the tcp provider's stream reader as a whole: the
  * input is what a peer writes on one connection to a real RDM endpoint
  * (the whole library, manual progress, 127.0.0.1), read by the provider's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target for the ucx provider's addresses
  * (src/prov/ucx/ucx_addr.cpp): arbitrary bytes as an address a peer
  * published.  addr_check must never read past the bytes given; what it

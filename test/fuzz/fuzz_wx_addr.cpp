@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target for the wireup provider's addresses
  * (src/prov/wireup/wx_addr.cpp): arbitrary bytes as an address a peer
  * published.  decode must never read past the bytes given; whatever it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The logging seam for fuzz targets: the core's log API without the rest
  * of the core (params, providers).  Every message is still formatted, so
  * format/argument mistakes and overreads in log lines are caught by the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the libFuzzer targets in test/fuzz with clang in a scratch
 # directory and runs each for a bounded time.  Kept out of `make check`
 # (gcc builds stay untouched); CI calls it directly.

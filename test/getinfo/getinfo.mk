@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # fi_getinfo(3) suites (the lead's; test/getinfo/Makefile.include holds the NIC suites).
 if WU_HAVE_GTEST
 check_PROGRAMS += test/getinfo/test_getinfo

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_getinfo(3) against the built-in tcp provider and fake providers:
  * hints as filters, capabilities, modes, addresses, provider selection,
  * and the explanation logged when nothing matches. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Progress modes in fi_getinfo: a template reporting manual progress that
  * its provider can also run automatically (getinfo::template_opts) serves a
  * hint asking for FI_PROGRESS_AUTO and reports AUTO; unspecified hints keep

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_getinfo, fi_dupinfo and fi_freeinfo from many threads at once, on the
  * real tcp provider, including the very first call of a process (which
  * builds the NIC table and the provider's templates).  Meant to run under

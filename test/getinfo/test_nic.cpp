@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NIC discovery and locality order.  Ordering runs against hand-written
  * hwloc XML topologies (the .xml files next to this one) and a fake interface list, so
  * it is checked without the hardware; a few tests touch the real machine. */

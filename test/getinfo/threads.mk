@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # fi_getinfo under concurrency (GoogleTest); meant to also run under
 # --enable-sanitizers=thread.
 if WU_HAVE_GTEST

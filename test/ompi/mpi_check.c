@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The MPI behaviour issue 15 asks of Open MPI on Wireup, with every byte
  * checked: ping-pong between every pair of ranks at several sizes,
  * MPI_Alltoall and MPI_Alltoallv of varied sizes, wildcard receives

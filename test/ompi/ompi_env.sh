@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the Open MPI scripts in test/ompi: finds Debian's mpicc and
 # mpirun (exit 77 when one is missing), our library, builds mpi_check into
 # $tmp and clears the environment of everything that would choose a

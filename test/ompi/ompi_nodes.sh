@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Open MPI on Wireup across two "nodes", issue 15: two network namespaces
 # joined by a veth pair (10.77.0.1 and 10.77.0.2), each with its own
 # hostname (a UTS namespace), 2 ranks in each.  mpirun runs in the first as

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Open MPI (Debian's openmpi-bin, unmodified) on Wireup by default, issue
 # 15: `mpirun --mca pml cm --mca mtl ofi` with no provider include list and
 # no FI_* environment, on 2 and 4 ranks of this node (oversubscribed).  The

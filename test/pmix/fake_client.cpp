@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* In-memory PMIx (fake_client.h). */
 #include "fake_client.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An in-memory PMIx for unit tests and the benchmark's simulated jobs: the
  * job data a launcher would give (sizes, node map, local peers), this
  * process's own puts, and what every peer would have published,

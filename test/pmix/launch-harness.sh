@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the PMIx launcher tests (launchers.sh, wireup_launchers.sh): runs
 # a PMIx client under Open MPI's mpirun and under srun on a private
 # single-node Slurm started here and always stopped again.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # make check: run test/pmix/pmix_probe as 1, 2, 4 and 8 PMIx clients
 # (oversubscribed) under Open MPI's mpirun and under srun on a private
 # single-node Slurm started here and always stopped again.

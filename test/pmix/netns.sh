@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # make check: a job on several "nodes" of this machine.  Each node is a
 # network namespace made here, with one address 10.77.0.{11,12,14}/24 on a veth
 # link to a bridge in a further namespace (the "switch"); nothing is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The mixed test of issue 15, a client of test_wireup_nodes (variants wx
  * and wxdirect; test/pmix/netns.sh): every rank of a job spread over
  * network namespaces opens one endpoint of the wireup provider, is wired

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_wireup_nodes' client for the wireup provider (nodes_wx.cpp). */
 #ifndef WU_TEST_PMIX_NODES_WX_H
 #define WU_TEST_PMIX_NODES_WX_H

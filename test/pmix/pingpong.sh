@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The main job as a test: contrib/wireup_pingpong under mpirun (N = 2, 4, 8
 # on the wireup provider, N = 4 on tcp) and under srun on a private Slurm
 # (N = 4): wire-up through PMIx, a tagged message between every pair of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* pmix_probe: a plain PMIx client that checks, under a real launcher, every
  * PMIx service the Wireup wire-up relies on:
  *   - job-level keys (rank PMIX_RANK_WILDCARD): PMIX_JOB_SIZE, PMIX_LOCAL_SIZE,

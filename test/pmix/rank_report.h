@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What one rank of a launched test program reports: each failure counted
  * and printed with the program's name and the rank, so that the launcher
  * test's log says which rank saw what. */

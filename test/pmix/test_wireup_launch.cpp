@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_wireup_launch: the PMIx wire-up under a real launcher (mpirun, srun).
  *
  * Every rank publishes a synthetic endpoint name (tcp endpoints are not

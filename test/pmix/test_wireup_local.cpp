@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Issue 15: the PMIx wire-up fetches nothing for node-local peers when the
  * AV's format registered a local_format (pmix_glue/local_addr.h), in every
  * mode and in the "pmix:" AV; a rank whose endpoint did not take its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_wireup_local_launch: the wireup provider wired up through PMIx under
  * a real launcher with every rank on this node (issue 15): nothing may be
  * fetched from PMIx for a local peer.

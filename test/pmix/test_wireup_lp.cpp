@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_wireup_lp: a client of test_wireup_server (launcher-published data).
  *
  *   test_wireup_lp VARIANT N      (arguments appended by the server)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_wireup_nodes: a job on several "nodes" of one machine, each node a
  * network namespace with its own address and its own PMIx server, for the
  * multi-node paths of the wire-up (test/pmix/netns.sh makes the namespaces).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* test_wireup_server: a PMIx server of our own (PMIx server API) that plays
  * a launcher publishing endpoint data before its clients start, for the
  * launcher-published mode and its fault cases.

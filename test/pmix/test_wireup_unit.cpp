@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* PMIx wire-up against the in-memory PMIx (fake_client): every mode, the
  * zero-code "pmix:" AV, bad data, layouts, and a simulated job of 16,384
  * nodes x 64 ranks.  Launcher runs are in test_wireup_launch.cpp. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # PMIx wire-up tests (issue 7): GoogleTest suites on the in-memory PMIx, and
 # a PMIx client run under mpirun and srun by wireup_launchers.sh.
 if WU_HAVE_PMIX

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # make check: run test/pmix/test_wireup_launch (every wire-up mode, the
 # zero-code "pmix:" AV, a rank off the symmetric layout) as 1, 2, 4, 8 and
 # 12 PMIx clients (oversubscribed: 2 cores here) under Open MPI's mpirun,

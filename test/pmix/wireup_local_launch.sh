@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # make check: issue 15's "zero bytes for node-local peers" under a real
 # launcher: test/pmix/test_wireup_local_launch as 2 and 4 ranks of this node
 # under Open MPI's mpirun (the wireup provider, the "pmix:" AV and a modex

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # make check: the launcher-published mode and its fault cases, with
 # test/pmix/test_wireup_server as the launcher (PMIx server API):
 #   nodes   4 ranks on 1 node, one node record: symmetric AV, no exchange

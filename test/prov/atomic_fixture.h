@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The atomics fixture: two RDM endpoints and a registered target. */
 #ifndef WU_TEST_PROV_ATOMIC_FIXTURE_H
 #define WU_TEST_PROV_ATOMIC_FIXTURE_H

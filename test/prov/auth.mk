@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tcp provider job-key handshake: key file, challenge-response, refusals,
 # address takeover, handshake relays (test_tcp_auth); a second user's
 # process against a root job (test_tcp_auth_user, run as root: SKIP

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Completion queues, counters and memory regions shared by every provider
 # (GoogleTest, parameterised over the providers of prov_fixture.h); all
 # also run under TSan.

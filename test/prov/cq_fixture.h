@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared pieces of the CQ / counter / MR / poll suites (run over every
  * provider, see prov_fixture.h): a real domain opened through the public
  * API at a chosen API version, and RAII handles. */

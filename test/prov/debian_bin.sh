@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the tests that run Debian's unmodified libfabric-bin tools
 # (fi_info, fi_pingpong) on our library.
 #   need_tool VAR NAME  VAR := the tool's path; exits 77 (skip) without it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the differential C programs (msg_cm.c, srx_msg.c), built with
  * the system's libfabric headers only: one line per check, "ok: " or
  * "FAIL: ", and the count of failed checks for the exit status. */

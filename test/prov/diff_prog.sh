@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the differential shell tests (msg_cm.sh, srx_msg.sh) with
 # prog set to the C program's name (test/prov/$prog.c): finds our library
 # and Debian's, builds $prog into $tmp against the system's libfabric

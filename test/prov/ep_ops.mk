@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The generated msg/tagged/rma/atomic ops tables (src/prov/common/ep_ops.h)
 # against a fake provider: no transport, so it also runs under ASan
 # (check-unit).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An external provider as a third party would build it: lib<name>-fi.so
  * exporting fi_prov_ini, loaded from FI_PROVIDER_PATH. */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Sourced by the <provider>_fi_info.sh tests: Debian's unmodified fi_info
 # (libfabric-bin) run on our library, and the checks every provider's
 # listing shares.  Exits 77 (skip) when fi_info is not installed.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian's unmodified fi_pingpong (libfabric-bin) on our library: tcp RDM
 # and MSG, server and client on 127.0.0.1, sizes 8 B .. 1 MiB, each run
 # bounded by a timeout.  Exit 77 (skip) when fi_pingpong is not installed.

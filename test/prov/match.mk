@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The matching engine alone (src/prov/common/match.h): no transport, so it
 # also runs under ASan (check-unit) and TSan (check-tsan).
 if WU_HAVE_GTEST

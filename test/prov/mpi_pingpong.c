@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* An MPI ping-pong between ranks 0 and 1 (others idle), then an
  * allreduce over all ranks: the client test/prov/ompi_mtl.sh runs under
  * Open MPI's OFI MTL on our library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MSG connection management as programs written against libfabric use
  * it, built against the libfabric API only so that msg_cm.sh runs the
  * same binary on Debian's libfabric and on ours (LD_LIBRARY_PATH).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Differential test: msg_cm.c, built against the system's libfabric
 # headers, run on Debian's libfabric (the reference, reported) and on ours
 # (must pass) by swapping LD_LIBRARY_PATH.  Cases: bind flags, FI_SHUTDOWN

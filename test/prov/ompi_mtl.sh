@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Open MPI's OFI MTL (Debian's openmpi-bin, unmodified) on our library: two
 # ranks under mpirun with pml cm / mtl ofi and FI_PROVIDER=tcp, an MPI
 # ping-pong at 8 B and 1 MiB and an allreduce, each run bounded by a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The peek / claim fixture (fi_tagged(3) FI_PEEK, FI_CLAIM, FI_DISCARD):
  * endpoint a sends to b, which peeks and claims.  Used by the peek_claim
  * suite of every provider (test_prov_peek.cpp) and tcp's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fixture of the provider suites: an opened fabric / domain / EQ of
  * provider P (for endpoint type T, or a bare domain at an API version),
  * RDM endpoints with their CQs and AV, a listening passive endpoint and

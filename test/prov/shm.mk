@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shm transport (src/prov/shm/region.h) alone: regions, queue, bounce
 # slots, cross-memory copy, wake-up, liveness, refusals.  No fabric
 # objects, so it also runs under ASan (check-unit) and TSan (check-tsan).

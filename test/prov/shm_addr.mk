@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shm provider: addresses (names from a job and a rank, fi_getinfo, the
 # FI_ADDR_STR AV) and transfers above the bounce size with and without
 # the single copy, peers that die or close, flow control and progress.

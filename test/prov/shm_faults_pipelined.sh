@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # test_shm_faults again with single copy turned off (FI_SHM_CMA=0): a large
 # message then goes through the sender's bounce buffers slot by slot (the
 # fallback of a kernel that refuses process_vm_readv), and a peer killed

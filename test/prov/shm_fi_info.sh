@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian's unmodified fi_info (libfabric-bin) on our library lists the shm
 # provider (issue 14): `fi_info -p shm` answers with RDM endpoints only,
 # FI_ADDR_STR addresses of the form fi_shm://<name>, node-local only (no

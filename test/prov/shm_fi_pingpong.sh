@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian's unmodified fi_pingpong (libfabric-bin) on our library over the
 # shm provider (issue 14): RDM, server and client on this node (their
 # control socket on 127.0.0.1), sizes 8 B .. 1 MiB, msg and tagged, with

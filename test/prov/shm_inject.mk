@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shm provider: fi_inject's short path hands what it cannot finish to the
 # general one (send counter, full queue, refusals) (issue 14's latency).
 if WU_HAVE_GTEST

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers of the shm provider's process-level tests (test_shm_scale,
  * test_shm_faults, test_shm_user, test_shm_split, test_shm_pipe,
  * test_shm_pid_reuse): the provider through the public API

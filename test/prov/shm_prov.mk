@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The shm provider at process level, through the public API (issue 14):
 # 1,024 endpoints across 9 processes (test_shm_scale), peers killed with
 # SIGKILL mid-transfer (test_shm_faults; shm_faults_pipelined.sh: the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers of the shm transport tests (test_shm_region*.cpp): unique
  * region names, a forked child that reports through a pipe, and direct
  * access to a region's bytes for the tests that corrupt them. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shm provider: robustness (issue 14): the bound on unexpected messages
 # (FI_SHM_UNEXP_LIMIT), the atomics' operand limit, and the fi_av /
 # fi_endpoint / CQ behaviour issue 14 asks of shm.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A shared receive context over two MSG endpoints, as a program written
  * against libfabric uses it; built against the libfabric API only so that
  * srx_msg.sh runs the same binary on Debian's libfabric and on ours.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Differential test: srx_msg.c (a shared receive context over two MSG
 # endpoints), built against the system's libfabric headers, run on
 # Debian's libfabric tcp provider (the reference) and on ours by swapping

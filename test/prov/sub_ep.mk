@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # shm and tcp endpoints as sub-endpoints of the wireup provider
 # (prov/common/sub_ep.h): one lock, one lent receive context, one CQ and a
 # two-part AV.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The msg, tagged, peek/claim, RMA and atomic suites of every provider
 # (GoogleTest, parameterised over the providers of prov_fixture.h); each
 # provider's own wire and connection tests stay in its test_<name>_*

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # The tcp provider's own suites (GoogleTest): its frames and handshake,
 # connections and MSG connection management, rendezvous and the eager
 # window, faults with killed peer processes, concurrency, atomics' wire

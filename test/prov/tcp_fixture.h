@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared pieces of the tcp-only suites (wire format, handshake, connection
  * management, tcp parameters): a tcp domain (prov_env of "tcp"), a
  * listener that never answers, and a raw socket that speaks the tcp

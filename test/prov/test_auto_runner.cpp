@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The switch to auto progress (src/prov/common/progress.h) alone: a pipe
  * stands in for a provider's epoll fd.  Events are awaited with a generous
  * bound (a hang fails, speed is not measured). */

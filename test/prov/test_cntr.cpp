@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_cntr(3) on the shared counter engine, opened on a real tcp domain. */
 #include <atomic>
 #include <thread>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_cq(3) on the shared CQ engine, opened on a real tcp domain; the
  * concurrency cases also run under ThreadSanitizer (make check-tsan). */
 #include <atomic>

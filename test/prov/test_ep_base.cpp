@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The endpoint base (src/prov/common/ep_base.h) and the receive core
  * (src/prov/common/rx.h) with no transport: a fake endpoint embeds an
  * ep_base on a real domain's CQs, counters, AV and EQ.  Bindings are held

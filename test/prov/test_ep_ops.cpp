@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The generated msg/tagged/rma/atomic ops tables (src/prov/common/ep_ops.h)
  * alone: a fake provider whose engines record the descriptor they got.
  * Every entry point is called through the public inline API (fi_send,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Idle yield (prov/common/idle_yield.h): the policy with an injected clock,
  * then its hooks in fi_cq_read and fi_cntr_read through the yield count. */
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The matching engine (src/prov/common/match.h) alone: no transport, a fake
  * one records what the engine asks of it.  One case per matching rule, a
  * randomized differential run against a deque-scanning reference model,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_mr(3) on the shared memory-region code, on real tcp domains (mr_mode
  * as tcp reports it, and edited before fi_domain to exercise other modes). */
 #include <sys/uio.h>

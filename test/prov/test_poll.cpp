@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Poll sets (fi_poll(3)): CQs and counters checked together, on a real tcp
  * domain; then a CQ and a counter bound to real tcp endpoints, where
  * fi_poll alone drives the progress that completes a send. */

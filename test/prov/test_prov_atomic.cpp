@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_atomic(3) on every provider (tcp's wire frames: test_tcp_atomic.cpp), and the
  * shared atomic engine (src/prov/common/atomic.h) on its own.  Expected results come from a
  * reference written here from the man page's pseudo-code; which (op,

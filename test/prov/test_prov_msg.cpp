@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FI_EP_MSG over every provider (prov_fixture.h): the msg_ep suite, a
  * connected pair exchanging messages both ways.  tcp's own connection
  * management tests are in test_tcp_msg.cpp. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_tagged(3) FI_PEEK / FI_CLAIM / FI_DISCARD on RDM endpoints of every
  * provider (the peek_claim and peek_caps suites; a sender dying before
  * the claim is tcp's own, in test_tcp_peek.cpp): FI_ENOMSG when nothing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FI_EP_RDM over every provider (prov_fixture.h): two endpoints in one
  * process (fi_endpoint, fi_msg, fi_tagged and fi_rma behaviour: the rdm,
  * tagged and rma suites).  tcp's own RDM tests are in test_tcp_rdm.cpp. */

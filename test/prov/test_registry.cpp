@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_provider(7): external providers from FI_PROVIDER_PATH. */
 #include <gtest/gtest.h>
 

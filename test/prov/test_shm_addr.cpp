@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shm provider's addresses (src/prov/shm/shm_addr.h): names computed
  * from a job and a rank, generated names, fi_getinfo's placement of
  * fi_shm:// addresses, AV insertion of FI_ADDR_STR names (packed, as

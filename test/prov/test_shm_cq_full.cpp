@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider: completions a full CQ kept back reach the CQ once it has
  * room, even when the endpoint has nothing else to do.  MPICH's
  * rma/strided_acc_onelock (2 ranks, 1024 MPI_Accumulate per lock epoch,

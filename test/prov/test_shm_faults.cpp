@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A peer killed with SIGKILL in the middle of a transfer (issue 14,
  * "Faults and cleanup"), for each kind of message the shm provider moves:
  * inline (8 B, in the queue cell), medium (8 KiB, through the sender's

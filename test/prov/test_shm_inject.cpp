@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider (and wireup over it): fi_inject's short path (inject_inline, issue 14's 8 B
  * latency) hands every call it cannot finish alone to the general one:
  * a bound send counter still counts each inject, and injects that find

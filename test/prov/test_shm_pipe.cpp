@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shm provider's pipelined eager path (src/prov/shm/pipe.cpp):
  * messages above one bounce slot up to FI_SHM_PIPE_MAX travel in
  * fragments through several of the sender's slots, copied out by the

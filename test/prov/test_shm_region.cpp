@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shm transport alone (src/prov/shm/region.h): regions, the receive
  * queue, bounce slots, cross-memory copy, wake-up, liveness and every
  * refusal, with no fabric objects.  Other processes are forked children;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shm transport against another user (issue 14): a region owned by
  * another uid is refused on attach, and a process of another user can
  * neither attach our region nor take its name.  Needs root (to chown and

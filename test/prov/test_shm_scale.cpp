@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* 1,024 shm endpoints on one node (issue 14, "No peer limit"): 8 worker
  * processes of 128 RDM endpoints each.  Every endpoint sends 4 tagged
  * messages to endpoints of 4 other processes and receives 4 from 4 others

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shm provider's split copy of LARGE messages (src/prov/shm/split.h):
  * the receiver reads chunks while the sender, progressing, writes others
  * into the posted buffer.  Two processes (forked before any fabric object

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Another local user against our shm endpoint (issue 14: "A process of
  * another user cannot attach or write a region"): run as root (CI does),
  * it creates the user `wireup-outsider` with useradd if needed and forks a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider robustness (issue 14): an endpoint that posts no receives
  * holds at most FI_SHM_UNEXP_LIMIT of unexpected messages, loses none,
  * and still sees the answers to its own operations while at the limit. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm and tcp RDM endpoints as sub-endpoints of one wireup endpoint
  * (prov/common/sub_ep.h): both opened through their sub_ops on one
  * prov::domain, sharing one mutex, taking every receive from one lent

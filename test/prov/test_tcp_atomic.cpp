@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: fi_atomic(3)'s wire frames (ATOMIC / ATOMIC_RESP) and a
  * peer dying mid-operation.  The atomics suite of every provider is in
  * test_prov_atomic.cpp. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider, job-key handshake (src/prov/tcp/auth.h): the per-user key
  * file, FI_TCP_JOB_KEY overriding it, the key never on the wire, peers
  * without the key refused on both RDM and MSG endpoints (and the refused

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Another local user against a job's RDM endpoint (issue 12): run as root
  * (CI does), it creates the user `wireup-outsider` with useradd if needed
  * and forks a process as that user.  The outsider tries the library with

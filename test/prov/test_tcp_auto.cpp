@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider, FI_PROGRESS_AUTO: with auto data progress the target side
  * never calls into the provider (no CQ read, no counter read) and still
  * answers rendezvous, RMA and connection set-up; the same scenario under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider connection management under issue 12: a peer that ends its
  * connection at the end of a job logs no warning (EOF or reset between
  * frames), a passive endpoint flooded with connection requests never

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider connection set-up under FI_TCP_CONN_TIMEOUT (lowered here):
  * incoming connections that never complete a handshake are dropped (RDM
  * listener, manual and auto progress; MSG passive endpoint), and an RDM

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: what a peer may make this side do (issue 12).  A closed
  * memory region is closed: once fi_close(mr) returns, no remote operation
  * reads or writes it, in flight or later.  Raw peers speak the wire

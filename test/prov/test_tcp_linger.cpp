@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider, FI_EP_RDM: what the application already counts as sent is
  * delivered even when its endpoint is closed at once (MPI_Bsend or an
  * injected send, then MPI_Finalize).  The receiver is a fork()ed process

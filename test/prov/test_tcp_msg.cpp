@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider, FI_EP_MSG: passive endpoints, CONNREQ / CONNECTED /
  * SHUTDOWN through the EQ with private data, fi_reject, refused connects,
  * and a fork()ed peer killed while connected. */

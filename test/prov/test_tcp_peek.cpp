@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: FI_PEEK / FI_CLAIM with a raw socket as the sender (a
  * sender dying before the claim).  The peek_claim suite of every provider
  * is in test_prov_peek.cpp. */

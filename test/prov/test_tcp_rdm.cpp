@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider, FI_EP_RDM: its frames, a raw socket as a stray or
  * malformed peer, connections, rendezvous, and a fork()ed peer killed
  * mid-transfer (the rdm, tagged and rma suites of every provider are in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: shared receive contexts (fi_srx_context).  Several RDM
  * endpoints share one srx (wildcard and directed receives, expected and
  * unexpected, FI_SOURCE, completions on the CQ of the endpoint a message

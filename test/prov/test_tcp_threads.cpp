@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider concurrency (run under ThreadSanitizer by check-tsan-tcp):
  * FI_THREAD_SAFE endpoints used from several threads at once — senders,
  * receivers and CQ pollers — with every message delivered exactly once. */

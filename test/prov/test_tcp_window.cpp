@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: the eager window (FI_TCP_EAGER_WINDOW, frame.h).  A message
  * above the rendezvous size goes as one eager frame while the peer's window
  * has room, is held at the receiver if unexpected, and its bytes come back

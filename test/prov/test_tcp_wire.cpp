@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider against a hostile wire: raw peers send seeded random frame
  * sequences (every frame type, wrong and right flags, edge-case fields,
  * real and bogus RMA keys, bodies cut short, plain garbage) to an RDM

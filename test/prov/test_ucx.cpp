@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ucx provider's own behaviour (issue 16): it comes last and only when
  * asked for, its tag layout leaves the application 32 bits, UCP endpoints
  * are made on first send (not at fi_av_insert), FI_SOURCE follows

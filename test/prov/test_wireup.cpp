@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup provider's own behaviour (issue 15): it is the first fi_info
  * for RDM, routes a peer on this host through shm and one with another
  * host id through tcp (counted by the endpoint's route_stats), merges both

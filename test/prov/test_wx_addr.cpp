@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup provider's addresses (src/prov/wireup/wx_addr.h): encode and
  * decode round trips, every malformed variant rejected, the 64-byte
  * limit, the AV format's parts and text. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wu::wireup::host_id() tells network namespaces apart: a child in a new
  * network namespace (unshare(CLONE_NEWNET), root only) computes another
  * id, a child in ours the same.  SKIP (77) when unshare is not permitted. */

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ucx provider (issue 16): its own suite (tag layout limits, lazy UCP
 # endpoints, corrupt addresses, peer death, provider order) and Debian's
 # fi_pingpong on it; the provider suites run it through prov_fixture.h.

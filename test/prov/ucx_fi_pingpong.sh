@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian's unmodified fi_pingpong on our library over the ucx provider
 # (issue 16): shm_fi_pingpong.sh's runs (msg and tagged, 8 B .. 1 MiB, data
 # checks) with -p ucx, once over UCX's tcp transport and once over its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # wireup provider (issue 15): routing, the merged matching engine, getinfo
 # order (test_wireup); Debian's fi_pingpong and fi_info on it (wireup_fi_*.sh).
 EXTRA_DIST += test/prov/wireup_fi_pingpong.sh test/prov/wireup_fi_info.sh test/prov/fi_info_lib.sh

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian's unmodified fi_info on our library (issue 15): the wireup provider
 # is listed, answers `fi_info -p wireup` with RDM endpoints reaching local
 # and remote peers, and is the first provider fi_info shows for RDM.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Debian's unmodified fi_pingpong on our library over the wireup provider
 # (issue 15): both processes on this node, so their traffic goes through
 # the shm sub-endpoints; shm_fi_pingpong.sh's runs (msg and tagged, 8 B ..

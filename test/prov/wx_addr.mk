@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # wireup provider: addresses (encode/decode, host id, the AV format).
 # test_wx_addr_netns needs root (unshare(CLONE_NEWNET)): SKIP otherwise.
 if WU_HAVE_GTEST

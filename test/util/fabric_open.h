@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A fabric and a domain opened and closed through the public API, for the
  * test fixtures (prov_env, tcp_domain): a failed open is a test failure
  * saying which call failed, never a crash. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A fake provider for unit tests: registered through the registry's test
  * seam, it answers fi_getinfo with one entry and opens a minimal fabric. */
 #ifndef WU_TEST_FAKE_PROVIDER_H

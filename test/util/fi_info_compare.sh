@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Our util/fi_info must print what Debian's fi_info prints, byte for byte,
 # with the same exit status, when both run on our libfabric.so.1.  Cases
 # where fi_getinfo finds nothing are compared too: the error text and exit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Leak checks a test can assert on.  Under AddressSanitizer (LeakSanitizer)
  * leaks_now() runs a full leak check at that point and says whether it found
  * anything (reported on stderr); elsewhere there is no checker and it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup provider interface: logging.
  * The macros test fi_log_enabled() first so disabled levels cost one call
  * and no formatting; errno is preserved across the log call so logging in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wireup provider interface: what a provider hands the core, and the
  * run-time parameter helpers providers use. */
 #ifndef FI_PROV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The remote-atomic engine (see atomic.h).  One template per operation
  * family does the arithmetic; the datatype is resolved once per call by
  * indexing a type list.  Elements are read and written with memcpy (target

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Provider-independent remote-atomic engine (fi_atomic(3)): which
  * (datatype, op) pairs each family of calls supports, element sizes, and
  * the element-wise application of an operation to target memory.  It knows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_atomicvalid / fi_query_atomic answers with their log lines, apart from
  * the pure engine in atomic.cpp so that fuzz targets can link it alone. */
 #include <rdma/fabric.h>

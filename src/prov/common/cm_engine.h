@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The process-wide connection/progress event loop: one thread in epoll_wait
  * that calls a watch's function when its fd is ready.  Providers hang
  * listening sockets, connection setup, timers (timerfd) and auto progress

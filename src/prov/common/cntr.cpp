@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Counters (fi_cntr(3)) for every provider.
  *
  * Two atomics (value, error value): the data path is one fetch_add plus a

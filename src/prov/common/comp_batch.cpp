@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion batching (comp_batch.h). */
 #include "config.h"
 #include "prov/common/comp_batch.h"

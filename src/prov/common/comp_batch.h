@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion batching for an endpoint: completions are collected under the
  * endpoint's lock and posted to CQs and counters after it is released, so a
  * CQ that calls the provider's progress while holding its own lock cannot

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion queues (fi_cq(3)) for every provider.
  *
  * A CQ is a power-of-two ring of wu::cq::completion records (each format's

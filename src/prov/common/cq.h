@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Completion queues (fi_cq(3)), counters (fi_cntr(3)) and memory regions
  * (fi_mr(3)) shared by every provider.  A provider's domain forwards its
  * cq_open / cntr_open / mr slots here; its endpoints report through the

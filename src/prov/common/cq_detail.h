@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internals shared by cq.cpp and cntr.cpp (not for providers): the
  * progress-function registry, native wait objects (eventfd, mutex+cond,
  * wait-set attachment) and the quarantine for closed handles. */

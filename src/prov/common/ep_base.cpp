@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The endpoint base (ep_base.h): bindings, enable checks, ops flags,
  * completions. */
 #include "config.h"

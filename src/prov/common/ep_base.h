@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The endpoint base every provider embeds: what an endpoint does that is not
  * about its transport.  Bindings (CQs with FI_TRANSMIT / FI_RECV /
  * FI_SELECTIVE_COMPLETION, the six counters, AV, EQ) with their checks and

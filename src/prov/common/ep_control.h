@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_control(FI_ENABLE, FI_GETOPSFLAG, FI_SETOPSFLAG), the switch to auto
  * progress, fi_ep_bind of what ep_base binds, and the end of fi_close of an
  * endpoint built on ep_base, the same for every provider.  A provider

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The endpoint lock's own mutex (ep_base.h ep_lock): an uncontended
  * lock / unlock is one atomic instruction each and a handful of others,
  * where std::mutex goes through pthread_mutex_lock's type dispatch (the

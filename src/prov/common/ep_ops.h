@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fi_ops_msg, fi_ops_tagged, fi_ops_rma and fi_ops_atomic tables of an
  * endpoint, generated from one engine interface.  A provider writes a
  * traits class

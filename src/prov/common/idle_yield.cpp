@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Idle yield policy (idle_yield.h). */
 #include "config.h"
 #include "prov/common/idle_yield.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Idle yield: a thread whose polls (fi_cq_read, fi_cntr_read) have found
  * nothing for longer than FI_IDLE_YIELD_US, while no poll of the process
  * found anything either, gives the CPU away (sched_yield) on each further

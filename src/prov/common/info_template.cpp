@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "prov/common/info_template.h"
 
 #include <cstdlib>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fi_getinfo templates of the built-in providers: what every one fills
  * alike (domain limits, progress, threading, names), the few numbers that
  * differ given by the provider, and what their getinfo entries share. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The receive/matching engine (see match.h for the rules and the locking). */
 #include "prov/common/match.h"
 

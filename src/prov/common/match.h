@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The receive/matching engine every provider shares (a shared receive
  * context): posted receives and unexpected messages, for msg and tagged,
  * with tag + ignore, directed receives, FI_MULTI_RECV, FI_PEEK / FI_CLAIM /

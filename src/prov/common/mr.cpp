@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory regions (fi_mr(3)) for every provider.
  *
  * One process-wide table maps (domain, key) to regions, so an RMA target

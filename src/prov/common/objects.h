@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fabric and domain objects every built-in provider shares.  A provider
  * supplies its ops for what differs (endpoints, AV address format, ...);
  * reference counts make fi_close return -FI_EBUSY while children live. */

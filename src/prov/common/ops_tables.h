@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ops tables every built-in RDM provider fills alike but for a few
  * entries: each provider keeps its own static tables, initialised from
  * these (constant initialisation, no run-time set-up), so a new provider

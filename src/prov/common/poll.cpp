@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Poll sets, as fi_poll(3) describes them:
  *   fi_poll_add / fi_poll_del   a CQ or counter of ours (flags must be 0)
  *   fi_poll                     drives the progress of the endpoints bound

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Poll sets (fi_poll(3)) for any provider built on prov::domain: a group
  * of CQs and counters checked with one fi_poll call.  A provider's domain
  * puts wu::poll::domain_poll_open in its poll_open slot. */

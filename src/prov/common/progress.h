@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FI_PROGRESS_AUTO on the cm engine (cm_engine.h) for a provider whose
  * progress is driven by one fd (an endpoint's own epoll fd) plus
  * deadlines.  Once switched on (fi_enable with an AUTO domain, or the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The receive core (rx.h): posting, multi-receive bookkeeping, peek and
  * claim, cancel and the receive completion. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The receive core every provider shares, on the matching engine
  * (match.h): the operation record, a receive context (an engine and the
  * receives counted against it: an endpoint's own, or a shared one that

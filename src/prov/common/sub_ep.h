@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the wireup provider (src/prov/wireup) needs of a provider whose
  * endpoints it drives as sub-endpoints: shm for peers on the node, tcp for
  * the rest.  A sub-endpoint is opened on the wireup domain (a plain

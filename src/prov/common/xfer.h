@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Transfer descriptors: one call of the fi_msg(3), fi_tagged(3), fi_rma(3)
  * or fi_atomic(3) families as the provider's engine gets it, whichever of
  * the ~40 entry points the application used (ep_ops.h fills them).  They

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Cross-memory attach (region.h): process_vm_readv/_writev over any number
  * of iovecs, in calls of at most IOV_MAX entries a side, resumed after a
  * short copy (the kernel stops at a page it cannot fault in, or after a

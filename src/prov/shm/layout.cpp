@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A region's layout and the check of a header read from a peer's object
  * (region_impl.h), free of everything else so that the fuzz target
  * (test/fuzz/fuzz_shm_header.cpp) builds them alone. */

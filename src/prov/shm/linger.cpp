@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_close of a shm endpoint delivers what the application already counts
  * as sent: injects (and eager sends) still in a peer's backlog, behind an
  * unanswered HELLO or a full queue or bounce pool, would be lost with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider: the pipelined eager path for messages above one bounce
  * slot, up to FI_SHM_PIPE_MAX.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider: peers, the cell protocol (shm_ep.h), sends and progress. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The receive queue of a region (region.h): a bounded lock-free ring of
  * 64-byte cells, many producers (attached peers) and one consumer (the
  * owner), and its wake-up.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Regions: create, reclaim, attach and every check before a peer's region
  * is trusted (region.h); the queue is in queue.cpp, cross-memory copy in
  * cma.cpp. */

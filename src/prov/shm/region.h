@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shm provider's transport: one shared-memory region per endpoint in
  * /dev/shm, which peers attach to post into.  This header is the contract
  * between the transport (region.cpp, queue, bounce pool, cross-memory

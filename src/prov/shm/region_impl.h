@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bytes of a region (region.h), shared by its parts and by the tests
  * that corrupt them on purpose.  Nothing here is trusted when read from a
  * peer's object until validate() has passed on a private copy. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider: RMA and atomics.  The initiator puts a request (header
  * plus write data or operands) in one of its bounce slots; the target
  * checks the MR key, applies it (atomics with the common engine) and

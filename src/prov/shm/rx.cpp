@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider: receives through the common receive core (prov/common/rx.h:
  * posting, FI_MULTI_RECV, FI_PEEK / FI_CLAIM / FI_DISCARD, cancel,
  * truncation) and the landing of INLINE / BOUNCE / LARGE messages: what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The shm provider: node-local FI_EP_RDM endpoints over shared-memory
  * regions (region.h), FI_ADDR_STR addresses (shm_addr.h). */
 #ifndef WU_PROV_SHM_SHM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Addresses of the shm provider.  An endpoint's address is the FI_ADDR_STR
  * text "fi_shm://<name>", where <name> is its region's name in /dev/shm
  * (characters of [A-Za-z0-9._-]).  Names are given (hints->src_addr, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider internals: the RDM endpoint (ep.cpp), its protocol over
  * the transport of region.h (proto.cpp), receives and completions (rx.cpp),
  * RMA and atomics (rma.cpp).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider descriptor, its fi_getinfo template, and its fabric, domain
  * and AV (FI_ADDR_STR names, shm_addr.h). */
 #include "prov/shm/shm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider: the split copy of a LARGE message (split.h). */
 #include "config.h"
 

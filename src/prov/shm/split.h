@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider: the split copy of a LARGE message (split.cpp).
  *
  * One process_vm_readv of a large message keeps one core busy while the

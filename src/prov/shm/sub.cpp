@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider: its endpoints as sub-endpoints of the wireup provider
  * (prov/common/sub_ep.h).  ep_open is shm's own fi_endpoint, which needs of
  * the domain only what every prov::domain has (its fi_info's

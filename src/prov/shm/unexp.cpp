@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* shm provider: the bound on unexpected messages (FI_SHM_UNEXP_LIMIT
  * bytes, FI_SHM_UNEXP_MSGS messages).
  *

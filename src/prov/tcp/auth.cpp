@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tcp provider's job key and handshake proofs (auth.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tcp provider's job key and its challenge-response handshake.
  *
  * The key is a 32-byte secret: FI_TCP_JOB_KEY (hashed) when set; else,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: completions.  Collected under ep->b.mtx (prov::ep_base),
  * posted by flush() once it is released; the transmit completion and the
  * source address of a connection (receives: prov/common/rx.h). */

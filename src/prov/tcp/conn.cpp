@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: connections.  Socket helpers, opening, closing and failing
  * a connection, connect timeouts and retries, the job-key handshake (auth.h)
  * and the simultaneous-connect tie-break. */

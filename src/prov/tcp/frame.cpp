@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wire-frame codec of the tcp provider (see frame.h for the layout). */
 #include "prov/tcp/frame.h"
 

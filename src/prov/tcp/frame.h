@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tcp provider's wire frames: a fixed 48-byte header, little-endian,
  * followed by `len` payload bytes.  Every header read from a socket goes
  * through decode(), which checks each field against what its type allows;

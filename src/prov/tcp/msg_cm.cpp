@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: MSG connection management.  Names (fi_setname, getname,
  * getpeer), the listener, fi_connect / fi_accept / fi_shutdown, and the cm
  * engine's view of a MSG connection. */

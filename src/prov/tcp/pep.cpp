@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: passive endpoints.  Listening, connection requests (their
  * handshake and FI_CONNREQ), reject, and fi_passive_ep. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: progress.  The manual progress pass (direct polling or
  * epoll), the CQ/counter progress and block hooks, fi_av_remove, and
  * FI_PROGRESS_AUTO on the cm engine. */

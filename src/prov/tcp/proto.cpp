@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: the wire protocol.  The transmit queue and partial writes,
  * the eager window (CREDIT), eager messages, rendezvous (RTS/CTS/RDATA) and
  * the send path. */

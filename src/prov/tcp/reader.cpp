@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: the stream reader.  Reads a connection's bytes, validates
  * headers, dispatches frames and lands their bodies (the staging buffer, or
  * straight into receives and regions). */

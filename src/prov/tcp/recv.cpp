@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: the receive side, on the receive core (prov/common/rx.h)
  * and the matching engine (prov/common/match.h).  The endpoint is the
  * engine's transport (ep_transport): arriving MSG and RTS frames go through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: RMA and atomics.  The engines behind fi_read / fi_write and
  * the fi_atomic families (their ops tables are generated in ep.cpp), and
  * the target side of ATOMIC frames. */

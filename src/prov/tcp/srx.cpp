@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: shared receive contexts (fi_srx_context, fi_endpoint(3)
  * "Shared Contexts").  An srx is one matching engine; RDM and MSG endpoints
  * bind it with fi_ep_bind before fi_enable and then take every receive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider: its RDM endpoints as sub-endpoints of the wireup provider
  * (prov/common/sub_ep.h).  ep_open is tcp's own fi_endpoint for RDM only
  * (MSG endpoints need the tcp fabric's passive endpoints and connection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The tcp provider: sockets; FI_SOCKADDR_IN/IN6 and FI_ADDR_STR addresses;
  * RDM and MSG endpoint types. */
 #ifndef WU_PROV_TCP_TCP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider internals shared by tcp_prov.cpp (domain, fabric) and
  * the files tcp_impl.h joins (endpoints, passive endpoints, connection
  * manager, data path). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider internals shared by its files (conn, reader, proto, recv,
  * comp, rma, progress, msg_cm, ep, pep): the structs and the functions one
  * file calls in another.  tcp_ep.h is the provider's face to tcp_prov.cpp

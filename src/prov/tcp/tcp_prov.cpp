@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider descriptor, its fi_getinfo templates (one per interface and
  * endpoint type), and its fabric and domain objects. */
 #include "prov/tcp/tcp.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ucx provider: the RDM endpoint object (one UCP worker, made at
  * fi_endpoint so fi_getname works at once), its ops (prov/common/ep_ops.h),
  * peers and their lazily made UCP endpoints, progress (manual, and auto

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ucx provider: fi_msg and fi_tagged over UCP tag matching (the tag layout
  * is in ucx_addr.h), FI_PEEK / FI_CLAIM / FI_DISCARD through
  * ucp_tag_probe_nb and ucp_tag_msg_recv_nbx, and cancel. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ucx provider: memory regions (fi_mr_reg on the common MR table, plus
  * ucp_mem_map and a packed rkey) and fi_read / fi_write over ucp_get_nbx /
  * ucp_put_nbx.

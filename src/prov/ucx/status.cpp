@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The one place a UCX status becomes a fabric errno. */
 #include "prov/ucx/ucx_ep.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ucx provider: FI_EP_RDM over UCX's UCP layer (tag matching, RMA,
  * worker progress).  Built only when configure finds UCX (WU_HAVE_UCX),
  * and last in the registry: selected only by FI_PROVIDER=ucx or

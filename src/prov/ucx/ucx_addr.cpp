@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ucx provider's address blobs (ucx_addr.h). */
 #include "prov/ucx/ucx_addr.h"
 

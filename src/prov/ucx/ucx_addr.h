@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ucx provider's addresses and tag layout.
  *
  * Address (FI_FORMAT_UNSPEC, binary, variable length): a 16-byte header

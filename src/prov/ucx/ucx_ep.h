@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ucx provider internals: the domain (one UCP context, the registered
  * regions), the RDM endpoint (one UCP worker), and what runs under its lock.
  *

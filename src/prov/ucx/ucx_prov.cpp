@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* ucx provider descriptor, its fi_getinfo template, and its fabric, domain
  * (one UCP context) and AV (ucx_addr.h addresses, variable length). */
 #include "prov/ucx/ucx.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup endpoint: the data path.  A transmit call (send, inject, RMA,
  * atomic, each variant) finds its peer's sub-endpoint (route_fast: one
  * load) and makes the same call on it, through that endpoint's own ops

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup endpoint: open (the two sub-endpoints, sharing our lock and our
  * receive context), bindings, enable, progress, names, cancel, options and
  * close.  The data path is in data.cpp, routes in route.cpp. */

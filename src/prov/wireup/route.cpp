@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup endpoint: routes.  A peer's transport is decided once per fi_addr
  * from its address in the AV (wx_addr.h): our host id and a shm part ->
  * the shm sub-endpoint, else tcp; and cached in a table the data path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup provider: one FI_EP_RDM endpoint that reaches every peer,
  * through a shm sub-endpoint for peers on this host and a tcp one for the
  * rest (issue 15).  Addresses: wx_addr.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Addresses of the wireup provider (layout in wx_addr.h). */
 #include "prov/wireup/wx_addr.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Addresses of the wireup provider: one binary blob that names a peer's
  * tcp endpoint and its shm endpoint, and the host it runs on, so that a
  * sender picks the transport from the address alone (same host: shm).

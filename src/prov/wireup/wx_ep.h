@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The wireup endpoint (ep.cpp, data.cpp, route.cpp): a shm and a tcp
  * sub-endpoint (prov/common/sub_ep.h) on the wireup domain that share its
  * lock and its one receive context, so that a receive matches messages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* wireup provider descriptor, its fi_getinfo templates (one per tcp RDM
  * template: the interface tcp reaches remote peers through, plus shm on
  * this host), and its fabric, domain and AV (wx_addr.h addresses). */
