@@ -102,7 +102,7 @@ int bulk_insert(fid_av *av, uint32_t addr_format, const std::vector<std::vector<
 	const local_format *lf = local_format_for(addr_format);
 	const bool packed = lf && !lf->stride;
 	if (lf)
-		len = packed ? FI_NAME_MAX : lf->stride;
+		len = packed ? size_t(FI_NAME_MAX) : lf->stride;
 	std::vector<uint8_t> buf;
 	buf.reserve(n * len);
 	for (const auto &nm : names) {

@@ -407,24 +407,27 @@ struct counted_ep {
 		fi_cntr_attr na{};
 		na.events = FI_CNTR_EVENTS_COMP;
 		EXPECT_EQ(fi_cntr_open(env.domain, &na, &sc, nullptr), 0);
-		if (write_counter)
+		if (write_counter) {
 			EXPECT_EQ(fi_cntr_open(env.domain, &na, &wc, nullptr), 0);
+		}
 		EXPECT_EQ(fi_endpoint(env.domain, env.info, &ep, nullptr), 0);
 		if (!ep || !cq || !av || !sc)
 			return;
 		EXPECT_EQ(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV), 0);
 		EXPECT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
 		EXPECT_EQ(fi_ep_bind(ep, &sc->fid, FI_SEND), 0);
-		if (wc)
+		if (wc) {
 			EXPECT_EQ(fi_ep_bind(ep, &wc->fid, FI_WRITE), 0);
+		}
 		EXPECT_EQ(fi_enable(ep), 0);
 	}
 	~counted_ep()
 	{
 		for (fid *f : {ep ? &ep->fid : nullptr, sc ? &sc->fid : nullptr, wc ? &wc->fid : nullptr,
 			       av ? &av->fid : nullptr, cq ? &cq->fid : nullptr})
-			if (f)
+			if (f) {
 				EXPECT_EQ(fi_close(f), 0);
+			}
 	}
 	/* Polls the CQ, failing the test on any completion or error entry,
 	 * until counter c counts n errors (or 20 s pass); its error count. */

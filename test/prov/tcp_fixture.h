@@ -362,8 +362,9 @@ struct relay_target {
 	}
 	~relay_target()
 	{
-		if (mr)
+		if (mr) {
 			EXPECT_EQ(fi_close(&mr->fid), 0);
+		}
 	}
 	relay_target(const relay_target &) = delete;
 	relay_target &operator=(const relay_target &) = delete;

@@ -364,8 +364,6 @@ TEST_F(match_test, MultiRecvTakesQueuedMessages)
 TEST_F(match_test, PeekClaimDiscard)
 {
 	int ctx1, ctx2, ctx3;
-	recv r = tagged_recv(0);
-	r.context = &ctx1;
 	EXPECT_EQ(e.peek(queue_kind::tagged, 4, 0, FI_ADDR_UNSPEC), nullptr);
 	tarrive(1, 4, 2, 20);
 	tarrive(2, 4, 3, 30);

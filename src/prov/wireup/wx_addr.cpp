@@ -100,7 +100,9 @@ ssize_t print(const void *addr, size_t len, char *buf, size_t buflen)
 			return -FI_EINVAL;
 		const char *body = strstr(full, "://");
 		body = body ? body + 3 : full;
-		snprintf(tcp, sizeof tcp, "%s", body);
+		int m = snprintf(tcp, sizeof tcp, "%s", body);
+		if (m < 0 || size_t(m) >= sizeof tcp)
+			return -FI_EINVAL;
 	}
 	char text[256];
 	int n = snprintf(text, sizeof text, "fi_wx://%s/%016llx/%.*s", tcp, (unsigned long long)p.host,
