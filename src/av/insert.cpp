@@ -383,15 +383,19 @@ bool is_numeric_node(const char *node)
 }
 
 /* Node names of an insertsym call; -FI_EINVAL when a name cannot count up. */
-int node_names(const char *node, size_t nodecnt, std::vector<std::string> &names)
+int node_names(const av_obj *a, const char *node, size_t nodecnt, std::vector<std::string> &names)
 {
 	names.clear();
 	names.reserve(nodecnt);
 	std::string cur = node;
 	for (size_t i = 0; i < nodecnt; i++) {
 		if (i)
-			if (int r = addr::next_node(cur))
+			if (int r = addr::next_node(cur)) {
+				WU_WARN(a->prov, FI_LOG_AV,
+					"fi_av_insertsym: cannot count %zu nodes up from \"%.64s\" (a host name needs a numeric suffix)\n",
+					nodecnt, node);
 				return r;
+			}
 		names.push_back(cur);
 	}
 	return 0;
@@ -403,12 +407,8 @@ int sym_by_service(av_obj *a, const char *node, size_t nodecnt, const char *serv
 		   fi_addr_t *fi_addr, uint64_t flags, void *context)
 {
 	std::vector<std::string> names;
-	if (int r = node_names(node, nodecnt, names)) {
-		WU_WARN(a->prov, FI_LOG_AV,
-			"fi_av_insertsym: cannot count %zu nodes up from \"%.64s\" (a host name needs a numeric suffix)\n",
-			nodecnt, node);
+	if (int r = node_names(a, node, nodecnt, names))
 		return r;
-	}
 	uint16_t port0 = 0;
 	if (addr::parse_port(service, port0) || size_t(port0) + svccnt - 1 > 65535 || (svccnt && port0 == 0)) {
 		WU_WARN(a->prov, FI_LOG_AV, "fi_av_insertsym: service \"%.16s\" + %zu is not a range of ports 1-65535\n",
@@ -556,12 +556,8 @@ int av_insertsym_body(av_obj *a, const char *node, size_t nodecnt, const char *s
 		}
 	}
 	std::vector<std::string> names;
-	if (int r = node_names(node, nodecnt, names)) {
-		WU_WARN(a->prov, FI_LOG_AV,
-			"fi_av_insertsym: cannot count %zu nodes up from \"%.64s\" (a host name needs a numeric suffix)\n",
-			nodecnt, node);
+	if (int r = node_names(a, node, nodecnt, names))
 		return r;
-	}
 	/* Names resolve once per node; ports are arithmetic from the first. */
 	std::vector<key> nodes(nodecnt);
 	std::vector<int> node_err(nodecnt, 0);

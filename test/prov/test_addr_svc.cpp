@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -247,6 +248,18 @@ struct side {
 	}
 };
 
+/* A side of prov's first entry without node/service (s null when
+ * fi_getinfo fails). */
+struct side_of {
+	info_ptr i;
+	std::unique_ptr<side> s;
+	explicit side_of(const char *prov)
+	{
+		if (!getinfo(prov, nullptr, nullptr, 0, &i.p))
+			s = std::make_unique<side>(i.p);
+	}
+};
+
 /* Polls both sides until a completion arrives on c (or an error, or 20 s):
  * 1, -1 error, 0 nothing. */
 int wait_cq(side &c, side &other)
@@ -319,11 +332,9 @@ class insertsym : public ::testing::TestWithParam<const char *> {};
 
 TEST_P(insertsym, gives_what_insertsvc_gives_port_by_port)
 {
-	const char *prov = GetParam();
-	info_ptr i;
-	ASSERT_EQ(getinfo(prov, nullptr, nullptr, 0, &i.p), 0);
-	side s(i.p);
-	ASSERT_EQ(s.error, 0);
+	side_of plain(GetParam());
+	ASSERT_TRUE(plain.s && !plain.s->error);
+	side &s = *plain.s;
 	fi_addr_t sym[3], one[3];
 	ASSERT_EQ(fi_av_insertsym(s.av, "127.0.0.1", 1, svc(3).c_str(), 3, sym, 0, nullptr), 3);
 	for (int k = 0; k < 3; k++) {
@@ -336,10 +347,9 @@ TEST_P(insertsym, gives_what_insertsvc_gives_port_by_port)
 TEST_P(insertsym, refuses_what_it_cannot_count)
 {
 	const char *prov = GetParam();
-	info_ptr i;
-	ASSERT_EQ(getinfo(prov, nullptr, nullptr, 0, &i.p), 0);
-	side s(i.p);
-	ASSERT_EQ(s.error, 0);
+	side_of plain(prov);
+	ASSERT_TRUE(plain.s && !plain.s->error);
+	side &s = *plain.s;
 	fi_addr_t out[4];
 	/* Ports past 65535. */
 	EXPECT_EQ(fi_av_insertsym(s.av, "127.0.0.1", 1, "65534", 3, out, 0, nullptr), -FI_EINVAL);
@@ -361,10 +371,9 @@ TEST_P(insertsym, refuses_what_it_cannot_count)
 TEST(insertsvc, shm_refuses_another_host_wireup_takes_it_over_tcp)
 {
 	for (const char *prov : {"shm", "wireup"}) {
-		info_ptr i;
-		ASSERT_EQ(getinfo(prov, nullptr, nullptr, 0, &i.p), 0);
-		side s(i.p);
-		ASSERT_EQ(s.error, 0);
+		side_of plain(prov);
+		ASSERT_TRUE(plain.s && !plain.s->error);
+		side &s = *plain.s;
 		fi_addr_t a = 0;
 		int r = fi_av_insertsvc(s.av, "198.51.100.7", svc(4).c_str(), &a, 0, nullptr);
 		if (!strcmp(prov, "shm")) {

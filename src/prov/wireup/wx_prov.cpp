@@ -53,19 +53,8 @@ using prov::info_ptr;
 bool set_addr(void **addr, size_t *len, const parts &p)
 {
 	unsigned char buf[addr_max];
-	long n = encode(p, buf, sizeof buf);
-	if (n < 0) {
-		WU_INFO(&wx_prov_desc, FI_LOG_CORE, "fi_getinfo: no wireup address of these parts: %s\n", fi_strerror(int(-n)));
-		return false;
-	}
-	void *c = malloc(size_t(n));
-	if (!c)
-		throw std::bad_alloc();
-	memcpy(c, buf, size_t(n));
-	free(*addr);
-	*addr = c;
-	*len = size_t(n);
-	return true;
+	return prov::take_addr(&wx_prov_desc, encode(p, buf, sizeof buf), buf, addr, len, "the address of node/service",
+			       "a wireup address", getinfo::set_reason);
 }
 
 fi_info *merge(const fi_info *t, const fi_info *s)
