@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <grp.h>
 #include <pwd.h>
@@ -386,6 +387,113 @@ TEST(insertsvc, shm_refuses_another_host_wireup_takes_it_over_tcp)
 }
 
 INSTANTIATE_TEST_SUITE_P(providers, insertsym, ::testing::Values("tcp", "shm", "wireup"));
+
+/* ---- tcp: a passive endpoint lends its address (fabtests' msg_sockets) ---- */
+
+struct msg_side {
+	fi_info *info = nullptr;
+	fid_fabric *fab = nullptr;
+	fid_eq *eq = nullptr;
+	fid_domain *dom = nullptr;
+	fid_pep *pep = nullptr;
+	fid_ep *ep = nullptr;
+	fid_cq *cq = nullptr;
+	~msg_side()
+	{
+		for (fid *f : {ep ? &ep->fid : nullptr, cq ? &cq->fid : nullptr, pep ? &pep->fid : nullptr,
+			       dom ? &dom->fid : nullptr, eq ? &eq->fid : nullptr, fab ? &fab->fid : nullptr})
+			if (f)
+				fi_close(f);
+		fi_freeinfo(info);
+	}
+	int active(fi_info *i)
+	{
+		fi_cq_attr ca{};
+		ca.format = FI_CQ_FORMAT_CONTEXT;
+		int r;
+		if ((!dom && (r = fi_domain(fab, i, &dom, nullptr))) || (r = fi_endpoint(dom, i, &ep, nullptr)) ||
+		    (r = fi_cq_open(dom, &ca, &cq, nullptr)) || (r = fi_ep_bind(ep, &eq->fid, 0)) ||
+		    (r = fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV)))
+			return r;
+		return fi_enable(ep);
+	}
+};
+
+fi_info *msg_hints(uint32_t fmt)
+{
+	fi_info *h = hints_for("tcp");
+	h->ep_attr->type = FI_EP_MSG;
+	h->addr_format = fmt;
+	return h;
+}
+
+/* The next event of eq (tcp's connection manager runs on its own), 0 on
+ * an error or after 20 s. */
+uint32_t next_event(fid_eq *eq, fi_eq_cm_entry *e)
+{
+	auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+	uint32_t ev = 0;
+	ssize_t n;
+	while ((n = fi_eq_read(eq, &ev, e, sizeof *e, 0)) == -FI_EAGAIN && std::chrono::steady_clock::now() < end)
+		usleep(1000);
+	return n > 0 ? ev : 0;
+}
+
+TEST(msg_sockets, an_endpoint_takes_the_address_of_the_passive_endpoint_in_handle)
+{
+	const std::string sp = svc(6), cp = svc(7);
+	/* The server listens where FI_SOURCE node/service says. */
+	msg_side srv;
+	fi_info *h = msg_hints(FI_SOCKADDR_IN);
+	ASSERT_EQ(fi_getinfo(ver, "127.0.0.1", sp.c_str(), FI_SOURCE, h, &srv.info), 0);
+	fi_eq_attr ea{};
+	ASSERT_EQ(fi_fabric(srv.info->fabric_attr, &srv.fab, nullptr), 0);
+	ASSERT_EQ(fi_eq_open(srv.fab, &ea, &srv.eq, nullptr), 0);
+	ASSERT_EQ(fi_passive_ep(srv.fab, srv.info, &srv.pep, nullptr), 0);
+	ASSERT_EQ(fi_pep_bind(srv.pep, &srv.eq->fid, 0), 0);
+	ASSERT_EQ(fi_listen(srv.pep), 0);
+
+	/* The client binds a passive endpoint with fi_setname, then lends it. */
+	msg_side cli;
+	ASSERT_EQ(fi_getinfo(ver, "127.0.0.1", nullptr, FI_SOURCE, h, &cli.info), 0);
+	ASSERT_EQ(fi_fabric(cli.info->fabric_attr, &cli.fab, nullptr), 0);
+	ASSERT_EQ(fi_eq_open(cli.fab, &ea, &cli.eq, nullptr), 0);
+	ASSERT_EQ(fi_passive_ep(cli.fab, cli.info, &cli.pep, nullptr), 0);
+	sockaddr_in bound{};
+	bound.sin_family = AF_INET;
+	bound.sin_port = htons(port(7));
+	bound.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	ASSERT_EQ(fi_setname(&cli.pep->fid, &bound, sizeof bound), 0);
+	h->handle = &cli.pep->fid;
+	info_ptr ci;
+	ASSERT_EQ(fi_getinfo(ver, "127.0.0.1", sp.c_str(), 0, h, &ci.p), 0);
+	fi_freeinfo(h);
+	EXPECT_EQ(ci.p->handle, &cli.pep->fid) << "hints->handle (a passive endpoint) is echoed";
+	ASSERT_EQ(cli.active(ci.p), 0);
+	fi_close(&cli.pep->fid);
+	cli.pep = nullptr;
+	sockaddr_in got{};
+	size_t gl = sizeof got;
+	ASSERT_EQ(fi_getname(&cli.ep->fid, &got, &gl), 0);
+	EXPECT_EQ(gl, sizeof got);
+	EXPECT_EQ(got.sin_port, bound.sin_port) << "the endpoint does not have the passive endpoint's address";
+	ASSERT_EQ(fi_connect(cli.ep, ci.p->dest_addr, nullptr, 0), 0);
+
+	fi_eq_cm_entry e{};
+	ASSERT_EQ(next_event(srv.eq, &e), uint32_t(FI_CONNREQ));
+	ASSERT_EQ(srv.active(e.info), 0);
+	fi_freeinfo(e.info);
+	ASSERT_EQ(fi_accept(srv.ep, nullptr, 0), 0);
+	ASSERT_EQ(next_event(srv.eq, &e), uint32_t(FI_CONNECTED));
+	ASSERT_EQ(next_event(cli.eq, &e), uint32_t(FI_CONNECTED));
+	gl = sizeof got;
+	ASSERT_EQ(fi_getname(&cli.ep->fid, &got, &gl), 0);
+	EXPECT_EQ(got.sin_port, bound.sin_port) << "connected from another port";
+	sockaddr_in peer{};
+	size_t pl = sizeof peer;
+	ASSERT_EQ(fi_getpeer(srv.ep, &peer, &pl), 0);
+	EXPECT_EQ(peer.sin_port, bound.sin_port);
+}
 
 /* ---- another user holds the name (root only) ---- */
 
