@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <initializer_list>
 #include <memory>
 #include <cstring>
 #include <string>
@@ -202,6 +203,20 @@ TEST_P(local_names, another_host)
 
 INSTANTIATE_TEST_SUITE_P(providers, local_names, ::testing::Values("shm", "wireup"));
 
+/* The fid of an object, null for none. */
+template <class T> fid *fid_of(T *o)
+{
+	return o ? &o->fid : nullptr;
+}
+
+/* Closes each object that was opened, in order. */
+void close_all(std::initializer_list<fid *> fids)
+{
+	for (fid *f : fids)
+		if (f)
+			fi_close(f);
+}
+
 /* One endpoint with its own fabric, domain, AV and CQ. */
 struct side {
 	fid_fabric *fab = nullptr;
@@ -224,13 +239,7 @@ struct side {
 			return;
 		error = fi_enable(ep);
 	}
-	~side()
-	{
-		for (fid *f : {ep ? &ep->fid : nullptr, cq ? &cq->fid : nullptr, av ? &av->fid : nullptr,
-			       dom ? &dom->fid : nullptr, fab ? &fab->fid : nullptr})
-			if (f)
-				fi_close(f);
-	}
+	~side() { close_all({fid_of(ep), fid_of(cq), fid_of(av), fid_of(dom), fid_of(fab)}); }
 	std::vector<char> name()
 	{
 		std::vector<char> n(256);
@@ -400,10 +409,7 @@ struct msg_side {
 	fid_cq *cq = nullptr;
 	~msg_side()
 	{
-		for (fid *f : {ep ? &ep->fid : nullptr, cq ? &cq->fid : nullptr, pep ? &pep->fid : nullptr,
-			       dom ? &dom->fid : nullptr, eq ? &eq->fid : nullptr, fab ? &fab->fid : nullptr})
-			if (f)
-				fi_close(f);
+		close_all({fid_of(ep), fid_of(cq), fid_of(pep), fid_of(dom), fid_of(eq), fid_of(fab)});
 		fi_freeinfo(info);
 	}
 	int active(fi_info *i)
