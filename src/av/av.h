@@ -64,6 +64,12 @@ struct av_format {
 	 * is 0); returns the size needed with the NUL, or a negative FI_E*.
 	 * Unset: addr::format with print_format. */
 	ssize_t (*print)(const void *addr, size_t len, char *buf, size_t buflen) = nullptr;
+	/* Optional (providers whose addresses are not sockaddrs): the address
+	 * node/service names (fi_av_insertsvc, each of fi_av_insertsym's),
+	 * written to out (outlen bytes) as fi_av_insert takes it; returns its
+	 * length or a negative FI_E* (logged by the provider).  Set, it
+	 * replaces text_format's parsing for those calls. */
+	ssize_t (*from_service)(const char *node, const char *service, void *out, size_t outlen) = nullptr;
 };
 
 /* Part indices av_format::part may be asked for (0 .. max_parts - 1). */

@@ -314,6 +314,14 @@ int resolve_node(const av_obj *a, const char *node, const char *service, key &k)
 	if (text_refused(a, "fi_av_insertsvc"))
 		return -FI_EINVAL;
 	n_resolves++;
+	if (a->fmt->from_service) {
+		unsigned char buf[max_blob];
+		ssize_t n = a->fmt->from_service(node, service, buf, sizeof buf);
+		if (n < 0)
+			return int(n);
+		size_t used;
+		return decode(a, buf, size_t(n), k, &used);
+	}
 	if (int r = addr::parse_node_service(node, service, 0, a->fmt->text_format, p))
 		return r;
 	return from_parsed(a, p, k);
@@ -375,18 +383,48 @@ bool is_numeric_node(const char *node)
 }
 
 /* Node names of an insertsym call; -FI_EINVAL when a name cannot count up. */
-int node_names(const char *node, size_t nodecnt, std::vector<std::string> &names)
+int node_names(const av_obj *a, const char *node, size_t nodecnt, std::vector<std::string> &names)
 {
 	names.clear();
 	names.reserve(nodecnt);
 	std::string cur = node;
 	for (size_t i = 0; i < nodecnt; i++) {
 		if (i)
-			if (int r = addr::next_node(cur))
+			if (int r = addr::next_node(cur)) {
+				WU_WARN(a->prov, FI_LOG_AV,
+					"fi_av_insertsym: cannot count %zu nodes up from \"%.64s\" (a host name needs a numeric suffix)\n",
+					nodecnt, node);
 				return r;
+			}
 		names.push_back(cur);
 	}
 	return 0;
+}
+
+/* insertsym on a format that names its own addresses (from_service: shm,
+ * wireup): each node name and port in turn, stored like an insert. */
+int sym_by_service(av_obj *a, const char *node, size_t nodecnt, const char *service, size_t svccnt,
+		   fi_addr_t *fi_addr, uint64_t flags, void *context)
+{
+	std::vector<std::string> names;
+	if (int r = node_names(a, node, nodecnt, names))
+		return r;
+	uint16_t port0 = 0;
+	if (addr::parse_port(service, port0) || size_t(port0) + svccnt - 1 > 65535 || (svccnt && port0 == 0)) {
+		WU_WARN(a->prov, FI_LOG_AV, "fi_av_insertsym: service \"%.16s\" + %zu is not a range of ports 1-65535\n",
+			service, svccnt);
+		return -FI_EINVAL;
+	}
+	batch b;
+	b.keys.resize(nodecnt * svccnt);
+	b.err.assign(nodecnt * svccnt, 0);
+	for (size_t i = 0; i < nodecnt; i++)
+		for (size_t j = 0; j < svccnt; j++) {
+			std::string port = std::to_string(port0 + j);
+			if (int r = resolve_node(a, names[i].c_str(), port.c_str(), b.keys[i * svccnt + j]))
+				b.err[i * svccnt + j] = -r;
+		}
+	return insert_batch(a, b, fi_addr, flags, context);
 }
 
 /* Symmetric AV, numeric node: one generator, no per-address storage. */
@@ -488,6 +526,8 @@ int av_insertsym_body(av_obj *a, const char *node, size_t nodecnt, const char *s
 	}
 	if (int r = check_count(a, uint64_t(nodecnt) * svccnt, "fi_av_insertsym"))
 		return r;
+	if (a->fmt->from_service)
+		return sym_by_service(a, node, nodecnt, service, svccnt, fi_addr, flags, context);
 	if (a->symmetric && nodecnt && svccnt && !(flags & (FI_AV_USER_ID | FI_AUTH_KEY))) {
 		/* A numeric base node needs no per-node work at all. */
 		addr::parsed_addr p;
@@ -516,12 +556,8 @@ int av_insertsym_body(av_obj *a, const char *node, size_t nodecnt, const char *s
 		}
 	}
 	std::vector<std::string> names;
-	if (int r = node_names(node, nodecnt, names)) {
-		WU_WARN(a->prov, FI_LOG_AV,
-			"fi_av_insertsym: cannot count %zu nodes up from \"%.64s\" (a host name needs a numeric suffix)\n",
-			nodecnt, node);
+	if (int r = node_names(a, node, nodecnt, names))
 		return r;
-	}
 	/* Names resolve once per node; ports are arithmetic from the first. */
 	std::vector<key> nodes(nodecnt);
 	std::vector<int> node_err(nodecnt, 0);

@@ -101,7 +101,7 @@ void parts_add(av_obj *a, uint64_t f, const key &k, bool *live)
 
 bool text_refused(const av_obj *a, const char *what)
 {
-	if (a->fmt->text_format)
+	if (a->fmt->text_format || a->fmt->from_service)
 		return false;
 	WU_WARN(a->prov, FI_LOG_AV, "%s: %s addresses have no text form to insert; insert the binary address\n",
 		what, a->fmt->name);

@@ -272,6 +272,9 @@ int from_templates(std::span<const fi_info *const> templates, uint32_t version, 
 			continue;
 		}
 		o->fabric_attr->api_version = version;
+		/* fi_getinfo(3): a passive endpoint in hints->handle is echoed. */
+		if (hints && hints->handle && hints->handle->fclass == FI_CLASS_PEP)
+			o->handle = hints->handle;
 		*tail = o;
 		tail = &o->next;
 	}

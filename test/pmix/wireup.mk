@@ -63,3 +63,12 @@ test_pmix_test_wireup_local_launch_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PM
 TESTS += test/pmix/wireup_local_launch.sh
 endif
 EXTRA_DIST += test/pmix/wireup_local_launch.sh
+# Issue 28: fi_av_insertsym fills a wireup AV from launcher data only.
+if WU_HAVE_PMIX
+check_PROGRAMS += test/pmix/test_wireup_sym_launch
+test_pmix_test_wireup_sym_launch_SOURCES = test/pmix/test_wireup_sym_launch.cpp test/pmix/rank_report.h
+test_pmix_test_wireup_sym_launch_CPPFLAGS = $(AM_CPPFLAGS) $(PMIX_CPPFLAGS)
+test_pmix_test_wireup_sym_launch_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX_LIBS)
+TESTS += test/pmix/wireup_sym_launch.sh
+endif
+EXTRA_DIST += test/pmix/wireup_sym_launch.sh

@@ -20,7 +20,16 @@
  * Without a usable key file, rank names fall back to the predictable
  * "wu<uid>.j<job>.<rank>"; an endpoint that finds its rank name held by
  * someone else says so in a log line and takes a generated name (the PMIx
- * wire-up then publishes a note, pmix_glue/local_addr.h). */
+ * wire-up then publishes a note, pmix_glue/local_addr.h).
+ *
+ * A node/service pair (fi_getinfo, fi_av_insertsvc, fi_av_insertsym) names
+ * an endpoint without any exchange: the service is a port number that
+ * names the endpoint on this host, the node must be this host (any of its
+ * addresses or names, so "127.0.0.1" and "localhost" name the same
+ * endpoint), and the name is "wu<uid>.p<port>.<keyed tag of the port>"
+ * (port_name below): the processes of this user compute it, nobody else
+ * can, and a region of that name another user created is refused on
+ * create and attach as any other (region.h). */
 #ifndef WU_PROV_SHM_SHM_ADDR_H
 #define WU_PROV_SHM_SHM_ADDR_H
 
@@ -70,6 +79,27 @@ std::string rank_name();
  * name when try_rank and the process runs under a job with a rank, else
  * a fresh "wu<uid>.<pid>.<random>".  Throws std::bad_alloc only. */
 std::string generate_name(bool try_rank);
+
+/* The region name port names on this host for this user (see the top);
+ * without a usable key file the predictable "wu<uid>.p<port>" (logged by
+ * keyed_tag): still refused when another user holds it.  Throws
+ * std::bad_alloc only. */
+std::string port_name(uint16_t port);
+
+/* The port of a service: decimal 1..65535, digits only; -FI_EINVAL
+ * otherwise (0 names no endpoint). */
+int service_port(const char *service, uint16_t *port) noexcept;
+
+/* 0 when node names this host (NULL or "" do): a literal or name that
+ * resolves to an address a socket here can bind (loopback, or one of the
+ * host's interfaces); -FI_ENODATA when it resolves elsewhere or not at
+ * all.  quiet: no log line (callers that only ask). */
+int node_is_here(const char *node, bool quiet) noexcept;
+
+/* The "fi_shm://<name>" text node/service names (node_is_here, then
+ * port_name), into out.  0, or -FI_ENODATA (another host, logged "shm
+ * reaches only this host") / -FI_EINVAL (not a port), logged. */
+int service_addr(const char *node, const char *service, std::string &out) noexcept;
 
 } // namespace wu::shm
 

@@ -3,9 +3,13 @@
  * secret, generated names with random suffixes. */
 #include "prov/shm/shm_addr.h"
 
+#include <netdb.h>
+#include <netinet/in.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cinttypes>
 #include <cstdlib>
@@ -17,7 +21,9 @@
 
 #include <rdma/fi_errno.h>
 
+#include "core/fd.h"
 #include "core/hash.h"
+#include "core/log.h"
 #include "core/user_key.h"
 #include "prov/shm/shm.h"
 
@@ -132,6 +138,92 @@ std::string generate_name(bool try_rank)
 	char hex[17];
 	snprintf(hex, sizeof hex, "%016" PRIx64, r);
 	return "wu" + std::to_string(getuid()) + "." + std::to_string(getpid()) + "." + hex;
+}
+
+std::string port_name(uint16_t port)
+{
+	std::string p = std::to_string(port);
+	std::string n = "wu" + std::to_string(getuid()) + ".p" + p;
+	char tag[keyed_tag_len + 1];
+	if (keyed_tag("port", p.data(), p.size(), tag))
+		n += std::string(".") + tag;
+	return n;
+}
+
+int service_port(const char *service, uint16_t *port) noexcept
+{
+	if (!service || !*service || strlen(service) > 5)
+		return -FI_EINVAL;
+	unsigned v = 0;
+	for (const char *c = service; *c; c++) {
+		if (*c < '0' || *c > '9')
+			return -FI_EINVAL;
+		v = v * 10 + unsigned(*c - '0');
+	}
+	if (v == 0 || v > 65535)
+		return -FI_EINVAL;
+	*port = uint16_t(v);
+	return 0;
+}
+
+int node_is_here(const char *node, bool quiet) noexcept
+{
+	if (!node || !*node)
+		return 0;
+	try {
+		std::string n = node;
+		if (n.size() > 2 && n.front() == '[' && n.back() == ']')
+			n = n.substr(1, n.size() - 2);
+		addrinfo hints{}, *res = nullptr;
+		hints.ai_socktype = SOCK_DGRAM;
+		int rc = getaddrinfo(n.c_str(), nullptr, &hints, &res);
+		if (rc || !res) {
+			if (!quiet)
+				WU_WARN(prov_desc(), FI_LOG_CORE, "node \"%.64s\" does not resolve (%s); shm reaches only this host\n",
+					node, gai_strerror(rc));
+			if (res)
+				freeaddrinfo(res);
+			return -FI_ENODATA;
+		}
+		/* An address of this host is one a socket here can bind. */
+		bool here = false;
+		for (addrinfo *a = res; a && !here; a = a->ai_next) {
+			if (a->ai_family != AF_INET && a->ai_family != AF_INET6)
+				continue;
+			unique_fd fd(socket(a->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+			sockaddr_storage ss{};
+			memcpy(&ss, a->ai_addr, std::min<size_t>(a->ai_addrlen, sizeof ss));
+			if (a->ai_family == AF_INET)
+				reinterpret_cast<sockaddr_in *>(&ss)->sin_port = 0;
+			else
+				reinterpret_cast<sockaddr_in6 *>(&ss)->sin6_port = 0;
+			here = fd.get() >= 0 && bind(fd.get(), reinterpret_cast<sockaddr *>(&ss), a->ai_addrlen) == 0;
+		}
+		freeaddrinfo(res);
+		if (!here && !quiet)
+			WU_WARN(prov_desc(), FI_LOG_CORE, "node \"%.64s\" is not this host; shm reaches only this host\n", node);
+		return here ? 0 : -FI_ENODATA;
+	} catch (...) {
+		return -FI_ENOMEM;
+	}
+}
+
+int service_addr(const char *node, const char *service, std::string &out) noexcept
+{
+	uint16_t port = 0;
+	if (service_port(service, &port)) {
+		WU_WARN(prov_desc(), FI_LOG_CORE, "service \"%.16s\" is not a port number 1-65535 (it names a shm endpoint on this host)\n",
+			service ? service : "(null)");
+		return -FI_EINVAL;
+	}
+	if (int r = node_is_here(node, false))
+		return r;
+	try {
+		out = std::string(scheme) + port_name(port);
+		return 0;
+	} catch (...) {
+		return -FI_ENOMEM;
+	}
 }
 
 } // namespace wu::shm

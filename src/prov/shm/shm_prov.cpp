@@ -69,18 +69,51 @@ bool take_addr(const void *a, size_t len, void **out, size_t *outlen, const char
 			       "an fi_shm://<name> address", getinfo::set_reason);
 }
 
+/* The address node/service name (shm_addr.h): an fi_shm:// node as is, a
+ * service on this host by its derived name, a node alone only checked to
+ * be this host (it names no endpoint).  false with the reason set. */
+bool named_addr(const char *node, const char *service, std::string &out)
+{
+	bool has_node = node && *node, has_svc = service && *service;
+	if (has_node && strncmp(node, scheme, scheme_len) == 0) {
+		if (has_svc) {
+			WU_INFO(&shm_prov_desc, FI_LOG_CORE, "fi_getinfo: an fi_shm:// node takes no service\n");
+			getinfo::set_reason("an fi_shm://<name> node takes no service");
+			return false;
+		}
+		out = node;
+		return true;
+	}
+	if (has_svc) {
+		if (int r = service_addr(node, service, out)) {
+			getinfo::set_reason(r == -FI_ENODATA ? "shm reaches only this host (node is another)"
+							     : "service is not a port number 1-65535");
+			return false;
+		}
+		return true;
+	}
+	if (has_node && node_is_here(node, false)) {
+		getinfo::set_reason("shm reaches only this host (node is another)");
+		return false;
+	}
+	return true;
+}
+
 int shm_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags, const fi_info *hints,
 		fi_info **info) noexcept
 {
 	return guard("shm_getinfo", [&]() -> int {
 		if (hints && hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != FI_ADDR_STR) {
+			WU_INFO(&shm_prov_desc, FI_LOG_CORE, "fi_getinfo: hints ask for addr_format %u; shm addresses are FI_ADDR_STR\n",
+				hints->addr_format);
 			getinfo::set_reason("addresses are FI_ADDR_STR (fi_shm://<name>)");
 			return -FI_ENODATA;
 		}
-		if (service && *service) {
-			getinfo::set_reason("shm endpoints have no service (port)");
+		std::string named;
+		if (!named_addr(node, service, named))
 			return -FI_ENODATA;
-		}
+		/* fi_getinfo(3): a service without a node is a source too. */
+		const bool source = (flags & FI_SOURCE) || (!(node && *node) && service && *service);
 		/* The template matcher places IP addresses; ours are placed here. */
 		prov::info_ptr h = prov::hints_without_addrs(hints);
 		const fi_info *t = get_template();
@@ -89,10 +122,9 @@ int shm_getinfo(uint32_t version, const char *node, const char *service, uint64_
 		if (r)
 			return r;
 		prov::info_ptr out(got, info_free);
-		if (node && *node) {
-			bool ok = flags & FI_SOURCE
-					  ? take_addr(node, strlen(node) + 1, &got->src_addr, &got->src_addrlen, "node")
-					  : take_addr(node, strlen(node) + 1, &got->dest_addr, &got->dest_addrlen, "node");
+		if (!named.empty()) {
+			bool ok = source ? take_addr(named.c_str(), named.size() + 1, &got->src_addr, &got->src_addrlen, "node")
+					 : take_addr(named.c_str(), named.size() + 1, &got->dest_addr, &got->dest_addrlen, "node");
 			if (!ok)
 				return -FI_ENODATA;
 		}
@@ -100,7 +132,7 @@ int shm_getinfo(uint32_t version, const char *node, const char *service, uint64_
 		    !take_addr(hints->src_addr, hints->src_addrlen, &got->src_addr, &got->src_addrlen,
 			       "hints->src_addr"))
 			return -FI_ENODATA;
-		if (hints && hints->dest_addr && hints->dest_addrlen && !(node && *node && !(flags & FI_SOURCE)) &&
+		if (hints && hints->dest_addr && hints->dest_addrlen && !(!named.empty() && !source) &&
 		    !take_addr(hints->dest_addr, hints->dest_addrlen, &got->dest_addr, &got->dest_addrlen,
 			       "hints->dest_addr"))
 			return -FI_ENODATA;
@@ -122,8 +154,23 @@ ssize_t validate_shm(const void *addr, size_t avail)
 	return addr_len(addr, avail);
 }
 
+/* fi_av_insertsvc / insertsym: an fi_shm:// node as is, else the name the
+ * service derives on this host (shm_addr.h). */
+ssize_t shm_from_service(const char *node, const char *service, void *out, size_t outlen)
+{
+	std::string a;
+	if (node && strncmp(node, scheme, scheme_len) == 0 && !(service && *service))
+		a = node;
+	else if (int r = service_addr(node, service, a))
+		return r;
+	if (addr_len(a.c_str(), a.size() + 1) < 0 || a.size() + 1 > outlen)
+		return -FI_EINVAL;
+	memcpy(out, a.c_str(), a.size() + 1);
+	return ssize_t(a.size() + 1);
+}
+
 const av::av_format shm_fmt = {"shm", FI_ADDR_STR, addr_max, validate_shm, nullptr, nullptr,
-			       FI_ADDR_STR, FI_ADDR_STR};
+			       FI_ADDR_STR, FI_ADDR_STR, nullptr, nullptr, shm_from_service};
 
 int shm_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) noexcept
 {

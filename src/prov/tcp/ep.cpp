@@ -405,9 +405,18 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			return -FI_EINVAL;
 		fi_ep_type type = info->ep_attr->type;
 		tcp_connreq *cr = nullptr;
-		if (info->handle) {
-			if (type != FI_EP_MSG || info->handle->fclass != FI_CLASS_CONNREQ)
+		unique_fd bound;
+		sockaddr_storage bound_ss{};
+		socklen_t bound_l = 0;
+		if (info->handle && type == FI_EP_MSG && info->handle->fclass == FI_CLASS_PEP) {
+			/* The passive endpoint's address (and bound socket) becomes ours. */
+			if (int r = take_pep_socket(info->handle, bound, bound_ss, bound_l))
+				return r;
+		} else if (info->handle) {
+			if (type != FI_EP_MSG || info->handle->fclass != FI_CLASS_CONNREQ) {
+				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: info->handle is neither a connection request nor a passive endpoint of a FI_EP_MSG info\n");
 				return -FI_EINVAL;
+			}
 			cr = reinterpret_cast<tcp_connreq *>(info->handle);
 			if (cr->magic != cr_magic)
 				return -FI_EINVAL;
@@ -451,6 +460,11 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			return -FI_ENOMEM;
 		}
 		pick_src(ep.get(), info);
+		if (bound >= 0) {
+			ep->src = bound_ss;
+			ep->srclen = bound_l;
+			ep->bound = std::move(bound);
+		}
 		if (type == FI_EP_RDM) {
 			int r = open_listener(ep.get());
 			if (r) {

@@ -199,7 +199,10 @@ int ep_connect(fid_ep *e, const void *addr, const void *param, size_t paramlen) 
 				ep->b.enabled = true; /* fi_connect enables, as libfabric's providers do */
 			if (ep->mc)
 				return -FI_EISCONN;
-			unique_fd fd(socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+			/* From the passive endpoint's socket when we took one. */
+			unique_fd fd(ep->bound >= 0 && ep->src.ss_family == ss.ss_family
+					     ? ep->bound.release()
+					     : socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 			if (fd < 0)
 				return -FI_ENOMEM;
 			set_nonblock_nodelay(fd);

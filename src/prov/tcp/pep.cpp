@@ -347,6 +347,29 @@ void start_pep_sweep(tcp_pep *pep)
 	cm_engine::get().add(&pep->tw, pep->tfd, EPOLLIN);
 }
 
+} // namespace
+
+int take_pep_socket(fid *f, unique_fd &fd, sockaddr_storage &ss, socklen_t &l) noexcept
+{
+	tcp_pep *pep = pep_of(f);
+	if (!pep) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: info->handle is not a tcp passive endpoint or connection request\n");
+		return -FI_EINVAL;
+	}
+	if (pep->listening || pep->lfd < 0) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: info->handle is a passive endpoint that %s; its address cannot be taken\n",
+			pep->listening ? "listens" : "has no socket left");
+		return -FI_EOPBADSTATE;
+	}
+	l = sizeof ss;
+	if (getsockname(pep->lfd, reinterpret_cast<sockaddr *>(&ss), &l))
+		return -FI_EADDRNOTAVAIL;
+	fd = std::move(pep->lfd);
+	return 0;
+}
+
+namespace {
+
 int pep_close(fid *f) noexcept
 {
 	return guard("fi_close(pep)", [&]() -> int {
@@ -544,6 +567,12 @@ fi_ops_cm pep_cm_ops = {
 namespace wu::tcp {
 
 using namespace detail;
+
+const fi_info *pep_info(const fid *f) noexcept
+{
+	tcp_pep *pep = pep_of(const_cast<fid *>(f));
+	return pep ? pep->info : nullptr;
+}
 
 int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 {

@@ -24,6 +24,9 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexc
 int srx_open(fid_domain *domain, fi_rx_attr *attr, fid_ep **rx_ep, void *context) noexcept;
 /* fabric_hooks::passive_ep. */
 int pep_open(prov::fabric *fab, fi_info *info, fid_pep **pep, void *context);
+/* A tcp passive endpoint's info (fi_getinfo with hints->handle narrows to
+ * its fabric and domain), nullptr when f is not one. */
+const fi_info *pep_info(const fid *f) noexcept;
 
 /* Counters for tests: handshakes refused (on either side), malformed frames seen. */
 struct stats {

@@ -359,6 +359,10 @@ struct tcp_ep {
 	size_t tx_inflight = 0;
 	auth::key key;
 	/* MSG */
+	/* A socket taken from a passive endpoint (fi_endpoint with info->handle
+	 * a bound, not listening pep, as fi_getinfo(3) allows): src is its
+	 * address and fi_connect connects from it. */
+	unique_fd bound;
 	conn *mc = nullptr;
 	tcp_connreq *cr = nullptr;
 	bool connected = false, shut = false;
@@ -618,6 +622,10 @@ void finish_auto(tcp_ep *ep);
 int put_name(const void *a, size_t n, void *addr, size_t *addrlen);
 int open_listener(tcp_ep *ep);
 bool take_sockaddr(const void *addr, size_t len, sockaddr_storage &out, socklen_t &outlen);
+/* fi_endpoint with info->handle = pep f: takes its bound socket into fd
+ * and its address into ss/l.  -FI_EINVAL when f is not a tcp pep,
+ * -FI_EOPBADSTATE when it listens (logged). */
+int take_pep_socket(fid *f, unique_fd &fd, sockaddr_storage &ss, socklen_t &l) noexcept;
 bool write_all(int fd, const void *p, size_t n);
 extern fi_ops_cm ep_cm_ops;
 

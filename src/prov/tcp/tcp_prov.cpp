@@ -203,6 +203,19 @@ int tcp_getinfo(uint32_t version, const char *node, const char *service, uint64_
 		const fi_info *hints, fi_info **info) noexcept
 {
 	return guard("tcp_getinfo", [&]() -> int {
+		/* hints->handle a passive endpoint (fabtests' msg_sockets lends its
+		 * address to the active one): only its fabric and domain serve. */
+		std::unique_ptr<fi_info, void (*)(fi_info *)> narrowed(nullptr, info_free);
+		if (const fi_info *pi = hints && hints->handle ? pep_info(hints->handle) : nullptr) {
+			narrowed.reset(info_dup(hints));
+			if (!narrowed)
+				return -FI_ENOMEM;
+			for (auto [mine, its] : {std::pair{&narrowed->fabric_attr->name, pi->fabric_attr->name},
+						 std::pair{&narrowed->domain_attr->name, pi->domain_attr->name}})
+				if (!*mine && its && !(*mine = strdup(its)))
+					return -FI_ENOMEM;
+			hints = narrowed.get();
+		}
 		const templates &t = get_templates();
 		if (!t.fixed.empty() || t.all.empty())
 			return getinfo::from_templates(t.fixed, version, node, service, flags, hints, info,

@@ -319,6 +319,13 @@ int enable(wx_ep *ep)
 		int r = fi_enable(s);
 		if (!r)
 			continue;
+		if (part == part_shm && ep->named_shm) {
+			/* Peers that named us by node/service go to that name. */
+			WU_WARN(P(), FI_LOG_EP_CTRL,
+				"fi_enable: the shm name this endpoint is bound to (its service on this host) cannot be taken (%s; another user's region of that name is never used); not enabled\n",
+				fi_strerror(-r));
+			return r;
+		}
 		/* A refused shm (another user's region, a locked /dev/shm) leaves
 		 * tcp for every peer; a failed tcp leaves shm for this host. */
 		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_enable: the %s sub-endpoint cannot be enabled (%s); %s\n",
@@ -563,7 +570,10 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 				}
 			}
 		} own{ep.get()};
+		ep->named_shm = src.shm_len && param::get_bool(P(), "shm").value;
 		int rs = param::get_bool(P(), "shm").value ? open_sub(ep.get(), domain, part_shm, src) : -FI_ENOSYS;
+		if (rs && ep->named_shm)
+			return rs;
 		int rt = open_sub(ep.get(), domain, part_tcp, src);
 		if (rs && rt)
 			return rt;

@@ -59,6 +59,9 @@ struct wx_ep {
 	fid_av *av = nullptr;
 	bool av_shared = false; /* other processes change entries: no route cache */
 	bool enabled = false;
+	/* Bound to a shm name (node/service, shm_addr.h): peers on this host
+	 * reach us there, so without it the endpoint does not enable. */
+	bool named_shm = false;
 	bool watching = false; /* av::watch_removes */
 	uint64_t host = 0;
 	std::atomic<route_table *> routes{nullptr};

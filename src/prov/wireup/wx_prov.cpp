@@ -6,6 +6,8 @@
 
 #include "config.h"
 
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -15,6 +17,7 @@
 #include <rdma/fi_atomic.h>
 
 #include "av/av.h"
+#include "core/addr.h"
 #include "core/info.h"
 #include "core/log.h"
 #include "core/param.h"
@@ -27,6 +30,7 @@
 #include "prov/common/ops_tables.h"
 #include "prov/common/poll.h"
 #include "prov/shm/shm.h"
+#include "prov/shm/shm_addr.h"
 #include "prov/tcp/tcp.h"
 #include "prov/wireup/wx_addr.h"
 #include "prov/wireup/wx_ep.h"
@@ -45,6 +49,14 @@ using prov::info_ptr;
  * caps and orders they share (and both kinds of communication), each
  * limit the smaller.  Names stay tcp's (the interface remote peers are
  * reached through: fabric = its subnet, domain = its name). */
+/* *addr = the wireup address of p (false, logged, when p is malformed). */
+bool set_addr(void **addr, size_t *len, const parts &p)
+{
+	unsigned char buf[addr_max];
+	return prov::take_addr(&wx_prov_desc, encode(p, buf, sizeof buf), buf, addr, len, "the address of node/service",
+			       "a wireup address", getinfo::set_reason);
+}
+
 fi_info *merge(const fi_info *t, const fi_info *s)
 {
 	fi_info *i = info_dup(t);
@@ -129,8 +141,17 @@ templates *build_templates()
 		return t.release();
 	}
 	for (const fi_info *i = tl; i; i = i->next)
-		if (i->ep_attr->type == FI_EP_RDM)
-			t->all.push_back(merge(i, sl));
+		if (i->ep_attr->type == FI_EP_RDM) {
+			info_ptr m(merge(i, sl), info_free);
+			/* src_addr: the interface (port 0), as tcp's template has it. */
+			parts p;
+			p.host = host_id();
+			p.tcp = i->src_addr;
+			p.tcp_len = i->src_addrlen;
+			if (i->src_addr && !set_addr(&m->src_addr, &m->src_addrlen, p))
+				continue;
+			t->all.push_back(m.release());
+		}
 	return t.release();
 }
 
@@ -161,16 +182,71 @@ bool take_addr(const void *a, size_t len, void **out, size_t *outlen, const char
 			       "a wireup address", getinfo::set_reason);
 }
 
+/* Places node/service in entry i (fi_getinfo(3): a source with FI_SOURCE
+ * or a service alone, else a destination).  The tcp part is what tcp's
+ * fi_getinfo gives for i's interface; the shm part is the name the port
+ * derives on this host (shm_addr.h) when the address is this host's, so a
+ * node/service address of an endpoint equals the fi_getname of one bound
+ * there.  false (reason set) when i's interface cannot serve them. */
+bool place(fi_info *i, uint32_t version, const char *node, const char *service, uint64_t flags, bool source)
+{
+	parts own;
+	if (!i->src_addr || decode(i->src_addr, i->src_addrlen, &own) < 0 || !own.tcp)
+		return false;
+	info_ptr th(info_alloc(), info_free);
+	if (!th)
+		throw std::bad_alloc();
+	th->ep_attr->type = FI_EP_RDM;
+	th->addr_format = own.tcp_len == sizeof(sockaddr_in) ? FI_SOCKADDR_IN : FI_SOCKADDR_IN6;
+	th->domain_attr->name = strdup(i->domain_attr->name);
+	th->fabric_attr->name = strdup(i->fabric_attr->name);
+	if (!th->domain_attr->name || !th->fabric_attr->name)
+		throw std::bad_alloc();
+	fi_info *tg = nullptr;
+	if (tcp::provider()->getinfo(version, node, service, flags, th.get(), &tg) || !tg) {
+		getinfo::set_reason(std::string("the tcp part: node/service do not fit ") + i->domain_attr->name);
+		return false;
+	}
+	info_ptr tgo(tg, info_free);
+	uint16_t port = 0;
+	bool has_port = shm::service_port(service, &port) == 0;
+	parts p;
+	std::string name;
+	if (source) {
+		p.tcp = tg->src_addr;
+		p.tcp_len = tg->src_addrlen;
+		p.host = host_id();
+	} else {
+		p.tcp = tg->dest_addr;
+		p.tcp_len = tg->dest_addrlen;
+		/* Another host's id is not known here: tcp reaches it. */
+		p.host = shm::node_is_here(node, true) == 0 ? host_id() : 0;
+	}
+	if (has_port && p.host == host_id()) {
+		name = shm::port_name(port);
+		p.shm = name.c_str();
+		p.shm_len = name.size();
+	}
+	if (!p.tcp)
+		return false;
+	return source ? set_addr(&i->src_addr, &i->src_addrlen, p) : set_addr(&i->dest_addr, &i->dest_addrlen, p);
+}
+
 int wx_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags, const fi_info *hints,
 	       fi_info **info) noexcept
 {
 	return guard("wireup_getinfo", [&]() -> int {
 		if (hints && hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != format()->addr_format) {
-			getinfo::set_reason("wireup addresses are their own format (fi_getname gives them)");
+			WU_INFO(&wx_prov_desc, FI_LOG_CORE,
+				"fi_getinfo: hints ask for addr_format %u; wireup addresses are FI_FORMAT_UNSPEC (their own binary form)\n",
+				hints->addr_format);
+			getinfo::set_reason("wireup addresses are their own format (FI_FORMAT_UNSPEC; fi_getname gives them)");
 			return -FI_ENODATA;
 		}
-		if ((node && *node) || (service && *service)) {
-			getinfo::set_reason("wireup endpoints take no node or service: peers' addresses come from fi_getname");
+		const bool has_node = node && *node, has_svc = service && *service;
+		if (has_node && strstr(node, "://")) {
+			WU_INFO(&wx_prov_desc, FI_LOG_CORE, "fi_getinfo: node \"%.64s\" is an address string; wireup takes a host and port\n", node);
+			getinfo::set_reason("node is an address string; wireup takes a host name or IP address and a port");
 			return -FI_ENODATA;
 		}
 		prov::info_ptr h = prov::hints_without_addrs(hints);
@@ -184,27 +260,86 @@ int wx_getinfo(uint32_t version, const char *node, const char *service, uint64_t
 		if (r)
 			return r;
 		info_ptr out(got, info_free);
-		for (fi_info *i = got; i; i = i->next) {
+		if (has_node || has_svc) {
+			/* fi_getinfo(3): a service without a node is a source too. */
+			const bool source = (flags & FI_SOURCE) || !has_node;
+			fi_info *keep = nullptr, **tail = &keep;
+			while (fi_info *i = out.release()) {
+				out.reset(i->next);
+				i->next = nullptr;
+				info_ptr one(i, info_free);
+				if (place(i, version, node, service, flags, source)) {
+					*tail = one.release();
+					tail = &(*tail)->next;
+				}
+			}
+			out.reset(keep);
+			if (!keep) {
+				WU_INFO(&wx_prov_desc, FI_LOG_CORE, "fi_getinfo: no interface serves node \"%.64s\" service \"%.16s\"\n",
+					has_node ? node : "", has_svc ? service : "");
+				return -FI_ENODATA;
+			}
+		}
+		for (fi_info *i = out.get(); i; i = i->next) {
 			if (hints && hints->src_addr && hints->src_addrlen &&
 			    !take_addr(hints->src_addr, hints->src_addrlen, &i->src_addr, &i->src_addrlen,
 				       "hints->src_addr"))
 				return -FI_ENODATA;
-			if (hints && hints->dest_addr && hints->dest_addrlen &&
+			if (hints && hints->dest_addr && hints->dest_addrlen && !(has_node && !(flags & FI_SOURCE)) &&
 			    !take_addr(hints->dest_addr, hints->dest_addrlen, &i->dest_addr, &i->dest_addrlen,
 				       "hints->dest_addr"))
 				return -FI_ENODATA;
 		}
-		(void)flags;
 		*info = out.release();
 		return 0;
 	});
+}
+
+/* fi_av_insertsvc / insertsym: the address place() gives a destination
+ * (the tcp part as the tcp AV resolves it; the shm part when node is this
+ * host). */
+ssize_t wx_from_service(const char *node, const char *service, void *out, size_t outlen)
+{
+	addr::parsed_addr pa;
+	if (int r = addr::parse_node_service(node, service, 0, FI_SOCKADDR, pa)) {
+		WU_WARN(&wx_prov_desc, FI_LOG_AV, "node \"%.64s\" service \"%.16s\" do not resolve to an IP address and port: %s\n",
+			node ? node : "", service ? service : "", fi_strerror(-r));
+		return r;
+	}
+	parts p;
+	p.tcp = &pa.bin.ss;
+	p.tcp_len = pa.len;
+	uint16_t port = 0;
+	std::string name;
+	if (shm::service_port(service, &port) == 0 && shm::node_is_here(node, true) == 0) {
+		p.host = host_id();
+		name = shm::port_name(port);
+		p.shm = name.c_str();
+		p.shm_len = name.size();
+	}
+	long n = encode(p, out, outlen);
+	if (n < 0)
+		WU_WARN(&wx_prov_desc, FI_LOG_AV, "node \"%.64s\" service \"%.16s\": no wireup address (%s)\n", node ? node : "",
+			service ? service : "", fi_strerror(int(-n)));
+	return n;
+}
+
+/* Our AV format: wx_addr.h's plus the node/service form. */
+const av::av_format *av_format_of() noexcept
+{
+	static const av::av_format f = [] {
+		av::av_format c = *format();
+		c.from_service = wx_from_service;
+		return c;
+	}();
+	return &f;
 }
 
 /* ---- domain ---- */
 
 int wx_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) noexcept
 {
-	return av::open(prov::domain_of(dom), format(), attr, av, context);
+	return av::open(prov::domain_of(dom), av_format_of(), attr, av, context);
 }
 
 #ifdef WU_HAVE_PMIX
