@@ -47,7 +47,7 @@ int main(void)
 	version_fn ver = (version_fn)dlsym(h, "fi_version");
 	CHECK(ver != NULL, "fi_version not exported");
 	if (ver)
-		CHECK(ver() == FI_VERSION(2, 0), "fi_version() = %u.%u: not our library",
+		CHECK(ver() == FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), "fi_version() = %u.%u: not our library",
 		      FI_MAJOR(ver()), FI_MINOR(ver()));
 
 	getinfo_fn gi_new = (getinfo_fn)dlsym(h, "fi_getinfo");
