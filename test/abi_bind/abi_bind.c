@@ -267,19 +267,15 @@ static void run_on(const char *prov)
 		CHECK(strcmp(in, msg) == 0, "received \"%s\"", in);
 	printf("ok [" NODE " %s]: getinfo %u.%u, fabric, domain, endpoints, one message\n", prov,
 	       FI_MAJOR(sz.api), FI_MINOR(sz.api));
-out:
-	for (int k = 0; k < 2; k++) {
-		if (ep[k])
-			fi_close(&ep[k]->fid);
-		if (cq[k])
-			fi_close(&cq[k]->fid);
-	}
-	if (av)
-		fi_close(&av->fid);
-	if (domain)
-		fi_close(&domain->fid);
-	if (fabric)
-		fi_close(&fabric->fid);
+out:;
+	/* Children before parents. */
+	struct fid *opened[] = {ep[0] ? &ep[0]->fid : NULL, ep[1] ? &ep[1]->fid : NULL,
+				cq[0] ? &cq[0]->fid : NULL, cq[1] ? &cq[1]->fid : NULL,
+				av ? &av->fid : NULL,	    domain ? &domain->fid : NULL,
+				fabric ? &fabric->fid : NULL};
+	for (size_t k = 0; k < sizeof opened / sizeof opened[0]; k++)
+		if (opened[k])
+			CHECK(fi_close(opened[k]) == 0, "fi_close of object %zu", k);
 	free(fa);
 	fi_freeinfo(info);
 	hints_free(&h);
