@@ -32,13 +32,11 @@
  */
 #define TOOL_API_VERSION FI_VERSION(1, 17)
 
-/* Our own release; Debian's tool prints its package version here. */
+/* Wireup's release (configure.ac's AC_INIT), the last --version line. */
 #ifdef PACKAGE_VERSION
 #define TOOL_VERSION PACKAGE_VERSION
 #else
-#define TOOL_STR_(x) #x
-#define TOOL_STR(x) TOOL_STR_(x)
-#define TOOL_VERSION TOOL_STR(FI_MAJOR_VERSION) "." TOOL_STR(FI_MINOR_VERSION) ".0"
+#define TOOL_VERSION "unknown"
 #endif
 
 /* fi_tostr_r() buffer for one -v entry; longer dumps are cut off as the
@@ -307,14 +305,17 @@ static void print_summary(const struct fi_info *info)
 
 static void print_version(const char *prog)
 {
-	uint32_t api = TOOL_API_VERSION;
+	uint32_t api = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
 
-	printf("%s: %s\n", prog, TOOL_VERSION);
+	/* libfabric's tool prints its release and the API of the headers it
+	 * was built with; this one is built with ours, so the release it
+	 * stands in for is that API's.  Wireup's own release follows. */
+	printf("%s: %d.%d.0\n", prog, FI_MAJOR_VERSION, FI_MINOR_VERSION);
 	/* FI_TYPE_VERSION renders the library's own version (it only needs
 	 * a non-NULL argument). */
 	printf("libfabric: %s\n", fi_tostr(&api, FI_TYPE_VERSION));
-	/* The interface this tool speaks, i.e. what it passes to fi_getinfo. */
-	printf("libfabric api: %d.%d\n", (int)FI_MAJOR(api), (int)FI_MINOR(api));
+	printf("libfabric api: %d.%d\n", FI_MAJOR_VERSION, FI_MINOR_VERSION);
+	printf("wireup: %s\n", TOOL_VERSION);
 }
 
 int main(int argc, char **argv)

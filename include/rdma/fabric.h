@@ -2,8 +2,9 @@
 /* Wireup public API: core types, capability bits, fi_info and fid.
  *
  * Binary layout follows the libfabric 1.x ABI so existing binaries keep
- * working; the API level advertised here is 2.0.  Anything newer than the
- * 1.17 ABI is appended at the end of a struct or enum, never inserted. */
+ * working; the API level advertised here is 2.6.  Anything newer than the
+ * 1.17 ABI is appended at the end of a struct or enum, never inserted.
+ * Three capability bits are the exception (see FI_TAGGED_DIRECTED_RECV). */
 #ifndef FABRIC_H
 #define FABRIC_H
 
@@ -48,7 +49,7 @@ extern "C" {
 
 /* ---- versions ---- */
 #define FI_MAJOR_VERSION	2
-#define FI_MINOR_VERSION	0
+#define FI_MINOR_VERSION	6
 #define FI_REVISION_VERSION	0
 
 /* major in the high 16 bits, minor in the low 16: plain integer compare works */
@@ -130,20 +131,27 @@ typedef struct fid *fid_t;
 #define FI_COMMIT_COMPLETE	(1ULL << 30)
 #define FI_MATCH_COMPLETE	(1ULL << 31)
 
+/* fi_getinfo flag (2.x): look for devices again instead of using the list
+ * found at the first call */
+#define FI_RESCAN		(1ULL << 35)
+
 /* secondary capabilities */
 #define FI_PEER_TRANSFER	(1ULL << 36)
-/* 2.0 receive-side capabilities, placed in bits no 1.x capability uses.
- * Not yet cross-checked against upstream 2.0's numeric values. */
-#define FI_TAGGED_DIRECTED_RECV	(1ULL << 37)
-#define FI_TAGGED_MULTI_RECV	(1ULL << 38)
-#define FI_EXACT_DIRECTED_RECV	(1ULL << 39)
 #define FI_AV_USER_ID		(1ULL << 41)
+/* fi_av_insert flag (2.x): the address is behind a firewall, the peer
+ * connects to us */
+#define FI_FIREWALL_ADDR	(1ULL << 42)
 #define FI_PEER			(1ULL << 43)
+/* Removed in 2.0; kept for 1.x sources.  No provider offers it. */
 #define FI_XPU_TRIGGER		(1ULL << 44)
-#define FI_HMEM_HOST_ALLOC	(1ULL << 45)
-#define FI_HMEM_DEVICE_ONLY	(1ULL << 46)
+/* 2.x receive-side capabilities.  Bits 45/46 are also the MR flags
+ * FI_HMEM_HOST_ALLOC / FI_HMEM_DEVICE_ONLY (rdma/fi_domain.h), and bit 48
+ * was FI_VARIABLE_MSG in 1.x: fi_getinfo reads bit 48 of an api < 2.0
+ * caller's hints as FI_VARIABLE_MSG, which no provider offers. */
+#define FI_TAGGED_DIRECTED_RECV	(1ULL << 45)
+#define FI_TAGGED_MULTI_RECV	(1ULL << 46)
 #define FI_HMEM			(1ULL << 47)
-#define FI_VARIABLE_MSG		(1ULL << 48)
+#define FI_EXACT_DIRECTED_RECV	(1ULL << 48)
 #define FI_RMA_PMEM		(1ULL << 49)
 #define FI_SOURCE_ERR		(1ULL << 50)
 #define FI_LOCAL_COMM		(1ULL << 51)
@@ -201,6 +209,7 @@ enum {
 	FI_ADDR_OPX,
 	FI_ADDR_CXI,
 	FI_ADDR_UCX,		/* 1.18+ */
+	FI_SOCKADDR_IP,		/* 2.x: sockaddr_in or sockaddr_in6 */
 };
 
 /* generic I/O vector used by atomics and collectives (count is elements) */
@@ -236,7 +245,11 @@ enum fi_mr_mode {
 enum fi_progress {
 	FI_PROGRESS_UNSPEC,
 	FI_PROGRESS_AUTO,
-	FI_PROGRESS_MANUAL
+	FI_PROGRESS_MANUAL,
+	/* 2.x, control_progress only: control calls are progressed by the
+	 * data progress the application drives (and need no locking of
+	 * their own) */
+	FI_PROGRESS_CONTROL_UNIFIED,
 };
 
 enum fi_threading {
@@ -318,6 +331,18 @@ enum {
 	FI_PROTO_UCX,
 	FI_PROTO_SM2,
 	FI_PROTO_CXI_RNR,
+	/* 2.x */
+	FI_PROTO_LPP,
+	FI_PROTO_LNX,
+};
+
+/* ep_attr->mem_tag_format values (2.x): a named layout instead of a bit
+ * mask; anything below FI_TAG_MAX_FORMAT is a name, not a mask */
+enum {
+	FI_TAG_BITS,
+	FI_TAG_MPI,		/* see fi_tag_mpi() in rdma/fi_tagged.h */
+	FI_TAG_CCL,
+	FI_TAG_MAX_FORMAT = (1ULL << 16),
 };
 
 /* traffic classes: either a raw DSCP (0x100 | dscp) or a label */
@@ -391,7 +416,10 @@ struct fi_domain_attr {
 	char			*name;
 	enum fi_threading	threading;
 	enum fi_progress	control_progress;
-	enum fi_progress	data_progress;
+	union {				/* 2.x calls it progress */
+		enum fi_progress	data_progress;
+		enum fi_progress	progress;
+	};
 	enum fi_resource_mgmt	resource_mgmt;
 	enum fi_av_type		av_type;
 	int			mr_mode;
@@ -418,8 +446,9 @@ struct fi_domain_attr {
 	 * only own that prefix */
 	size_t			max_ep_auth_key;	/* 1.20 */
 	uint32_t		max_group_id;		/* 2.0: peer groups */
-	uint64_t		max_cntr_value;		/* 2.0 */
-	uint64_t		max_err_cntr_value;	/* 2.0 */
+	/* 2.5; a hint is read only from an api >= 2.5 caller */
+	uint64_t		max_cntr_value;
+	uint64_t		max_err_cntr_value;
 };
 
 struct fi_fabric_attr {
@@ -639,6 +668,7 @@ enum {
 	FI_GET_VAL,		/* struct fi_fid_var * */
 	FI_SET_VAL,		/* struct fi_fid_var * */
 	FI_EXPORT_FID,		/* struct fi_fid_export * */
+	FI_GET_FD,		/* int *: 2.x, the object's pollable fd */
 };
 
 struct fi_alias {
@@ -751,6 +781,9 @@ enum fi_type {
 	FI_TYPE_MR_ATTR,
 	FI_TYPE_CNTR_ATTR,
 	FI_TYPE_CQ_ERR_ENTRY,
+	/* 2.x */
+	FI_TYPE_CQ_WAIT_COND,
+	FI_TYPE_WAIT_OBJ,
 };
 
 /* fi_tostr uses a per-thread buffer; fi_tostr_r writes into the caller's */
@@ -789,6 +822,10 @@ struct fi_recv_context {
 	struct fid_ep	*ep;
 	void		*context;
 };
+
+/* 1.x names 2.x removed: FI_VARIABLE_MSG's bit 48 is FI_EXACT_DIRECTED_RECV
+ * now, so the name is 0 (asks for nothing), as in upstream 2.x. */
+#define FI_VARIABLE_MSG		0ULL
 
 #ifdef __cplusplus
 }

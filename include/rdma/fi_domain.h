@@ -87,8 +87,14 @@ struct fid_av {
 
 /* ======================= memory regions ======================= */
 
-/* fi_mr_reg flag (1.18+): the buffer is a dma-buf fd, see fi_mr_dmabuf */
+/* fi_mr_regattr flags.  FI_MR_DMABUF (1.18+): attr->dmabuf names a dma-buf
+ * fd instead of attr->mr_iov.  FI_MR_SINGLE_USE (2.x): the region is used
+ * by one operation only.  The FI_HMEM_* ones share bits with the 2.x
+ * capabilities FI_TAGGED_DIRECTED_RECV / FI_TAGGED_MULTI_RECV. */
 #define FI_MR_DMABUF		(1ULL << 40)
+#define FI_MR_SINGLE_USE	(1ULL << 41)
+#define FI_HMEM_HOST_ALLOC	(1ULL << 45)
+#define FI_HMEM_DEVICE_ONLY	(1ULL << 46)
 
 struct fid_mr {
 	struct fid	fid;
@@ -106,8 +112,26 @@ enum fi_hmem_iface {
 	FI_HMEM_SYNAPSEAI,
 };
 
+/* a dma-buf region (FI_MR_DMABUF) */
+struct fi_mr_dmabuf {
+	int		fd;
+	uint64_t	offset;
+	size_t		len;
+	void		*base_addr;
+};
+
+/* auth_key argument of fi_mr_regattr when domain auth_key_size is
+ * FI_AV_AUTH_KEY: the key comes from this AV entry */
+struct fi_mr_auth_key {
+	struct fid_av	*av;
+	fi_addr_t	src_addr;
+};
+
 struct fi_mr_attr {
-	const struct iovec	*mr_iov;
+	union {
+		const struct iovec		*mr_iov;
+		const struct fi_mr_dmabuf	*dmabuf;	/* FI_MR_DMABUF */
+	};
 	size_t			iov_count;
 	uint64_t		access;
 	uint64_t		offset;
@@ -122,7 +146,14 @@ struct fi_mr_attr {
 		int		ze;
 		int		neuron;
 		int		synapseai;
+		int		rocr;
 	} device;
+	/* 1.17 layout ends here (80 bytes): an older caller owns only that
+	 * prefix, so these are read only for a caller of the api noted */
+	void			*hmem_data;	/* 1.19 */
+	size_t			page_size;	/* 1.22 */
+	const struct fid_mr	*base_mr;	/* 2.0 */
+	size_t			sub_mr_cnt;	/* 2.0 */
 };
 
 /* argument of FI_REFRESH */
@@ -166,9 +197,13 @@ enum fi_datatype {
 	FI_LONG_DOUBLE,
 	FI_LONG_DOUBLE_COMPLEX,
 	FI_DATATYPE_LAST,
-	/* 128-bit integers were added after _LAST was frozen */
+	/* added after _LAST was frozen at 14 */
 	FI_INT128 = FI_DATATYPE_LAST,
 	FI_UINT128,
+	FI_FLOAT16,		/* 2.x */
+	FI_BFLOAT16,
+	FI_FLOAT8_E4M3,
+	FI_FLOAT8_E5M2,
 	FI_VOID = FI_COLLECTIVE_OFFSET,
 };
 
@@ -193,6 +228,8 @@ enum fi_op {
 	FI_CSWAP_GT,
 	FI_MSWAP,
 	FI_ATOMIC_OP_LAST,
+	/* added after _LAST was frozen at 19 */
+	FI_DIFF = FI_ATOMIC_OP_LAST,	/* 2.x */
 	FI_NOOP = FI_COLLECTIVE_OFFSET,
 };
 
@@ -258,7 +295,8 @@ struct fi_ops_mr {
 			uint64_t flags, struct fid_mr **mr);
 };
 
-/* fi_domain_bind flag: report registrations through the bound EQ */
+/* fi_domain_bind flag: report registrations through the bound EQ
+ * (deprecated in 2.x, kept) */
 #define FI_REG_MR		(1ULL << 59)
 
 struct fid_domain {
@@ -267,7 +305,9 @@ struct fid_domain {
 	struct fi_ops_mr	*mr;
 };
 
-/* ---- domain entry points ---- */
+/* ---- domain entry points ----
+ * Wait sets, poll sets, fi_av_bind and asynchronous AV inserts are
+ * deprecated in 2.x; they stay for 1.x callers. */
 static inline int fi_domain(struct fid_fabric *fabric, struct fi_info *info,
 			    struct fid_domain **domain, void *context)
 {

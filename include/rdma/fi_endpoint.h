@@ -39,6 +39,16 @@ enum {
 	/* 1.18+ */
 	FI_OPT_CUDA_API_PERMITTED,	/* bool: may the library call CUDA */
 	FI_OPT_SHARED_MEMORY_PERMITTED,	/* bool: may it use shared memory */
+	/* 2.x: per-endpoint limits; getopt reads them, setopt may lower them */
+	FI_OPT_MAX_MSG_SIZE,		/* size_t */
+	FI_OPT_MAX_TAGGED_SIZE,		/* size_t */
+	FI_OPT_MAX_RMA_SIZE,		/* size_t */
+	FI_OPT_MAX_ATOMIC_SIZE,		/* size_t */
+	FI_OPT_INJECT_MSG_SIZE,		/* size_t */
+	FI_OPT_INJECT_TAGGED_SIZE,	/* size_t */
+	FI_OPT_INJECT_RMA_SIZE,		/* size_t */
+	FI_OPT_INJECT_ATOMIC_SIZE,	/* size_t */
+	FI_OPT_FIREWALL_ADDR,		/* bool */
 };
 
 /* FI_OPT_FI_HMEM_P2P values: how hard to push peer-to-peer device copies */

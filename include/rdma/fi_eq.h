@@ -237,7 +237,8 @@ struct fid_cq {
 
 /* ---- counters ---- */
 enum fi_cntr_events {
-	FI_CNTR_EVENTS_COMP
+	FI_CNTR_EVENTS_COMP,
+	FI_CNTR_EVENTS_BYTES,	/* 2.x: count bytes, not completions */
 };
 
 struct fi_cntr_attr {

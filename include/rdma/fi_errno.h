@@ -77,6 +77,9 @@ enum {
 	FI_ENOAV,			/* address vector missing */
 	FI_EOVERRUN,			/* queue overran */
 	FI_ENORX,			/* peer had no receive posted */
+	/* 2.x */
+	FI_ENOMR,			/* memory registration failed */
+	FI_EFIREWALLADDR,		/* peer is behind a firewall */
 	FI_ERRNO_MAX
 };
 

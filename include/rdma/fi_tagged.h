@@ -10,6 +10,16 @@
 extern "C" {
 #endif
 
+/* FI_TAG_MPI tag layout (2.x): the MPI tag in the low 32 bits, a payload
+ * id in bits 32..39.  OR these into ignore to match any tag / payload. */
+#define FI_MPI_IGNORE_TAG	((uint64_t) UINT32_MAX)
+#define FI_MPI_IGNORE_PAYLOAD	(((uint64_t) UINT8_MAX) << 32)
+
+static inline uint64_t fi_tag_mpi(int tag, uint8_t payload_id)
+{
+	return ((uint64_t) payload_id << 32) | (uint64_t) (uint32_t) tag;
+}
+
 struct fi_msg_tagged {
 	const struct iovec	*msg_iov;
 	void			**desc;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* fi_fabric / fi_fabric2: route to the provider named in the attributes. */
+#include <cstddef>
 #include <cstring>
 
 #include <rdma/fabric.h>
@@ -55,6 +56,22 @@ extern "C" WU_EXPORT int fi_fabric_1_1(struct fi_fabric_attr *attr, struct fid_f
 	return WU_GUARD(return open_fabric(attr, fabric, context););
 }
 
+/* FABRIC_1.0 (libfabric 1.0-1.4): fi_fabric_attr had no api_version; the
+ * caller's padding sits where it is now.  Such callers asked for 1.0-1.4, so
+ * they get 1.0 behaviour. */
+extern "C" WU_EXPORT int fi_fabric_1_0(struct fi_fabric_attr *attr, struct fid_fabric **fabric,
+					void *context)
+{
+	return WU_GUARD({
+		if (!attr)
+			return open_fabric(attr, fabric, context);
+		fi_fabric_attr wide{};
+		memcpy(&wide, attr, offsetof(fi_fabric_attr, api_version));
+		wide.api_version = FI_VERSION(1, 0);
+		return open_fabric(&wide, fabric, context);
+	});
+}
+
 extern "C" WU_EXPORT int fi_fabric2(struct fi_info *info, struct fid_fabric **fabric,
 				     uint64_t flags, void *context)
 {
@@ -72,7 +89,7 @@ extern "C" WU_EXPORT int fi_fabric2(struct fi_info *info, struct fid_fabric **fa
 	});
 }
 
-WU_SYMVER(fi_fabric_1_1, "fi_fabric@FABRIC_1.0");
+WU_SYMVER(fi_fabric_1_0, "fi_fabric@FABRIC_1.0");
 WU_SYMVER(fi_fabric_1_1, "fi_fabric@@FABRIC_1.1");
 
 #ifdef WU_EMBEDDED

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* fi_getinfo / fi_dupinfo / fi_freeinfo entry points and their versioned
- * aliases.  Older binaries (FABRIC_1.3: every libfabric 1.x up to 1.17)
- * pass and receive the shorter fi_domain_attr; we widen their hints into
- * zeroed current-size structs and hand back current-size results, whose
- * prefix they read. */
+/* fi_getinfo / fi_dupinfo / fi_freeinfo and their versioned bindings.
+ * Each symbol version stands for the struct layout binaries built against
+ * it were compiled with (core/info.h).  Old callers' hints are copied into
+ * zeroed current-size structs before anything reads them; results are
+ * current-size (a caller reads its prefix), minus the owned pointers its
+ * layout cannot see, so that its own fi_freeinfo frees everything. */
 #include <cstddef>
 #include <cstring>
+#include <memory>
 
 #include "core/export.h"
 #include "core/info.h"
@@ -17,8 +19,13 @@
 namespace wu {
 namespace {
 
-int getinfo_common(uint32_t version, const char *node, const char *service, uint64_t flags,
-		   const fi_info *hints, fi_info **info, size_t hints_domain_attr_size) noexcept
+struct info_deleter {
+	void operator()(fi_info *i) const noexcept { info_free(i); }
+};
+
+template <info_layout L>
+int getinfo_at(uint32_t version, const char *node, const char *service, uint64_t flags,
+	       const fi_info *hints, fi_info **info) noexcept
 {
 	return guard("fi_getinfo", [&]() -> int {
 		if (!info) {
@@ -26,18 +33,31 @@ int getinfo_common(uint32_t version, const char *node, const char *service, uint
 			return -FI_EINVAL;
 		}
 		*info = nullptr;
-		if (hints && hints_domain_attr_size < sizeof(fi_domain_attr) && hints->domain_attr) {
-			/* Widen an old-layout hints entry before anything reads it:
-			 * a shallow copy whose domain_attr is the old prefix plus
-			 * zeroed appended members (the engine only reads hints). */
-			fi_info wide = *hints;
-			fi_domain_attr dom{};
-			memcpy(&dom, hints->domain_attr, hints_domain_attr_size);
-			wide.domain_attr = &dom;
-			return getinfo::run(prov::providers(), version, node, service, flags, &wide, info);
+		if constexpr (L == layout_current) {
+			return getinfo::run(prov::providers(), version, node, service, flags, hints, info);
+		} else {
+			std::unique_ptr<fi_info, info_deleter> wide;
+			if (hints) {
+				wide.reset(info_dup(hints, L));
+				if (!wide) {
+					WU_WARN(&core_prov, FI_LOG_CORE,
+						"fi_getinfo: no memory to widen old-layout hints\n");
+					return -FI_ENOMEM;
+				}
+			}
+			int ret = getinfo::run(prov::providers(), version, node, service, flags, wide.get(),
+					       info);
+			if (ret == 0)
+				info_trim(*info, L);
+			return ret;
 		}
-		return getinfo::run(prov::providers(), version, node, service, flags, hints, info);
 	});
+}
+
+template <info_layout L>
+fi_info *dupinfo_at(const fi_info *info) noexcept
+{
+	return info ? info_dup(info, L) : info_alloc();
 }
 
 } // namespace
@@ -45,59 +65,53 @@ int getinfo_common(uint32_t version, const char *node, const char *service, uint
 
 using namespace wu;
 
-/* Current layout: FABRIC_1.8 (default), and FABRIC_1.7. */
-extern "C" WU_EXPORT int fi_getinfo_1_8(uint32_t version, const char *node, const char *service,
-					 uint64_t flags, const struct fi_info *hints,
-					 struct fi_info **info)
-{
-	return getinfo_common(version, node, service, flags, hints, info, sizeof(fi_domain_attr));
-}
+/* One getinfo/freeinfo/dupinfo triple per layout; the names stay hidden
+ * behind the version script, only the .symver aliases are exported. */
+#define WU_INFO_ENTRY_POINTS(suffix, layout)                                                     \
+	extern "C" WU_EXPORT int fi_getinfo_##suffix(uint32_t version, const char *node,            \
+						     const char *service, uint64_t flags,          \
+						     const struct fi_info *hints,                  \
+						     struct fi_info **info)                        \
+	{                                                                                          \
+		return getinfo_at<layout>(version, node, service, flags, hints, info);             \
+	}                                                                                          \
+	extern "C" WU_EXPORT void fi_freeinfo_##suffix(struct fi_info *info)                       \
+	{                                                                                          \
+		info_free(info, layout);                                                           \
+	}                                                                                          \
+	extern "C" WU_EXPORT struct fi_info *fi_dupinfo_##suffix(const struct fi_info *info)       \
+	{                                                                                          \
+		return dupinfo_at<layout>(info);                                                   \
+	}
 
-/* FABRIC_1.3 and 1.7 callers were built with the 192-byte fi_domain_attr. */
-extern "C" WU_EXPORT int fi_getinfo_1_3(uint32_t version, const char *node, const char *service,
-					 uint64_t flags, const struct fi_info *hints,
-					 struct fi_info **info)
-{
-	return getinfo_common(version, node, service, flags, hints, info, domain_attr_size_v1_3);
-}
+WU_INFO_ENTRY_POINTS(1_9, layout_current)
+WU_INFO_ENTRY_POINTS(1_8, layout_1_8)
+WU_INFO_ENTRY_POINTS(1_7, layout_1_7)
+WU_INFO_ENTRY_POINTS(1_3, layout_1_3)
+WU_INFO_ENTRY_POINTS(1_2, layout_1_2)
+WU_INFO_ENTRY_POINTS(1_1, layout_1_1)
+WU_INFO_ENTRY_POINTS(1_0, layout_1_0)
 
-extern "C" WU_EXPORT void fi_freeinfo_1_8(struct fi_info *info)
-{
-	info_free(info);
-}
+#define WU_INFO_SYMVER(suffix, node)                                    \
+	WU_SYMVER(fi_getinfo_##suffix, "fi_getinfo" node);             \
+	WU_SYMVER(fi_freeinfo_##suffix, "fi_freeinfo" node);           \
+	WU_SYMVER(fi_dupinfo_##suffix, "fi_dupinfo" node)
 
-extern "C" WU_EXPORT void fi_freeinfo_1_3(struct fi_info *info)
-{
-	info_free(info);
-}
-
-extern "C" WU_EXPORT struct fi_info *fi_dupinfo_1_8(const struct fi_info *info)
-{
-	return info ? info_dup(info) : info_alloc();
-}
-
-extern "C" WU_EXPORT struct fi_info *fi_dupinfo_1_3(const struct fi_info *info)
-{
-	return info ? info_dup(info, domain_attr_size_v1_3) : info_alloc();
-}
-
-WU_SYMVER(fi_getinfo_1_3, "fi_getinfo@FABRIC_1.3");
-WU_SYMVER(fi_getinfo_1_3, "fi_getinfo@FABRIC_1.7");
-WU_SYMVER(fi_getinfo_1_8, "fi_getinfo@@FABRIC_1.8");
-WU_SYMVER(fi_freeinfo_1_3, "fi_freeinfo@FABRIC_1.3");
-WU_SYMVER(fi_freeinfo_1_3, "fi_freeinfo@FABRIC_1.7");
-WU_SYMVER(fi_freeinfo_1_8, "fi_freeinfo@@FABRIC_1.8");
-WU_SYMVER(fi_dupinfo_1_3, "fi_dupinfo@FABRIC_1.3");
-WU_SYMVER(fi_dupinfo_1_3, "fi_dupinfo@FABRIC_1.7");
-WU_SYMVER(fi_dupinfo_1_8, "fi_dupinfo@@FABRIC_1.8");
+WU_INFO_SYMVER(1_0, "@FABRIC_1.0");
+WU_INFO_SYMVER(1_1, "@FABRIC_1.1");
+WU_INFO_SYMVER(1_2, "@FABRIC_1.2");
+WU_INFO_SYMVER(1_3, "@FABRIC_1.3");
+WU_INFO_SYMVER(1_7, "@FABRIC_1.7");
+WU_INFO_SYMVER(1_8, "@FABRIC_1.8");
+WU_INFO_SYMVER(1_9, "@@FABRIC_1.9");
 
 #ifdef WU_EMBEDDED
 /* Embedded: plain, hidden names for the parent library to call. */
 extern "C" int fi_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags,
 			  const struct fi_info *hints, struct fi_info **info)
 {
-	return fi_getinfo_1_8(version, node, service, flags, hints, info);
+	return fi_getinfo_1_9(version, node, service, flags, hints, info);
 }
 extern "C" void fi_freeinfo(struct fi_info *info) { info_free(info); }
-extern "C" struct fi_info *fi_dupinfo(const struct fi_info *info) { return fi_dupinfo_1_8(info); }
+extern "C" struct fi_info *fi_dupinfo(const struct fi_info *info) { return fi_dupinfo_1_9(info); }
 #endif

@@ -14,6 +14,17 @@
 #include "core/shim.h"
 
 namespace wu {
+
+#if defined(__x86_64__)
+/* The sizes man/fabric.7.md and libfabric's headers give on x86-64. */
+static_assert(layout_1_0.info == 112 && layout_1_0.tx == 72 && layout_1_0.rx == 64 &&
+	      layout_1_0.ep == 80 && layout_1_0.domain == 120 && layout_1_0.fabric == 28);
+static_assert(layout_1_1.domain == 184 && layout_1_1.ep == 96 && layout_1_1.fabric == 32);
+static_assert(layout_1_2.info == 120 && layout_1_2.tx == 72);
+static_assert(layout_1_3.tx == 80 && layout_1_3.domain == 192);
+static_assert(layout_1_7.domain == 200 && layout_1_8.domain == 208);
+#endif
+
 namespace {
 
 template <class T>
@@ -101,16 +112,23 @@ fi_ops nic_packed_ops = {
 	sizeof(fi_ops), nic_packed_close, nic_bind, nic_control, nic_ops_open, wu::nic_tostr, nic_ops_set,
 };
 
-/* Uninitialised copy of *src from malloc (which, unlike calloc, is served
- * from glibc's per-thread cache): for structs we overwrite whole. */
+/* A current-size copy of the first n bytes of *src, the rest zeroed: a
+ * caller of an older layout owns only that prefix. */
 template <class T>
-T *copy_of(const T &src) noexcept
+T *widened_copy(const T *src, size_t n) noexcept
 {
+	if (n > sizeof(T))
+		n = sizeof(T);
 	T *p = static_cast<T *>(malloc(sizeof(T)));
-	if (p)
-		memcpy(static_cast<void *>(p), &src, sizeof(T));
+	if (p) {
+		memcpy(static_cast<void *>(p), src, n);
+		memset(reinterpret_cast<char *>(p) + n, 0, sizeof(T) - n);
+	}
 	return p;
 }
+
+#define WU_LAYOUT_HAS(size, type, member) \
+	layout_has(size, offsetof(type, member), sizeof(static_cast<type *>(nullptr)->member))
 
 constexpr size_t align_up(size_t n, size_t a) noexcept
 {
@@ -255,8 +273,11 @@ fi_info *info_alloc() noexcept
 	return info;
 }
 
-void info_free(fi_info *info) noexcept
+void info_free(fi_info *info, const info_layout &l) noexcept
 {
+	const bool has_nic = WU_LAYOUT_HAS(l.info, fi_info, nic);
+	const bool has_ep_key = WU_LAYOUT_HAS(l.ep, fi_ep_attr, auth_key);
+	const bool has_dom_key = WU_LAYOUT_HAS(l.domain, fi_domain_attr, auth_key);
 	while (info) {
 		fi_info *next = info->next;
 		free(info->src_addr);
@@ -264,12 +285,14 @@ void info_free(fi_info *info) noexcept
 		free(info->tx_attr);
 		free(info->rx_attr);
 		if (info->ep_attr) {
-			free(info->ep_attr->auth_key);
+			if (has_ep_key)
+				free(info->ep_attr->auth_key);
 			free(info->ep_attr);
 		}
 		if (info->domain_attr) {
 			free(info->domain_attr->name);
-			free(info->domain_attr->auth_key);
+			if (has_dom_key)
+				free(info->domain_attr->auth_key);
 			free(info->domain_attr);
 		}
 		if (info->fabric_attr) {
@@ -277,16 +300,41 @@ void info_free(fi_info *info) noexcept
 			free(info->fabric_attr->prov_name);
 			free(info->fabric_attr);
 		}
-		if (info->nic)
+		if (has_nic && info->nic)
 			fi_close(&info->nic->fid);
 		free(info);
 		info = next;
 	}
 }
 
-fi_info *info_dup(const fi_info *src, size_t domain_attr_in_size) noexcept
+void info_free(fi_info *info) noexcept
 {
-	fi_info *dst = copy_of(*src);
+	info_free(info, layout_current);
+}
+
+void info_trim(fi_info *list, const info_layout &l) noexcept
+{
+	for (fi_info *i = list; i; i = i->next) {
+		if (!WU_LAYOUT_HAS(l.info, fi_info, nic) && i->nic) {
+			fi_close(&i->nic->fid);
+			i->nic = nullptr;
+		}
+		if (i->ep_attr && !WU_LAYOUT_HAS(l.ep, fi_ep_attr, auth_key)) {
+			free(i->ep_attr->auth_key);
+			i->ep_attr->auth_key = nullptr;
+			i->ep_attr->auth_key_size = 0;
+		}
+		if (i->domain_attr && !WU_LAYOUT_HAS(l.domain, fi_domain_attr, auth_key)) {
+			free(i->domain_attr->auth_key);
+			i->domain_attr->auth_key = nullptr;
+			i->domain_attr->auth_key_size = 0;
+		}
+	}
+}
+
+fi_info *info_dup(const fi_info *src, const info_layout &l) noexcept
+{
+	fi_info *dst = widened_copy(src, l.info);
 	if (!dst)
 		return nullptr;
 	dst->next = nullptr;
@@ -301,34 +349,32 @@ fi_info *info_dup(const fi_info *src, size_t domain_attr_in_size) noexcept
 	bool ok = dup_mem(&dst->src_addr, src->src_addr, src->src_addrlen) &&
 		  dup_mem(&dst->dest_addr, src->dest_addr, src->dest_addrlen);
 	if (ok && src->tx_attr)
-		ok = (dst->tx_attr = copy_of(*src->tx_attr)) != nullptr;
+		ok = (dst->tx_attr = widened_copy(src->tx_attr, l.tx)) != nullptr;
 	if (ok && src->rx_attr)
-		ok = (dst->rx_attr = copy_of(*src->rx_attr)) != nullptr;
+		ok = (dst->rx_attr = widened_copy(src->rx_attr, l.rx)) != nullptr;
 	if (ok && src->ep_attr) {
-		ok = (dst->ep_attr = copy_of(*src->ep_attr)) != nullptr;
-		if (ok) {
+		ok = (dst->ep_attr = widened_copy(src->ep_attr, l.ep)) != nullptr;
+		if (ok && dst->ep_attr->auth_key) {
 			dst->ep_attr->auth_key = nullptr;
 			ok = dup_mem(reinterpret_cast<void **>(&dst->ep_attr->auth_key),
 				     src->ep_attr->auth_key, src->ep_attr->auth_key_size);
 		}
 	}
 	if (ok && src->domain_attr) {
-		ok = (dst->domain_attr = static_cast<fi_domain_attr *>(malloc(sizeof(fi_domain_attr)))) !=
-		     nullptr;
+		ok = (dst->domain_attr = widened_copy(src->domain_attr, l.domain)) != nullptr;
 		if (ok) {
-			size_t n = domain_attr_in_size < sizeof(fi_domain_attr) ? domain_attr_in_size
-										 : sizeof(fi_domain_attr);
-			memcpy(dst->domain_attr, src->domain_attr, n);
-			memset(reinterpret_cast<char *>(dst->domain_attr) + n, 0, sizeof(fi_domain_attr) - n);
-			dst->domain_attr->name = nullptr;
-			dst->domain_attr->auth_key = nullptr;
-			ok = dup_str(&dst->domain_attr->name, src->domain_attr->name) &&
-			     dup_mem(reinterpret_cast<void **>(&dst->domain_attr->auth_key),
-				     src->domain_attr->auth_key, src->domain_attr->auth_key_size);
+			fi_domain_attr *d = dst->domain_attr;
+			d->name = nullptr;
+			ok = dup_str(&d->name, src->domain_attr->name);
+			if (ok && d->auth_key) {
+				d->auth_key = nullptr;
+				ok = dup_mem(reinterpret_cast<void **>(&d->auth_key), src->domain_attr->auth_key,
+					     src->domain_attr->auth_key_size);
+			}
 		}
 	}
 	if (ok && src->fabric_attr) {
-		ok = (dst->fabric_attr = copy_of(*src->fabric_attr)) != nullptr;
+		ok = (dst->fabric_attr = widened_copy(src->fabric_attr, l.fabric)) != nullptr;
 		if (ok) {
 			dst->fabric_attr->name = nullptr;
 			dst->fabric_attr->prov_name = nullptr;
@@ -336,7 +382,7 @@ fi_info *info_dup(const fi_info *src, size_t domain_attr_in_size) noexcept
 			     dup_str(&dst->fabric_attr->prov_name, src->fabric_attr->prov_name);
 		}
 	}
-	if (ok && src->nic)
+	if (ok && WU_LAYOUT_HAS(l.info, fi_info, nic) && src->nic)
 		ok = (dst->nic = nic_dup(src->nic)) != nullptr;
 	if (!ok) {
 		info_free(dst);

@@ -33,6 +33,9 @@ constexpr const char *fi_texts[] = {
 	"Missing or unavailable address vector",             /* FI_ENOAV */
 	"Queue has been overrun",                            /* FI_EOVERRUN */
 	"Receiver not ready, no receive buffers available",  /* FI_ENORX */
+	/* 2.x codes: Debian 1.17 has no text for these */
+	"Memory registration limit exceeded",                /* FI_ENOMR */
+	"Host unreachable due to firewall",                  /* FI_EFIREWALLADDR */
 };
 static_assert(std::size(fi_texts) == FI_ERRNO_MAX - FI_ERRNO_OFFSET,
 	      "every FI_E* code needs a text");

@@ -47,7 +47,7 @@ int main(void)
 	version_fn ver = (version_fn)dlsym(h, "fi_version");
 	CHECK(ver != NULL, "fi_version not exported");
 	if (ver)
-		CHECK(ver() == FI_VERSION(2, 0), "fi_version() = %u.%u: not our library",
+		CHECK(ver() == FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), "fi_version() = %u.%u: not our library",
 		      FI_MAJOR(ver()), FI_MINOR(ver()));
 
 	getinfo_fn gi_new = (getinfo_fn)dlsym(h, "fi_getinfo");
@@ -55,8 +55,8 @@ int main(void)
 	freeinfo_fn fr_13 = (freeinfo_fn)dlvsym(h, "fi_freeinfo", "FABRIC_1.3");
 	dupinfo_fn dup_13 = (dupinfo_fn)dlvsym(h, "fi_dupinfo", "FABRIC_1.3");
 	CHECK(gi_new && gi_13 && fr_13 && dup_13, "versioned getinfo entry points missing");
-	CHECK(dlvsym(h, "fi_getinfo", "FABRIC_1.8") == (void *)gi_new,
-	      "fi_getinfo default version is not FABRIC_1.8");
+	CHECK(dlvsym(h, "fi_getinfo", "FABRIC_1.9") == (void *)gi_new,
+	      "fi_getinfo default version is not FABRIC_1.9");
 	CHECK(dlvsym(h, "fi_fabric", "FABRIC_1.1") != NULL, "fi_fabric@FABRIC_1.1 missing");
 	CHECK(dlvsym(h, "fi_tostr_r", "FABRIC_1.4") != NULL, "fi_tostr_r@FABRIC_1.4 missing");
 	CHECK(dlvsym(h, "fi_open", "FABRIC_1.5") != NULL, "fi_open@FABRIC_1.5 missing");

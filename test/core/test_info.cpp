@@ -18,6 +18,12 @@
 extern "C" int fi_getinfo_1_3(uint32_t, const char *, const char *, uint64_t,
 			      const struct fi_info *, struct fi_info **);
 extern "C" struct fi_info *fi_dupinfo_1_3(const struct fi_info *);
+extern "C" int fi_getinfo_1_8(uint32_t, const char *, const char *, uint64_t,
+			      const struct fi_info *, struct fi_info **);
+extern "C" int fi_getinfo_1_0(uint32_t, const char *, const char *, uint64_t,
+			      const struct fi_info *, struct fi_info **);
+extern "C" struct fi_info *fi_dupinfo_1_0(const struct fi_info *);
+extern "C" void fi_freeinfo_1_0(struct fi_info *);
 
 namespace {
 
@@ -224,7 +230,7 @@ TEST(fi_getinfo_compat, v1_3_hints_are_read_only_up_to_the_old_layout)
 	fi_info hints{};
 	fi_fabric_attr fab{};
 	fab.prov_name = const_cast<char *>("fakeprov13");
-	void *old_dom = calloc(1, wu::domain_attr_size_v1_3);
+	void *old_dom = calloc(1, wu::layout_1_3.domain);
 	auto *dom = static_cast<fi_domain_attr *>(old_dom);
 	hints.fabric_attr = &fab;
 	hints.domain_attr = dom;
@@ -242,7 +248,7 @@ TEST(fi_getinfo_compat, v1_3_hints_are_read_only_up_to_the_old_layout)
 TEST(fi_getinfo_compat, v1_3_dupinfo_copies_old_prefix)
 {
 	fi_info src{};
-	void *old_dom = calloc(1, wu::domain_attr_size_v1_3);
+	void *old_dom = calloc(1, wu::layout_1_3.domain);
 	auto *dom = static_cast<fi_domain_attr *>(old_dom);
 	dom->cq_data_size = 4;
 	src.domain_attr = dom;
@@ -251,6 +257,117 @@ TEST(fi_getinfo_compat, v1_3_dupinfo_copies_old_prefix)
 	EXPECT_EQ(d->domain_attr->cq_data_size, 4u);
 	EXPECT_EQ(d->domain_attr->max_group_id, 0u);
 	free(old_dom);
+}
+
+/* An old caller's struct of `size` bytes inside a bigger block whose tail
+ * is a guard pattern: the library must neither read (pointers there would
+ * be followed or freed) nor write it. */
+constexpr unsigned char guard_byte = 0xa5;
+constexpr size_t guard_len = 64;
+
+void *guarded(size_t size)
+{
+	auto *p = static_cast<unsigned char *>(calloc(1, size + guard_len));
+	memset(p + size, guard_byte, guard_len);
+	return p;
+}
+
+bool guard_intact(const void *block, size_t size)
+{
+	const auto *p = static_cast<const unsigned char *>(block) + size;
+	for (size_t i = 0; i < guard_len; i++)
+		if (p[i] != guard_byte)
+			return false;
+	return true;
+}
+
+TEST(fi_getinfo_compat, v1_8_hints_end_before_max_cntr_value)
+{
+	wu::test::scoped_provider fake("fakeprov18");
+	fi_info hints{};
+	fi_fabric_attr fab{};
+	fab.prov_name = const_cast<char *>("fakeprov18");
+	auto *dom = static_cast<fi_domain_attr *>(guarded(wu::layout_1_8.domain));
+	dom->max_group_id = 3;
+	hints.fabric_attr = &fab;
+	hints.domain_attr = dom;
+	wu::test::fake_last_max_cntr_value = 1;
+	fi_info *out = nullptr;
+	ASSERT_EQ(fi_getinfo_1_8(FI_VERSION(2, 0), nullptr, nullptr, 0, &hints, &out), 0);
+	EXPECT_EQ(wu::test::fake_last_max_cntr_value, 0u) << "2.5's members read as zero";
+	EXPECT_EQ(wu::test::fake_last_max_group_id, 3u);
+	EXPECT_TRUE(guard_intact(dom, wu::layout_1_8.domain));
+	fi_freeinfo(out);
+	free(dom);
+}
+
+TEST(fi_getinfo_compat, v1_0_dupinfo_reads_and_writes_only_the_1_0_structs)
+{
+	const wu::info_layout &l = wu::layout_1_0;
+	auto *info = static_cast<fi_info *>(guarded(l.info));
+	auto *tx = static_cast<fi_tx_attr *>(guarded(l.tx));
+	auto *ep = static_cast<fi_ep_attr *>(guarded(l.ep));
+	auto *dom = static_cast<fi_domain_attr *>(guarded(l.domain));
+	auto *fab = static_cast<fi_fabric_attr *>(guarded(l.fabric));
+	info->caps = FI_MSG;
+	info->tx_attr = tx;
+	info->ep_attr = ep;
+	info->domain_attr = dom;
+	info->fabric_attr = fab;
+	tx->inject_size = 64;
+	ep->max_msg_size = 1024;
+	dom->max_ep_srx_ctx = 2;
+	dom->name = const_cast<char *>("dom");
+	fab->prov_version = 5;
+	info_ptr d(fi_dupinfo_1_0(info));
+	ASSERT_TRUE(d);
+	EXPECT_EQ(d->caps, FI_MSG);
+	EXPECT_EQ(d->nic, nullptr);
+	EXPECT_EQ(d->tx_attr->inject_size, 64u);
+	EXPECT_EQ(d->tx_attr->tclass, 0u);
+	EXPECT_EQ(d->ep_attr->max_msg_size, 1024u);
+	EXPECT_EQ(d->ep_attr->auth_key, nullptr);
+	EXPECT_EQ(d->ep_attr->auth_key_size, 0u);
+	EXPECT_EQ(d->domain_attr->max_ep_srx_ctx, 2u);
+	EXPECT_STREQ(d->domain_attr->name, "dom");
+	EXPECT_EQ(d->domain_attr->cntr_cnt, 0u);
+	EXPECT_EQ(d->domain_attr->auth_key, nullptr);
+	EXPECT_EQ(d->fabric_attr->prov_version, 5u);
+	EXPECT_EQ(d->fabric_attr->api_version, 0u);
+	EXPECT_TRUE(guard_intact(info, l.info));
+	EXPECT_TRUE(guard_intact(tx, l.tx));
+	EXPECT_TRUE(guard_intact(ep, l.ep));
+	EXPECT_TRUE(guard_intact(dom, l.domain));
+	EXPECT_TRUE(guard_intact(fab, l.fabric));
+	for (void *p : {(void *)info, (void *)tx, (void *)ep, (void *)dom, (void *)fab})
+		free(p);
+}
+
+TEST(fi_getinfo_compat, v1_0_freeinfo_reads_only_the_1_0_structs)
+{
+	/* A 1.0 caller swapped in its own 80-byte fi_ep_attr and 120-byte
+	 * fi_domain_attr; what follows them is not theirs (here: pointers that
+	 * free() would abort on). */
+	fi_info *i = fi_dupinfo_1_0(nullptr);
+	ASSERT_TRUE(i);
+	free(i->ep_attr);
+	free(i->domain_attr);
+	i->ep_attr = static_cast<fi_ep_attr *>(guarded(wu::layout_1_0.ep));
+	i->domain_attr = static_cast<fi_domain_attr *>(guarded(wu::layout_1_0.domain));
+	fi_freeinfo_1_0(i);
+}
+
+TEST(fi_getinfo_compat, v1_0_results_carry_nothing_its_freeinfo_cannot_free)
+{
+	wu::test::scoped_provider fake("fakeprov10");
+	fi_info *out = nullptr;
+	ASSERT_EQ(fi_getinfo_1_0(FI_VERSION(1, 4), nullptr, nullptr, 0, nullptr, &out), 0);
+	for (fi_info *i = out; i; i = i->next) {
+		EXPECT_EQ(i->nic, nullptr);
+		EXPECT_EQ(i->ep_attr->auth_key, nullptr);
+		EXPECT_EQ(i->domain_attr->auth_key, nullptr);
+	}
+	fi_freeinfo_1_0(out);
 }
 
 TEST(fi_getinfo_threads, concurrent_calls)

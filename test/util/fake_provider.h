@@ -36,6 +36,7 @@ inline int fake_closed = 0;
 inline thread_local const fi_info *fake_last_hints = nullptr;
 inline thread_local uint64_t fake_last_max_group_id = ~0ull;
 inline thread_local size_t fake_last_domain_mr_count = ~0ul;
+inline thread_local uint64_t fake_last_max_cntr_value = ~0ull;
 
 inline int fake_getinfo(uint32_t, const char *, const char *, uint64_t, const fi_info *hints,
 			fi_info **info)
@@ -44,6 +45,7 @@ inline int fake_getinfo(uint32_t, const char *, const char *, uint64_t, const fi
 	if (hints && hints->domain_attr) {
 		fake_last_max_group_id = hints->domain_attr->max_group_id;
 		fake_last_domain_mr_count = hints->domain_attr->mr_cnt;
+		fake_last_max_cntr_value = hints->domain_attr->max_cntr_value;
 	}
 	fi_info *i = wu::info_alloc();
 	if (!i)

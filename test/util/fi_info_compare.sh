@@ -3,8 +3,10 @@
 # Our util/fi_info must print what Debian's fi_info prints, byte for byte,
 # with the same exit status, when both run on our libfabric.so.1.  Cases
 # where fi_getinfo finds nothing are compared too: the error text and exit
-# code are part of the interface.  Only the first --version line (each
-# tool's own release) may differ.
+# code are part of the interface.  In --version output only the lines
+# naming releases and API levels may differ: each tool's own release, the
+# API it was built for (ours: our headers') and Wireup's release, which only
+# ours prints; the end of this script checks those of ours.
 if [ "$WU_EMBEDDED" = yes ]; then echo "SKIP: embedded builds make no fi_info"; exit 77; fi
 debian=/usr/bin/fi_info
 [ -x "$debian" ] || { echo "SKIP: $debian missing (Debian package libfabric-bin)"; exit 77; }
@@ -72,7 +74,8 @@ while IFS= read -r line; do
 	run ours "$@"
 	if [ "$version" = 1 ]; then
 		for who in debian ours; do
-			sed 1d "$tmp/$who.out" >"$tmp/cut" && mv "$tmp/cut" "$tmp/$who.out"
+			sed -e 1d -e '/^libfabric api: /d' -e '/^wireup: /d' "$tmp/$who.out" >"$tmp/cut" &&
+				mv "$tmp/cut" "$tmp/$who.out"
 		done
 	fi
 	ncase=$((ncase + 1))
@@ -179,5 +182,22 @@ foo -l
 EOF
 
 echo "$ncase cases compared"
+
+# Our --version names the API it implements (our headers') the way
+# libfabric's tool does, and Wireup's release (config.h, from AC_INIT).
+hdr=$top_srcdir/include/rdma/fabric.h
+major=$(sed -n 's/^#define FI_MAJOR_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$hdr")
+minor=$(sed -n 's/^#define FI_MINOR_VERSION[[:space:]]*\([0-9]*\).*/\1/p' "$hdr")
+pkg=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$top_builddir/config.h")
+run ours --version
+# The "libfabric:" line (the library's version) is compared with Debian's above.
+want=$(printf 'PROG: %s.%s.0\nlibfabric api: %s.%s\nwireup: %s' "$major" "$minor" "$major" "$minor" "$pkg")
+got=$(grep -v '^libfabric: ' "$tmp/ours.out")
+if [ -n "$major" ] && [ -n "$pkg" ] && [ "$got" = "$want" ] && [ "$(wc -l <"$tmp/ours.out")" = 4 ]; then
+	echo "ok: fi_info --version says libfabric api $major.$minor, wireup $pkg"
+else
+	fail "fi_info --version prints (- wanted without the libfabric: line, + got):"
+	printf '%s\n' "$want" | diff -u - "$tmp/ours.out" | sed -n '3,$p'
+fi
 [ $status = 0 ] && echo "ok: util/fi_info prints what Debian's fi_info prints"
 exit $status
