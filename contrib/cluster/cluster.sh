@@ -208,6 +208,7 @@ SchedulerType=sched/builtin
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 MpiDefault=pmix
+SlurmdParameters=config_overrides
 ReturnToService=2
 InactiveLimit=0
 KillWait=2
@@ -236,16 +237,21 @@ EOF
 	while [ $i -le "$nodes" ]; do
 		# Each slurmd's steps get their own TmpFS (Slurm's PMIx plugin
 		# names its directory there by job and step, alike on every node).
+		# Not ip netns exec: it mounts a sysfs of the namespace without the
+		# cgroup tree that slurmd 22.05 insists on reading.
 		h=$(node_host $i)
 		mkdir -p "$sdir/tmp.$h" "$sdir/spool/$h"
-		ip netns exec "$(node_ns $i)" unshare --uts sh -c \
-			'hostname "$0" && mount --bind "$1.$0" "$1" && exec slurmd -D -N "$0"' \
-			"$h" "$sdir/tmp" </dev/null >"$sdir/log/slurmd.$h.out" 2>&1 &
+		ns=$(node_ns $i)
+		nsenter --net=/run/netns/"$ns" unshare --uts --mount sh -c \
+			'hostname "$0" && mount --bind "/etc/netns/$2/hosts" /etc/hosts &&
+			mount --bind "$1.$0" "$1" && exec slurmd -D -N "$0"' \
+			"$h" "$sdir/tmp" "$ns" </dev/null >"$sdir/log/slurmd.$h.out" 2>&1 &
 		i=$((i + 1))
 	done
 	# Up when every node is idle.
 	t=0
 	while :; do
+		grep -l "initialization failed" "$sdir"/log/slurmd.*.out >/dev/null 2>&1 && t=999
 		idle=$(in_node 0 timeout 5 sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | grep -c .)
 		[ "$idle" -ge "$nodes" ] && break
 		t=$((t + 1))
