@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What a rank of the cluster jobs reports about itself from /proc: peak RSS
  * and the tcp connections it holds (its own socket inodes matched against
- * its network namespace's /proc/self/net/tcp).  Header-only, plain C, shared
+ * its network namespace's /proc/self/net/tcp and tcp6).  Header-only, plain C, shared
  * by contrib/cluster/cluster_mpi.c and contrib/wireup_pingpong.c. */
 #ifndef WU_CLUSTER_PROC_STATS_H
 #define WU_CLUSTER_PROC_STATS_H
@@ -27,7 +27,7 @@ static inline long wu_peak_rss_kb(void)
 	return kb;
 }
 
-/* Established tcp (IPv4) connections of this process: *conns of them, and
+/* Established tcp connections (IPv4 and IPv6, not loopback) of this process: *conns of them, and
  * *dups that go to a remote address:port another one already goes to.  A
  * connection this process opened has the peer's listening address as its
  * remote end, so two to one peer endpoint show up as a duplicate. */
@@ -35,7 +35,7 @@ static inline void wu_tcp_conns(unsigned *conns, unsigned *dups)
 {
 	enum { max_socks = 4096 };
 	static unsigned long inodes[max_socks];
-	static char remotes[max_socks][24];
+	static char remotes[max_socks][48];
 	unsigned ni = 0, nr = 0;
 	*conns = *dups = 0;
 	DIR *d = opendir("/proc/self/fd");
@@ -54,37 +54,43 @@ static inline void wu_tcp_conns(unsigned *conns, unsigned *dups)
 			inodes[ni++] = ino;
 	}
 	closedir(d);
-	FILE *f = fopen("/proc/self/net/tcp", "r");
-	char line[512];
-	if (!f)
-		return;
-	if (!fgets(line, sizeof line, f)) { /* header */
-		fclose(f);
-		return;
-	}
-	while (fgets(line, sizeof line, f) && nr < max_socks) {
-		char local[24], remote[24];
-		unsigned st;
-		unsigned long ino;
-		/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
-		if (sscanf(line, " %*s %23s %23s %x %*s %*s %*s %*s %*s %lu", local, remote, &st, &ino) != 4)
+	for (int v6 = 0; v6 < 2; v6++) {
+		FILE *f = fopen(v6 ? "/proc/self/net/tcp6" : "/proc/self/net/tcp", "r");
+		char line[512];
+		if (!f)
 			continue;
-		if (st != 1) /* TCP_ESTABLISHED */
+		if (!fgets(line, sizeof line, f)) { /* header */
+			fclose(f);
 			continue;
-		for (unsigned i = 0; i < ni; i++) {
-			if (inodes[i] != ino)
-				continue;
-			(*conns)++;
-			for (unsigned k = 0; k < nr; k++)
-				if (!strcmp(remotes[k], remote)) {
-					(*dups)++;
-					break;
-				}
-			strcpy(remotes[nr++], remote);
-			break;
 		}
+		while (fgets(line, sizeof line, f) && nr < max_socks) {
+			char local[48], remote[48];
+			unsigned st;
+			unsigned long ino;
+			/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+			if (sscanf(line, " %*s %47s %47s %x %*s %*s %*s %*s %*s %lu", local, remote, &st,
+				   &ino) != 4)
+				continue;
+			/* Established, and not on loopback (the PMIx server's). */
+			if (st != 1 || !strncmp(remote, "0100007F", 8) ||
+			    strstr(remote, "FFFF00000100007F") ||
+			    !strncmp(remote, "00000000000000000000000001000000", 32))
+				continue;
+			for (unsigned i = 0; i < ni; i++) {
+				if (inodes[i] != ino)
+					continue;
+				(*conns)++;
+				for (unsigned k = 0; k < nr; k++)
+					if (!strcmp(remotes[k], remote)) {
+						(*dups)++;
+						break;
+					}
+				strcpy(remotes[nr++], remote);
+				break;
+			}
+		}
+		fclose(f);
 	}
-	fclose(f);
 }
 
 #endif
