@@ -18,6 +18,7 @@
 # a job still there then is a hang ("cluster: HANG", status 124).
 # Fault mode: -k NODE -a SECONDS kill -9's every rank of node NODE (1-based)
 # SECONDS after the ranks started; the job must then end within the timeout.
+# It passes (status 0) when the job then ends by itself, whatever its status.
 # Afterwards the script reports "cluster: LEFTOVER ..." for every rank's
 # /dev/shm/wu<uid>.<pid>.* region still there (status 1), and its own lines:
 #   cluster: ranks P (pids seen), killed K at T s, job ended after E s, status S
@@ -311,7 +312,23 @@ wait "$sampler"
 sampler=""
 nranks=$(awk '{ print $2 }' "$tmp/pids.raw" | sort -u | grep -c .)
 echo "cluster: $launcher $nodes x $ppn: ranks $nranks (pids seen), killed $killed${killed_at:+ at $killed_at s}, job ended after $ended s, status $rc"
-[ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "cluster: HANG: the job was still there after $limit s"
+# timeout's own statuses (mpirun returns 137 too when a rank died by SIGKILL).
+hang=0
+if [ $rc -eq 124 ] || { [ $rc -eq 137 ] && [ "$ended" -ge "$limit" ]; }; then
+	echo "cluster: HANG: the job was still there after $limit s"
+	hang=1
+fi
+if [ -n "$kill_node" ]; then
+	# The fault mode passes when the job ended by itself (any status) after
+	# the kill; survivors still running are reported below.
+	if [ $killed -eq 0 ]; then
+		echo "cluster: FAIL: no rank of node $kill_node was there to kill"
+		rc=1
+	elif [ $hang = 0 ]; then
+		echo "cluster: fault: the job ended $((ended - killed_at)) s after node $kill_node's $killed ranks were killed (status $rc)"
+		rc=0
+	fi
+fi
 # Ranks of a finished job: none may still run, none may leave a region.
 left=0
 for p in $(awk '{ print $2 }' "$tmp/pids.raw" | sort -u); do
