@@ -19,8 +19,9 @@
 # Fault mode: -k NODE -a SECONDS kill -9's every rank of node NODE (1-based)
 # SECONDS after the ranks started; the job must then end within the timeout.
 # It passes (status 0) when the job then ends by itself, whatever its status.
-# Afterwards the script reports "cluster: LEFTOVER ..." for every rank's
-# /dev/shm/wu<uid>.<pid>.* region still there (status 1), and its own lines:
+# Afterwards the script reports "cluster: LEFTOVER ..." for a rank still
+# running (status 1) and for every shm region of the job still in /dev/shm
+# (removed then; status 3 when that is the only fault), and its own lines:
 #   cluster: ranks P (pids seen), killed K at T s, job ended after E s, status S
 # Everything it made goes on every exit (trap): the namespaces with every
 # process in them (by `ip netns pids`), the bridge (in the switch namespace),
@@ -184,6 +185,9 @@ else
 		cat <<EOF
 # Written by contrib/cluster/cluster.sh: one slurmd per node namespace.
 ClusterName=$tag
+# Job ids differ between runs: Wireup names a rank's shm region by job and
+# rank, and one left by a killed run must not meet the next run's job 1.
+FirstJobId=$$
 SlurmctldHost=wuc-sw(10.79.0.254)
 SlurmctldPort=6817
 SlurmdPort=6818
@@ -272,6 +276,7 @@ fi
 # namespaces named like PROGRAM) are sampled twice a second: the fault mode
 # kills one node's, and their shm regions are checked at the end.
 base=$(basename "$prog" | cut -c1-15)
+: >"$tmp/started"
 start=$(date +%s)
 in_node 0 timeout -k 10 "$limit" "$@" </dev/null &
 job=$!
@@ -329,18 +334,24 @@ if [ -n "$kill_node" ]; then
 		rc=0
 	fi
 fi
-# Ranks of a finished job: none may still run, none may leave a region.
+# Ranks of a finished job: none may still run, none may leave a region
+# (wu<uid>.<pid>.* of a rank's pid, or a rank-named wu<uid>.r<rank>.* made
+# since the job started).  Regions found are reported, then removed.
 left=0
+: >"$tmp/left"
 for p in $(awk '{ print $2 }' "$tmp/pids.raw" | sort -u); do
 	if [ "$(cat /proc/$p/comm 2>/dev/null)" = "$base" ]; then
 		echo "cluster: LEFTOVER: rank pid $p still runs"
 		left=1
 	fi
-	for f in /dev/shm/wu"$(id -u)".$p.*; do
-		[ -e "$f" ] || continue
-		echo "cluster: LEFTOVER: $f"
-		left=1
-	done
+	ls -d /dev/shm/wu"$(id -u)".$p.* >>"$tmp/left" 2>/dev/null
+done
+find /dev/shm -maxdepth 1 -name "wu$(id -u).r*" -newer "$tmp/started" 2>/dev/null |
+	awk -v np=$np '{ r = $0; sub(/.*\.r/, "", r); sub(/\..*/, "", r); if (r + 0 < np) print }' >>"$tmp/left"
+for f in $(sort -u "$tmp/left"); do
+	echo "cluster: LEFTOVER: $f"
+	rm -f "$f"
+	[ $left = 0 ] && left=3
 done
 [ $rc -ne 0 ] && exit $rc
 exit $left

@@ -57,8 +57,9 @@ fi
 for l in $launchers; do
 	run $l-wireup -l $l -n 4 -m 4 -t 120 -e FI_PMIX_MODE=direct -e WU_PINGPONG_STATS=1 "$pp"
 	ok=$(grep -c 'peers checked OK' "$tmp/$name.log")
+	stats=$(grep -c '^wireup_pingpong stats' "$tmp/$name.log")
 	nonlocal=$(grep '^wireup_pingpong stats' "$tmp/$name.log" | grep -vc 'local_gets 0 local_bytes 0 ')
-	[ $rc -eq 0 ] && [ "$ok" -eq 16 ] && [ "$nonlocal" -eq 0 ] && v=ok || v=no
+	[ $rc -eq 0 ] && [ "$ok" -eq 16 ] && [ "$stats" -eq 16 ] && [ "$nonlocal" -eq 0 ] && v=ok || v=no
 	[ "$nonlocal" -ne 0 ] && echo "  $nonlocal ranks fetched addresses of ranks on their node"
 	verdict $v
 	run $l-mpi -l $l -n 4 -m 4 -t 120 -e OMPI_MCA_pml=cm -e OMPI_MCA_mtl=ofi "$tmp/cluster_mpi"
