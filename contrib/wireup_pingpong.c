@@ -163,6 +163,10 @@ int main(void)
 	}
 	for (unsigned k = 0; k < 2 * (n - 1); k++)
 		wait_one();
+	/* Connections now, before peers that are done exit and close theirs. */
+	unsigned conns = 0, dups = 0;
+	if (getenv("WU_PINGPONG_STATS"))
+		wu_tcp_conns(&conns, &dups);
 	int bad = 0;
 	for (unsigned p = 0; p < n; p++) {
 		char want[32];
@@ -209,8 +213,6 @@ int main(void)
 		printf(", 8 B latency %.2f us", lat_us);
 	printf("\n");
 	if (getenv("WU_PINGPONG_STATS")) {
-		unsigned conns, dups;
-		wu_tcp_conns(&conns, &dups);
 		/* The counters now: the direct mode fetches on first send. */
 		struct fi_wireup_info now;
 		memset(&now, 0, sizeof(now));
