@@ -191,11 +191,7 @@ FirstJobId=$$
 SlurmctldHost=wuc-sw(10.79.0.254)
 SlurmctldPort=6817
 SlurmdPort=6818
-MailProg=/bin/true
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
+Include $here/../launch/slurm-private.conf
 AuthInfo=socket=$sdir/munge/munge.socket
 StateSaveLocation=$sdir/state
 SlurmdSpoolDir=$sdir/spool/%n
@@ -204,20 +200,6 @@ SlurmctldPidFile=$sdir/run/slurmctld.pid
 SlurmdPidFile=$sdir/run/slurmd.%n.pid
 SlurmctldLogFile=$sdir/log/slurmctld.log
 SlurmdLogFile=$sdir/log/slurmd.%n.log
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-MpiDefault=pmix
-SlurmdParameters=config_overrides
-ReturnToService=2
-InactiveLimit=0
-KillWait=2
-MinJobAge=10
 MessageTimeout=30
 SlurmdTimeout=300
 EOF
