@@ -15,8 +15,9 @@
 #             named) vs ob1 with vader+tcp: max MPI_Init, max peak RSS,
 #             all-to-all with data check passed or not.
 #   tcp       connections per rank to other nodes (max) and duplicates.
-# Plus one fault row per launcher at the smallest size (WU_CLUSTER_FAULT=0
-# skips it): node 2's ranks are killed during the all-to-all.
+# Plus one fault row per launcher at the smallest size: node 2's ranks are
+# killed during the all-to-all.  WU_CLUSTER_TABLES (default "wireup mpi
+# fault") chooses the tables.
 # BUILD is the build directory (default ./build); logs stay in WU_CLUSTER_LOGS
 # (default a new /tmp/wuc-bench.XXXXXX).  Not a test: it never fails on numbers.
 set -u
@@ -33,12 +34,14 @@ mpicc -O2 -o "$logs/cluster_mpi" "$here/cluster_mpi.c" || exit 1
 cl() { LD_LIBRARY_PATH=$lib sh "$here/cluster.sh" "$@"; }
 
 echo "# bench-cluster $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), logs in $logs"
+tables=${WU_CLUSTER_TABLES:-wireup mpi fault}
+case " $tables " in *" wireup "*) ;; *) launchers_w="" ;; esac
 echo
 echo "## Wire-up (contrib/wireup_pingpong): per rank max / job sum"
 echo
 echo "| launcher | NxM | mode | pass | gets/rank | bytes/rank | local gets+bytes (job) | fences/rank | fill ms/rank | gets (job) | bytes (job) | tcp/rank | dup |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-for l in $launchers; do
+for l in ${launchers_w-$launchers}; do
 	for s in $sizes; do
 		n=${s%x*} m=${s#*x}
 		for mode in ${WU_CLUSTER_MODES:-modex direct}; do
@@ -76,7 +79,8 @@ echo "## Open MPI: OFI MTL on wireup vs ob1 (vader+tcp), cluster_mpi, max over r
 echo
 echo "| launcher | NxM | stack | pass | MPI_Init ms | peak RSS MB | tcp/rank | dup |"
 echo "|---|---|---|---|---|---|---|---|"
-for l in $launchers; do
+case " $tables " in *" mpi "*) launchers_m=$launchers ;; *) launchers_m="" ;; esac
+for l in $launchers_m; do
 	for s in $sizes; do
 		n=${s%x*} m=${s#*x}
 		for stack in ofi ob1; do
@@ -105,11 +109,11 @@ for l in $launchers; do
 		done
 	done
 done
-[ "${WU_CLUSTER_FAULT:-1}" = 0 ] && exit 0
+case " $tables " in *" fault "*) ;; *) exit 0 ;; esac
 echo
 echo "## Fault: node 2's ranks kill -9'd 2 s into the all-to-all loop (OFI MTL on wireup)"
 echo
-echo "| launcher | NxM | killed | job ended after s | status | survivors reporting an error | leftovers |"
+echo "| launcher | NxM | ranks killed | job gone s after the kill | job status | survivors reporting an MPI error | shm regions left |"
 echo "|---|---|---|---|---|---|---|"
 s=${sizes%% *}
 n=${s%x*} m=${s#*x}
@@ -118,11 +122,10 @@ for l in $launchers; do
 	cl -l "$l" -n "$n" -m "$m" -t 120 -k 2 -a 2 -e OMPI_MCA_pml=cm -e OMPI_MCA_mtl=ofi \
 		"$logs/cluster_mpi" 30 >"$log" 2>&1
 	awk -v l="$l" -v s="$s" '
-		/^cluster: .* killed/ { k = $0; sub(/.*killed /, "", k); sub(/,.*/, "", k)
-			e = $0; sub(/.*ended after /, "", e); sub(/ s,.*/, "", e)
-			st = $NF }
+		/^cluster: (mpirun|slurm) .* killed/ { k = $0; sub(/.*killed /, "", k); sub(/[ ,].*/, "", k); st = $NF }
+		/^cluster: fault: / { e = $0; sub(/.*job ended /, "", e); sub(/ s .*/, "", e) }
 		/^cluster_mpi: rank [0-9]+ error/ { err++ }
-		/^cluster: LEFTOVER/ { left++ }
-		/^cluster: HANG/ { hang = 1 }
-		END { printf "| %s | %s | %s | %s%s | %s | %d | %d |\n", l, s, k, e, hang ? " HANG" : "", st, err, left }' "$log"
+		/^cluster: LEFTOVER: \/dev\/shm/ { left++ }
+		/^cluster: HANG/ { e = "HANG" }
+		END { printf "| %s | %s | %s | %s | %s | %d | %d |\n", l, s, k, e, st, err, left }' "$log"
 done
