@@ -40,7 +40,7 @@ run()
 verdict()
 {
 	if [ "$1" = ok ]; then
-		echo "PASS: $name: $(grep '^cluster: ' "$tmp/$name.log" | tail -1)"
+		echo "PASS: $name: $(grep -E '^cluster: (mpirun|slurm|fault:) ' "$tmp/$name.log" | tail -1)"
 	else
 		echo "FAIL: $name (status $rc)"
 		tail -40 "$tmp/$name.log" | sed 's/^/  | /'
