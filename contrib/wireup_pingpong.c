@@ -9,6 +9,12 @@
  *
  *   contrib/launch/run-pmix.sh mpirun 4 build/contrib/wireup_pingpong
  *
+ * WU_PINGPONG_STATS=1 adds one line per rank with what its wire-up cost
+ * (contrib/cluster/bench.sh sums them):
+ *   wireup_pingpong stats rank R node I local L/S: gets G bytes_got B
+ *   local_gets LG local_bytes LB bytes_put P fences F fill_us T tcp C dup D
+ *   rss_kb K pid P
+ *
  * Exit status 0 only when every message arrived intact. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +29,8 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_ext_wireup.h>
 #include <rdma/fi_tagged.h>
+
+#include "cluster/proc_stats.h"
 
 #define CHECK(call)                                                                  \
 	do {                                                                         \
@@ -155,6 +163,10 @@ int main(void)
 	}
 	for (unsigned k = 0; k < 2 * (n - 1); k++)
 		wait_one();
+	/* Connections now, before peers that are done exit and close theirs. */
+	unsigned conns = 0, dups = 0;
+	if (getenv("WU_PINGPONG_STATS"))
+		wu_tcp_conns(&conns, &dups);
 	int bad = 0;
 	for (unsigned p = 0; p < n; p++) {
 		char want[32];
@@ -200,6 +212,21 @@ int main(void)
 	if (lat_us > 0)
 		printf(", 8 B latency %.2f us", lat_us);
 	printf("\n");
+	if (getenv("WU_PINGPONG_STATS")) {
+		/* The counters now: the direct mode fetches on first send. */
+		struct fi_wireup_info now;
+		memset(&now, 0, sizeof(now));
+		now.size = sizeof(now);
+		CHECK(w->job_info(domain, NULL, &now));
+		printf("wireup_pingpong stats rank %u node %u local %u/%u: gets %llu bytes_got %llu "
+		       "local_gets %llu local_bytes %llu bytes_put %llu fences %llu fill_us %.0f "
+		       "tcp %u dup %u rss_kb %ld pid %d\n",
+		       rank, now.node_id, now.local_rank, now.local_size, (unsigned long long)now.gets,
+		       (unsigned long long)now.bytes_got, (unsigned long long)now.local_gets,
+		       (unsigned long long)now.local_bytes, (unsigned long long)now.bytes_put,
+		       (unsigned long long)now.fences, t_fill * 1e6, conns, dups, wu_peak_rss_kb(),
+		       (int)getpid());
+	}
 	fflush(stdout);
 
 	w->close(domain);

@@ -130,11 +130,7 @@ SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$CTLD_PORT
 SlurmdPort=$SLURMD_PORT
 $comm_params
-MailProg=/bin/true
-SlurmUser=root
-SlurmdUser=root
-AuthType=auth/munge
-CredType=cred/munge
+Include $(cd "$(dirname "$0")" && pwd)/slurm-private.conf
 AuthInfo=socket=$SOCK/munge/munge.socket
 StateSaveLocation=$DIR/state
 SlurmdSpoolDir=$SOCK/spool
@@ -146,20 +142,6 @@ SlurmdLogFile=$DIR/log/slurmd.log
 SlurmctldDebug=info
 SlurmdDebug=info
 PlugStackConfig=$DIR/etc/plugstack.conf
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-MpiDefault=pmix
-SlurmdParameters=config_overrides
-ReturnToService=2
-InactiveLimit=0
-KillWait=2
-MinJobAge=10
 MessageTimeout=20
 SlurmdTimeout=300
 NodeName=$host NodeAddr=127.0.0.1 CPUs=64 RealMemory=1024 State=UNKNOWN

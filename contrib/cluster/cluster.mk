@@ -1,0 +1,8 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# A cluster on one machine (issue 30): contrib/cluster/bench.sh runs
+# contrib/cluster/cluster.sh at every size and prints the tables of
+# docs/cluster.md (WU_CLUSTER_SIZES, WU_CLUSTER_LAUNCHERS choose).
+EXTRA_DIST += contrib/cluster/cluster.sh contrib/cluster/bench.sh contrib/cluster/cluster_mpi.c \
+	contrib/cluster/proc_stats.h docs/cluster.md
+bench-cluster: contrib/wireup_pingpong
+	BUILD=$(abs_top_builddir) $(SHELL) $(top_srcdir)/contrib/cluster/bench.sh
