@@ -132,12 +132,9 @@ TEST_P(Api26, ControlUnifiedNeedsManualDataProgress)
 	/* the domain opens with it */
 	fid_fabric *fab = nullptr;
 	fid_domain *dom = nullptr;
-	ASSERT_EQ(fi_fabric(got->fabric_attr, &fab, nullptr), 0);
-	EXPECT_EQ(fi_domain(fab, got, &dom, nullptr), 0);
-	if (dom) {
-		EXPECT_EQ(fi_close(&dom->fid), 0);
-	}
-	EXPECT_EQ(fi_close(&fab->fid), 0);
+	open_fabric_domain(got, &fab, &dom);
+	EXPECT_NE(dom, nullptr);
+	close_fabric_domain(fab, dom);
 	fi_freeinfo(got);
 	EXPECT_EQ(getinfo_at(prov(), V26,
 			     [](fi_info *h) {
