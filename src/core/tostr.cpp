@@ -161,8 +161,9 @@ constexpr std::array<const char *, 6> threading_names = {
 	"FI_THREAD_UNSPEC", "FI_THREAD_SAFE", "FI_THREAD_FID",
 	"FI_THREAD_DOMAIN", "FI_THREAD_COMPLETION", "FI_THREAD_ENDPOINT",
 };
-constexpr std::array<const char *, 3> progress_names = {
+constexpr std::array<const char *, 4> progress_names = {
 	"FI_PROGRESS_UNSPEC", "FI_PROGRESS_AUTO", "FI_PROGRESS_MANUAL",
+	"FI_PROGRESS_CONTROL_UNIFIED", /* 2.x; Debian prints Unknown */
 };
 constexpr std::array<const char *, 3> rm_names = {
 	"FI_RM_UNSPEC", "FI_RM_DISABLED", "FI_RM_ENABLED",
@@ -272,7 +273,7 @@ constexpr Flag caps_flags[] = {
 	WU_FLAG(FI_WRITE), WU_FLAG(FI_RECV), WU_FLAG(FI_SEND),
 	WU_FLAG(FI_REMOTE_READ), WU_FLAG(FI_REMOTE_WRITE),
 	WU_FLAG(FI_MULTI_RECV), WU_FLAG(FI_REMOTE_CQ_DATA), WU_FLAG(FI_TRIGGER),
-	WU_FLAG(FI_FENCE), WU_FLAG(FI_VARIABLE_MSG), WU_FLAG(FI_RMA_PMEM),
+	WU_FLAG(FI_FENCE), WU_FLAG(FI_RMA_PMEM),
 	WU_FLAG(FI_SOURCE_ERR), WU_FLAG(FI_LOCAL_COMM), WU_FLAG(FI_REMOTE_COMM),
 	WU_FLAG(FI_SHARED_AV), WU_FLAG(FI_RMA_EVENT), WU_FLAG(FI_SOURCE),
 	WU_FLAG(FI_NAMED_RX_CTX), WU_FLAG(FI_DIRECTED_RECV), WU_FLAG(FI_HMEM),

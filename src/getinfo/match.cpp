@@ -87,10 +87,16 @@ bool progress_ok(fi_progress want, fi_progress offer, bool also_auto)
 bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *why, int *stage,
 	   const template_opts &opts)
 {
-	(void)version;
 	checker c{why, stage};
 	if (!h)
 		return true;
+	/* Bit 48 is FI_EXACT_DIRECTED_RECV from API 2.0 on; an older caller
+	 * meant FI_VARIABLE_MSG by it, which no provider offers. */
+	constexpr uint64_t variable_msg_1x = 1ULL << 48;
+	if (version < FI_VERSION(2, 0) &&
+	    ((h->caps | (h->tx_attr ? h->tx_attr->caps : 0) | (h->rx_attr ? h->rx_attr->caps : 0)) &
+	     variable_msg_1x))
+		FAIL("caps", "FI_VARIABLE_MSG (bit 48 before API 2.0) not offered", flags_str(t.caps, FI_TYPE_CAPS));
 	uint64_t want_caps = h->caps;
 	if ((want_caps & t.caps) != want_caps)
 		FAIL("caps", flags_str(want_caps & ~t.caps, FI_TYPE_CAPS) + " not offered",
@@ -193,6 +199,17 @@ bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *wh
 		if (d->threading != FI_THREAD_UNSPEC && thread_rank(d->threading) > thread_rank(o.threading))
 			FAIL("domain_attr->threading", enum_str(d->threading, FI_TYPE_THREADING),
 				      enum_str(o.threading, FI_TYPE_THREADING));
+		/* FI_PROGRESS_CONTROL_UNIFIED (2.x): control calls progress with the
+		 * data progress the application drives, so data progress must be
+		 * manual; AUTO control progress serves it too. */
+		if (d->control_progress == FI_PROGRESS_CONTROL_UNIFIED &&
+		    (version < FI_VERSION(2, 0) || d->data_progress == FI_PROGRESS_AUTO ||
+		     o.data_progress != FI_PROGRESS_MANUAL))
+			FAIL("domain_attr->control_progress",
+			     version < FI_VERSION(2, 0) ? std::string("value 3, unknown before API 2.0")
+							: "FI_PROGRESS_CONTROL_UNIFIED with data_progress " +
+								  enum_str(d->data_progress, FI_TYPE_PROGRESS),
+			     "needs manual data progress (offers " + enum_str(o.data_progress, FI_TYPE_PROGRESS) + ")");
 		if (!progress_ok(d->control_progress, o.control_progress, opts.auto_control_progress))
 			FAIL("domain_attr->control_progress",
 				      enum_str(d->control_progress, FI_TYPE_PROGRESS),
@@ -249,6 +266,14 @@ bool meets(const fi_info &t, const fi_info *h, uint32_t version, std::string *wh
 			FAIL("domain_attr->max_ep_auth_key", num(d->max_ep_auth_key), num(o.max_ep_auth_key));
 		if (d->max_group_id > o.max_group_id)
 			FAIL("domain_attr->max_group_id", num(d->max_group_id), num(o.max_group_id));
+		/* 2.5 fields: an older caller's struct may end before them. */
+		if (version >= FI_VERSION(2, 5)) {
+			if (d->max_cntr_value > o.max_cntr_value)
+				FAIL("domain_attr->max_cntr_value", num(d->max_cntr_value), num(o.max_cntr_value));
+			if (d->max_err_cntr_value > o.max_err_cntr_value)
+				FAIL("domain_attr->max_err_cntr_value", num(d->max_err_cntr_value),
+				     num(o.max_err_cntr_value));
+		}
 	}
 	c.next();
 	if (const fi_fabric_attr *f = h->fabric_attr) {

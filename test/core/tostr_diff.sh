@@ -8,7 +8,11 @@
 #     (max_ep_auth_key, max_group_id), which 1.17 does not know;
 #   - in our output, flag names 1.17's printer lacks (FI_AV_USER_ID,
 #     FI_PEER, and 2.0's FI_TAGGED_DIRECTED_RECV, FI_TAGGED_MULTI_RECV,
-#     FI_EXACT_DIRECTED_RECV): removed together with their ", " separator.
+#     FI_EXACT_DIRECTED_RECV): removed together with their ", " separator;
+#   - FI_VARIABLE_MSG in Debian's output: 2.x gave its bit 48 to
+#     FI_EXACT_DIRECTED_RECV (removed from ours as above);
+#   - in our output, FI_PROGRESS_CONTROL_UNIFIED (2.x), which 1.17 prints
+#     as Unknown.
 # tostr_dump keeps 2.0-only bits and fields out of its fi_tostr_r
 # truncation scans, so no other filtering is needed.
 #
@@ -58,10 +62,11 @@ LC_ALL=C "$TOSTR_DUMP" "$WU_LIB" >"$tmp/ours.raw" || {
 }
 
 new_flags='FI_AV_USER_ID|FI_PEER|FI_TAGGED_DIRECTED_RECV|FI_TAGGED_MULTI_RECV|FI_EXACT_DIRECTED_RECV'
-grep -v '^VERSION:' "$tmp/debian.raw" >"$tmp/debian.txt"
+grep -v '^VERSION:' "$tmp/debian.raw" |
+	sed -E "s/, FI_VARIABLE_MSG\\b//g; s/\\bFI_VARIABLE_MSG(, )?//g" >"$tmp/debian.txt"
 grep -v '^VERSION:' "$tmp/ours.raw" |
 	grep -Ev '^ *(max_ep_auth_key|max_group_id): ' |
-	sed -E "s/, ($new_flags)\\b//g; s/\\b($new_flags)(, )?//g" >"$tmp/ours.txt"
+	sed -E "s/, ($new_flags)\\b//g; s/\\b($new_flags)(, )?//g; s/\\bFI_PROGRESS_CONTROL_UNIFIED\\b/Unknown/g" >"$tmp/ours.txt"
 
 if ! diff -u "$tmp/debian.txt" "$tmp/ours.txt" >"$tmp/diff"; then
 	echo "FAIL: fi_tostr output differs from Debian's (- Debian, + ours):"

@@ -311,9 +311,48 @@ int ep_base::setopt(size_t *min_multi_recv, int name, const void *val, size_t le
 	case FI_OPT_CUDA_API_PERMITTED:
 	case FI_OPT_SHARED_MEMORY_PERMITTED:
 		return len == sizeof(bool) ? 0 : -FI_EINVAL;
+	case FI_OPT_MAX_MSG_SIZE:
+	case FI_OPT_MAX_TAGGED_SIZE:
+	case FI_OPT_MAX_RMA_SIZE:
+	case FI_OPT_MAX_ATOMIC_SIZE:
+	case FI_OPT_INJECT_MSG_SIZE:
+	case FI_OPT_INJECT_TAGGED_SIZE:
+	case FI_OPT_INJECT_RMA_SIZE:
+	case FI_OPT_INJECT_ATOMIC_SIZE:
+		/* One limit per endpoint serves every kind of operation here, so
+		 * lowering one kind's alone cannot be kept (fi_endpoint(3) allows
+		 * refusing): the limits stay what fi_getopt reports. */
+		WU_INFO(prov, FI_LOG_EP_CTRL,
+			"fi_setopt: option %d (a size limit) cannot be changed on %s endpoints; "
+			"fi_getopt reports the limit\n",
+			name, prov->name);
+		return -FI_EOPNOTSUPP;
 	default:
 		return -FI_ENOPROTOOPT;
 	}
+}
+
+int ep_base::limit_getopt(const fi_info *i, int name, void *val, size_t *len) noexcept
+{
+	uint64_t need = 0;
+	size_t v;
+	switch (name) {
+	case FI_OPT_MAX_MSG_SIZE: need = FI_MSG; v = i->ep_attr->max_msg_size; break;
+	case FI_OPT_MAX_TAGGED_SIZE: need = FI_TAGGED; v = i->ep_attr->max_msg_size; break;
+	case FI_OPT_MAX_RMA_SIZE: need = FI_RMA; v = i->ep_attr->max_msg_size; break;
+	case FI_OPT_MAX_ATOMIC_SIZE: need = FI_ATOMIC; v = i->ep_attr->max_msg_size; break;
+	case FI_OPT_INJECT_MSG_SIZE: need = FI_MSG; v = i->tx_attr->inject_size; break;
+	case FI_OPT_INJECT_TAGGED_SIZE: need = FI_TAGGED; v = i->tx_attr->inject_size; break;
+	case FI_OPT_INJECT_RMA_SIZE: need = FI_RMA; v = i->tx_attr->inject_size; break;
+	case FI_OPT_INJECT_ATOMIC_SIZE: need = FI_ATOMIC; v = i->tx_attr->inject_size; break;
+	default: return -FI_ENOPROTOOPT;
+	}
+	/* fabtests ask FI_OPT_INJECT_MSG_SIZE of every endpoint: a message
+	 * limit is answered whatever the caps; RMA and atomic ones only with
+	 * the capability. */
+	if ((need & (FI_RMA | FI_ATOMIC)) && !(i->caps & need))
+		return -FI_ENOPROTOOPT;
+	return put_size_opt(v, val, len);
 }
 
 int ep_base::put_size_opt(size_t v, void *val, size_t *len) noexcept

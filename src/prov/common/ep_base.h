@@ -172,6 +172,10 @@ struct ep_base {
 	int setopt(size_t *min_multi_recv, int name, const void *val, size_t len);
 	/* fi_getopt's answer for a size_t option v. */
 	static int put_size_opt(size_t v, void *val, size_t *len) noexcept;
+	/* fi_getopt of the 2.x limits (FI_OPT_MAX_*_SIZE, FI_OPT_INJECT_*_SIZE):
+	 * what info, which the data paths check, allows; -FI_ENOPROTOOPT for
+	 * another option or an RMA / atomic limit without that capability. */
+	static int limit_getopt(const fi_info *info, int name, void *val, size_t *len) noexcept;
 
 	/* Close, without mtx and before the transport state goes: no CQ,
 	 * counter or AV calls the endpoint back once this returns. */

@@ -62,6 +62,9 @@ void fill_template(fi_info &i, const template_desc &t)
 	d.max_err_data = 0;
 	d.mr_cnt = 65536;
 	d.max_group_id = 0;
+	/* counters hold a uint64_t (2.5 fields) */
+	d.max_cntr_value = UINT64_MAX;
+	d.max_err_cntr_value = UINT64_MAX;
 	if (!t.domain_name)
 		return;
 	d.name = strdup(t.domain_name);

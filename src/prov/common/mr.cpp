@@ -282,6 +282,13 @@ int regattr_impl(fid *fid_dom, const fi_mr_attr *attr, uint64_t flags, fid_mr **
 	const int mode = mode_of(dom);
 	const uint32_t api = dom->api_version;
 
+	if (flags & FI_MR_DMABUF) {
+		WU_WARN(prov, FI_LOG_MR,
+			"fi_mr_regattr: FI_MR_DMABUF: %s registers host memory only; there is no "
+			"device memory to take a dma-buf of\n",
+			prov->name);
+		return -FI_EOPNOTSUPP;
+	}
 	if (!attr->iov_count || !attr->mr_iov) {
 		WU_WARN(prov, FI_LOG_MR, "fi_mr_reg: no buffer (iov_count %zu, mr_iov %p)\n",
 			attr->iov_count, static_cast<const void *>(attr->mr_iov));
@@ -318,6 +325,14 @@ int regattr_impl(fid *fid_dom, const fi_mr_attr *attr, uint64_t flags, fid_mr **
 		WU_WARN(prov, FI_LOG_MR,
 			"fi_mr_regattr: iface %d: %s registers host memory only (FI_HMEM_SYSTEM)\n",
 			static_cast<int>(attr->iface), prov->name);
+		return -FI_ENOSYS;
+	}
+	/* The members past the 1.17 struct (80 bytes) exist only in a newer
+	 * caller's: hmem_data (1.19) goes with a device iface, refused above;
+	 * page_size (1.22) is a hint; base_mr (2.0) asks for a sub-region. */
+	if (api >= FI_VERSION(2, 0) && attr->base_mr) {
+		WU_WARN(prov, FI_LOG_MR, "fi_mr_regattr: base_mr: %s has no sub-regions; pass base_mr NULL\n",
+			prov->name);
 		return -FI_ENOSYS;
 	}
 

@@ -264,8 +264,10 @@ int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 		shm_ep *ep = ep_of(f);
 		if (!ep || !val || !len)
 			return -FI_EINVAL;
-		if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
+		if (level != FI_OPT_ENDPOINT)
 			return -FI_ENOPROTOOPT;
+		if (name != FI_OPT_MIN_MULTI_RECV)
+			return prov::ep_base::limit_getopt(ep->b.info, name, val, len);
 		return prov::ep_base::put_size_opt(ep->rx->min_multi_recv, val, len);
 	});
 }

@@ -315,7 +315,7 @@ int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 		switch (name) {
 		case FI_OPT_MIN_MULTI_RECV: v = ep->own_rx.min_multi_recv; break;
 		case FI_OPT_CM_DATA_SIZE: v = frame::max_cm_data; break;
-		default: return -FI_ENOPROTOOPT;
+		default: return prov::ep_base::limit_getopt(ep->b.info, name, val, len);
 		}
 		return prov::ep_base::put_size_opt(v, val, len);
 	});

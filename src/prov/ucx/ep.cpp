@@ -518,9 +518,10 @@ int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 		ucx_ep *ep = ep_of(f);
 		if (!ep || !val || !len)
 			return -FI_EINVAL;
-		(void)level;
-		(void)name;
-		return -FI_ENOPROTOOPT; /* no FI_MULTI_RECV, so no FI_OPT_MIN_MULTI_RECV */
+		if (level != FI_OPT_ENDPOINT)
+			return -FI_ENOPROTOOPT;
+		/* no FI_MULTI_RECV, so no FI_OPT_MIN_MULTI_RECV */
+		return prov::ep_base::limit_getopt(ep->b.info, name, val, len);
 	});
 }
 

@@ -445,8 +445,10 @@ int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 		wx_ep *ep = wx_of(f);
 		if (!ep || !val || !len)
 			return -FI_EINVAL;
-		if (level != FI_OPT_ENDPOINT || name != FI_OPT_MIN_MULTI_RECV)
+		if (level != FI_OPT_ENDPOINT)
 			return -FI_ENOPROTOOPT;
+		if (name != FI_OPT_MIN_MULTI_RECV)
+			return prov::ep_base::limit_getopt(ep->info, name, val, len);
 		size_t v;
 		{
 			std::lock_guard g(ep->mtx);
