@@ -29,6 +29,7 @@
 #                     contrib/conformance/debian-baseline.txt
 #   --timeout S       per process (default 20)
 #   --only REGEX      run only the tests whose command line matches
+#   --against FILE    the baseline to gate on (default: the committed one)
 # Gate (not with --baseline): every test the baseline passes for a provider
 # (for wireup: for tcp or shm) must pass on ours, unless it is listed in
 # contrib/conformance/differences.txt.  Exit 0 pass, 1 fail, 77 when the
@@ -43,6 +44,7 @@ providers=
 baseline=0
 tmo=20
 only=
+basefile=$here/debian-baseline.txt
 jobs=${JOBS:-2}
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -54,8 +56,9 @@ while [ $# -gt 0 ]; do
 	--baseline) baseline=1 ;;
 	--timeout) tmo=$2; shift ;;
 	--only) only=$2; shift ;;
+	--against) basefile=$2; shift ;;
 	*) echo "usage: $0 [--work DIR] [--lib DIR] [--groups LIST|--full] [--providers LIST]" \
-		"[--baseline] [--timeout S] [--only REGEX]" >&2; exit 2 ;;
+		"[--baseline] [--timeout S] [--only REGEX] [--against FILE]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -115,8 +118,9 @@ build() {
 }
 
 fabtests_version() {
-	printf '%s, fabtests %s' "$(cat "$src/.debian-source" 2>/dev/null)" \
-		"$(sed -n 's/^AC_INIT(\[fabtests\], \[\([^]]*\)\].*/\1/p' "$src/configure.ac")"
+	printf 'fabtests %s (Debian source %s)' \
+		"$(sed -n 's/^AC_INIT(\[fabtests\], \[\([^]]*\)\].*/\1/p' "$src/configure.ac")" \
+		"$(cat "$src/.debian-source" 2>/dev/null)"
 }
 
 # list GROUP: the command lines of one group of runfabtests.sh, one a line
@@ -221,6 +225,12 @@ tests() {
 	done | { if [ -n "$only" ]; then grep -E -- "$only"; else cat; fi; }
 }
 
+why() { # PROV TEST: the first error line of its last run's output
+	l=$(awk -F'|' -v p="$1" -v t="$2" '$1 == p && $2 == t { print $3 }' "$work/logs-ours.txt" | tail -1)
+	r=$(cat "$l.client" "$l.server" 2>/dev/null | grep -m1 -E 'ret=-|\(-?[0-9]+\)|[Ee]rror|FAIL|[Ff]ailed|not set')
+	[ -n "$r" ] || r=$(tail -n 3 "$l.client" "$l.server" 2>/dev/null | grep -m1 '^exit')
+	printf '%s' "$r" | cut -c1-150
+}
 result_of() { # FILE PROV TEST: the result FILE records (PROV may be "tcp|shm")
 	awk -F'|' -v p="|$2|" -v t="$3" 'index(p, "|" $1 "|") && $3 == t { print $2; exit }' "$1" 2>/dev/null
 }
@@ -236,6 +246,8 @@ documented() { # PROV TEST: a documented difference
 # run_provider TAG PROV: every test; results in $work/results-TAG-PROV.txt
 run_provider() {
 	out=$work/results-$1-$2.txt
+	grep -v "^$2|" "$work/logs-$1.txt" >"$work/logs-$1.tmp" 2>/dev/null
+	mv "$work/logs-$1.tmp" "$work/logs-$1.txt"
 	logs=$work/logs/$1-$2
 	rm -rf "$logs"
 	mkdir -p "$logs"
@@ -262,6 +274,7 @@ run_provider() {
 		done
 		[ $tries = 2 ] && [ "$res" = Pass ] && echo "$2|$t" >>"$flaky"
 		echo "$2|$res|$t" >>"$out"
+		echo "$2|$t|$log" >>"$work/logs-$1.txt"
 		echo "$2|$(($(date +%s) - t1))|$t" >>"$times"
 		[ "$res" = Pass ] || echo "  $1 $2: $res: $t (logs: ${log#$top/}.*)"
 	done
@@ -274,7 +287,6 @@ count() { # FILE RESULT
 # --- main --------------------------------------------------------------------
 fetch || exit $?
 build || exit 1
-basefile=$here/debian-baseline.txt
 unset FI_PROVIDER FI_PROVIDER_PATH FI_LOG_LEVEL
 t0=$(date +%s)
 if [ $baseline = 1 ]; then
@@ -343,7 +355,7 @@ bad=$work/regressions.txt
 			o=$(result_of "$work/results-ours-$p.txt" $p "$t")
 			mark=
 			if [ -n "$o" ] && [ "$o" != Pass ] && baseline_passes $p "$t"; then
-				if documented $p "$t"; then mark=d; else mark='!'; echo "$p|$o|$t" >>"$bad"; fi
+				if documented $p "$t"; then mark=d; else mark='!'; echo "$p|$o|$t|$(why $p "$t")" >>"$bad"; fi
 			fi
 			line="$line $(printf '%-8s' "${o:--}$mark")"
 		done
