@@ -261,6 +261,7 @@ run_provider() {
 	: >"$out"
 	flaky=$work/flaky-$1-$2.txt
 	times=$work/times-$1-$2.txt
+	rm -f "$work/hung-$1-$2.txt"
 	: >"$flaky"
 	: >"$times"
 	n=0
@@ -281,6 +282,7 @@ run_provider() {
 			mv "$log.client" "$log.try1.client" 2>/dev/null
 		done
 		[ $tries = 2 ] && [ "$res" = Pass ] && echo "$2|$t" >>"$flaky"
+		[ "$res" = Fail ] && [ $hung = 1 ] && echo "$2|$t" >>"$work/hung-$1-$2.txt"
 		echo "$2|$res|$t" >>"$out"
 		echo "$2|$t|$log" >>"$work/logs-$1.txt"
 		echo "$2|$(($(date +%s) - t1))|$t" >>"$times"
@@ -339,6 +341,10 @@ if [ $baseline = 1 ]; then
 			"$(fabtests_version) (Debian source), groups $groups,"
 		echo "# LD_LIBRARY_PATH unset, server and client on 127.0.0.1.  Copy it over"
 		echo "# contrib/conformance/debian-baseline.txt to renew the baseline."
+		echo "# Fail after a timeout (${tmo} s; a slow machine may need another baseline):"
+		for p in $(echo "$providers" | tr ',' ' '); do
+			sed 's/^/#   /' "$work/hung-$tag-$p.txt" 2>/dev/null
+		done
 		for p in $(echo "$providers" | tr ',' ' '); do cat "$work/results-$tag-$p.txt"; done
 	} >"$f"
 	say "baseline written to $f"
