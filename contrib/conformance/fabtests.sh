@@ -235,7 +235,7 @@ tests() {
 why() { # PROV TEST: the first error line of its last run's output
 	l=$(awk -F'|' -v p="$1" -v t="$2" '$1 == p && $2 == t { print $3 }' "$work/logs-ours.txt" | tail -1)
 	r=$(cat "$l.client" "$l.server" 2>/dev/null | grep -m1 -E 'ret=-|\(-?[0-9]+\)|[Ee]rror|FAIL|[Ff]ailed|not set')
-	[ -n "$r" ] || r=$(tail -n 3 "$l.client" "$l.server" 2>/dev/null | grep -m1 '^exit')
+	[ -n "$r" ] || r=$(cat "$l.client" "$l.server" 2>/dev/null | grep -o 'exit [0-9]*' | tr '\n' ' ')
 	printf '%s' "$r" | cut -c1-150
 }
 result_of() { # FILE PROV TEST: the result FILE records (PROV may be "tcp|shm")
@@ -253,12 +253,23 @@ documented() { # PROV TEST: a documented difference
 # run_provider TAG PROV: every test; results in $work/results-TAG-PROV.txt
 run_provider() {
 	out=$work/results-$1-$2.txt
-	grep -v "^$2|" "$work/logs-$1.txt" >"$work/logs-$1.tmp" 2>/dev/null
-	mv "$work/logs-$1.tmp" "$work/logs-$1.txt"
 	logs=$work/logs/$1-$2
+	if [ -n "$only" ]; then
+		# A partial run replaces the results of its own tests only.
+		logs=$logs-only
+		tests | cut -d'|' -f3 | sed "s/^/$2|/" >"$work/only.txt"
+		for f in "$out" "$work/logs-$1.txt"; do
+			awk -F'|' 'NR == FNR { skip[$0] = 1; next } !(($1 "|" $NF) in skip) && !(($1 "|" $2) in skip)' \
+				"$work/only.txt" "$f" >"$f.tmp" 2>/dev/null
+			mv "$f.tmp" "$f"
+		done
+	else
+		grep -v "^$2|" "$work/logs-$1.txt" >"$work/logs-$1.tmp" 2>/dev/null
+		mv "$work/logs-$1.tmp" "$work/logs-$1.txt"
+		: >"$out"
+	fi
 	rm -rf "$logs"
 	mkdir -p "$logs"
-	: >"$out"
 	flaky=$work/flaky-$1-$2.txt
 	times=$work/times-$1-$2.txt
 	rm -f "$work/hung-$1-$2.txt"
