@@ -8,6 +8,7 @@
 #   build-tsan/     concurrency suites under the thread sanitizer
 #   build-embedded/ --enable-embedded build linked into a C shared library
 #   fuzzers         libFuzzer targets for a bounded time
+#   conformance     libfabric's fabtests on tcp, shm, wireup vs Debian's baseline
 #   make distcheck  tarball builds and passes its own checks (VPATH)
 # Every build directory is made afresh (no result of an earlier run can
 # count); this run's logs are in build-ci/.  A tier's make status counts,
@@ -107,6 +108,17 @@ fuzz() {
 	return $rc
 }
 gate "fuzz" fuzz
+
+log "conformance: fabtests (Debian's source) on tcp, shm, wireup against Debian's baseline"
+conformance() {
+	sh contrib/conformance/fabtests.sh --work "$top/build/conformance" --lib "$top/build/src/.libs" \
+		>"$logs/conformance.log" 2>&1
+	rc=$?
+	cp build/conformance/conformance-table.txt "$logs/" 2>/dev/null
+	grep '^conformance:\|^  [a-z]*|' "$logs/conformance.log" | head -60
+	return $rc
+}
+gate "conformance" conformance
 
 log "make distcheck"
 # The tarball is configured, built, installed, uninstalled and cleaned in a
