@@ -185,8 +185,9 @@ TEST(getinfo_progress, tcp_default_is_manual_data_auto_control)
 	ASSERT_EQ(fi_getinfo(V, nullptr, nullptr, 0, nullptr, &all), 0);
 	info_ptr keep(all);
 	for (fi_info *i = all; i; i = i->next)
-		if (strcmp(i->fabric_attr->prov_name, "tcp") == 0)
+		if (strcmp(i->fabric_attr->prov_name, "tcp") == 0) {
 			EXPECT_EQ(i->domain_attr->data_progress, FI_PROGRESS_MANUAL);
+		}
 }
 
 TEST(getinfo_progress, tcp_offers_auto_when_asked)

@@ -366,8 +366,9 @@ TEST_P(insertsym, refuses_what_it_cannot_count)
 	/* Two nodes from a name without a number to count up. */
 	EXPECT_EQ(fi_av_insertsym(s.av, "localhost", 2, svc(3).c_str(), 1, out, 0, nullptr), -FI_EINVAL);
 	/* Not a port (tcp, as libfabric's, looks service names up). */
-	if (strcmp(prov, "tcp"))
+	if (strcmp(prov, "tcp")) {
 		EXPECT_EQ(fi_av_insertsym(s.av, "127.0.0.1", 1, "http-alt", 1, out, 0, nullptr), -FI_EINVAL);
+	}
 	EXPECT_EQ(fi_av_insertsym(s.av, nullptr, 1, svc(3).c_str(), 1, out, 0, nullptr), -FI_EINVAL);
 	/* A node that does not resolve: nothing inserted, each says so. */
 	out[0] = out[1] = 0;

@@ -67,8 +67,9 @@ fid_av *table_av(prov_env &env)
 	fi_av_attr aa{};
 	aa.type = FI_AV_TABLE;
 	fid_av *av = nullptr;
-	if (env.domain)
+	if (env.domain) {
 		EXPECT_EQ(fi_av_open(env.domain, &aa, &av, nullptr), 0);
+	}
 	return av;
 }
 
@@ -96,8 +97,9 @@ TEST_P(av_blobs, foreign_blobs_are_refused_or_inserted_never_a_crash)
 			}
 			EXPECT_EQ(ok, size_t(r)) << b.what;
 			/* shm takes only its own names: none of these is one. */
-			if (prov() == "shm")
+			if (prov() == "shm") {
 				EXPECT_EQ(r, 0) << b.what;
+			}
 		}
 	}
 	EXPECT_EQ(fi_close(&av->fid), 0);

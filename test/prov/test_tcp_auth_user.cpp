@@ -219,8 +219,9 @@ TEST(tcp_auth_user, an_outsider_relaying_our_handshake_gets_nowhere)
 	EXPECT_TRUE(v.listening && v.relayed) << "the relay did not run";
 	EXPECT_GT(v.to_target, 0u);
 	EXPECT_NE(sent, 1) << "a's send through the relay completed";
-	if (sent == -1)
+	if (sent == -1) {
 		EXPECT_EQ(err.err, FI_ECONNREFUSED);
+	}
 	spin({b.rx, b.tx}, 100);
 	fi_cq_tagged_entry e;
 	EXPECT_EQ(fi_cq_read(b.rx, &e, 1), -FI_EAGAIN) << "b delivered a relayed message";
