@@ -12,9 +12,9 @@
 #include "core/fid.h"
 #include "core/shim.h"
 
-TEST(fi_version, reports_api_2_0)
+TEST(fi_version, reports_api_2_6)
 {
-	EXPECT_EQ(fi_version(), FI_VERSION(2, 0));
+	EXPECT_EQ(fi_version(), FI_VERSION(2, 6));
 	EXPECT_GE(fi_version(), FI_VERSION(1, 17));
 }
 
