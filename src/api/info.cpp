@@ -19,10 +19,6 @@
 namespace wu {
 namespace {
 
-struct info_deleter {
-	void operator()(fi_info *i) const noexcept { info_free(i); }
-};
-
 template <info_layout L>
 int getinfo_at(uint32_t version, const char *node, const char *service, uint64_t flags,
 	       const fi_info *hints, fi_info **info) noexcept
@@ -36,7 +32,7 @@ int getinfo_at(uint32_t version, const char *node, const char *service, uint64_t
 		if constexpr (L == layout_current) {
 			return getinfo::run(prov::providers(), version, node, service, flags, hints, info);
 		} else {
-			std::unique_ptr<fi_info, info_deleter> wide;
+			info_ptr wide(nullptr, info_free);
 			if (hints) {
 				wide.reset(info_dup(hints, L));
 				if (!wide) {

@@ -5,6 +5,7 @@
 #define WU_CORE_INFO_H
 
 #include <cstddef>
+#include <memory>
 #include <rdma/fabric.h>
 
 namespace wu {
@@ -72,6 +73,8 @@ fi_info *info_dup_list(const fi_info *src) noexcept;
 /* Frees a list, reading only the members within l of each struct. */
 void info_free(fi_info *info, const info_layout &l) noexcept;
 void info_free(fi_info *info) noexcept;
+/* Owns a list from info_alloc/info_dup/getinfo (current layout). */
+using info_ptr = std::unique_ptr<fi_info, void (*)(fi_info *)>;
 /* Drops what a caller of layout l cannot see from results we allocated
  * (nic, auth keys past its structs), so that its fi_freeinfo, which reads
  * only within l, leaks nothing. */

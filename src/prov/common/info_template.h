@@ -14,6 +14,8 @@
 #include <rdma/fabric.h>
 #include <rdma/providers/fi_prov.h>
 
+#include "core/info.h"
+
 namespace wu::prov {
 
 struct template_desc {
@@ -43,7 +45,7 @@ void fill_template(fi_info &i, const template_desc &d);
 /* A new template from d; throws std::bad_alloc. */
 fi_info *new_template(const template_desc &d);
 
-using info_ptr = std::unique_ptr<fi_info, void (*)(fi_info *)>;
+using wu::info_ptr; /* core/info.h; providers spell it prov::info_ptr */
 /* A copy of hints without src_addr and dest_addr (the template matcher
  * places IP addresses only; providers place their own), or an empty
  * pointer for no hints; throws std::bad_alloc. */

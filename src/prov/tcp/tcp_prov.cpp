@@ -205,7 +205,7 @@ int tcp_getinfo(uint32_t version, const char *node, const char *service, uint64_
 	return guard("tcp_getinfo", [&]() -> int {
 		/* hints->handle a passive endpoint (fabtests' msg_sockets lends its
 		 * address to the active one): only its fabric and domain serve. */
-		std::unique_ptr<fi_info, void (*)(fi_info *)> narrowed(nullptr, info_free);
+		info_ptr narrowed(nullptr, info_free);
 		if (const fi_info *pi = hints && hints->handle ? pep_info(hints->handle) : nullptr) {
 			narrowed.reset(info_dup(hints));
 			if (!narrowed)
