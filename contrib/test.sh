@@ -86,7 +86,9 @@ fi
 log "concurrency suites under the thread sanitizer"
 # Without UCX: its libraries are not built with TSan (the ucx provider's
 # suites run in the plain and ASan tiers; see test/prov/prov_fixture.h).
-if (cd build-tsan && ../configure -q --enable-sanitizers=thread --without-ucx && nice make -j"$jobs") \
+# -O1: what TSan's authors advise, and a quarter less compile time than -O2.
+if (cd build-tsan && ../configure -q --enable-sanitizers=thread --without-ucx CFLAGS='-g -O1' CXXFLAGS='-g -O1' &&
+	nice make -j"$jobs") \
 	>"$logs/build-tsan.log" 2>&1; then
 	tier build-tsan check-tsan tsan-tests
 	grep -h -A30 'WARNING: ThreadSanitizer' build-tsan/test-suite.log 2>/dev/null | head -60
@@ -124,9 +126,11 @@ log "make distcheck"
 # The tarball is configured, built, installed, uninstalled and cleaned in a
 # VPATH tree as usual; its check runs the structural tests only, since the
 # main tier (also VPATH) already ran every test on the same sources and
-# dist-contents proves every tracked file is in the tarball.
+# dist-contents proves every tracked file is in the tarball.  Packaging, not
+# speed, is checked there: the tarball's build is unoptimised (-O0 halves it).
 dc_tests='contrib/ci/spdx.sh contrib/ci/layering.sh contrib/ci/man-lint.sh test/abi/abi_compare test/c/exports.sh'
 gate "distcheck" sh -c "cd build && nice make -j$jobs distcheck TESTS='$dc_tests' check_PROGRAMS=test/abi/abi_compare \
+	DISTCHECK_CONFIGURE_FLAGS='CFLAGS=-O0 CXXFLAGS=-O0' \
 	>'$logs/distcheck.log' 2>&1 || { tail -40 '$logs/distcheck.log'; exit 1; }"
 gate "dist-contents" sh -c "cd build && rm -rf wireup-*/ && make -s distdir >'$logs/distdir.log' 2>&1 &&
 	sh '$top/contrib/ci/dist-contents.sh' wireup-*/; rc=\$?; rm -rf wireup-*/; exit \$rc"
