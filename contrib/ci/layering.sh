@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # layering.sh [SRCDIR]: fails when a file under src/<part> (or util/)
 # includes a header of a part it may not use.  The table below is the only
-# copy of the rules; README.md's "Inside" section shows the same lines
+# copy of the rules; docs/architecture.md's "Parts" section shows the same lines
 # between its "layering table" markers, and this script fails when the two
 # differ, so they cannot drift apart.
 #
@@ -35,13 +35,13 @@ fail=0
 tmp=$(mktemp -d) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 
-# The README must show the same table.
-readme=$top/README.md
+# docs/architecture.md must show the same table.
+readme=$top/docs/architecture.md
 if [ -f "$readme" ]; then
 	shown=$(sed -n '/<!-- layering table -->/,/<!-- end layering table -->/p' "$readme" |
 		grep -E '^[a-z_/*]+: ')
 	if [ "$shown" != "$(table)" ]; then
-		echo "FAIL: README.md's layering table differs from contrib/ci/layering.sh's:"
+		echo "FAIL: docs/architecture.md's layering table differs from contrib/ci/layering.sh's:"
 		printf '%s\n' "$shown" >"$tmp/readme"
 		table | diff "$tmp/readme" - | sed 's/^/  /'
 		fail=1
@@ -87,7 +87,7 @@ for f in $files; do
 	esac
 	[ -n "$me" ] || continue # src/*.{c,h} at the top: none today
 	if [ -z "$(rule_of "$me")" ]; then
-		echo "FAIL: $f: part $me is not in the layering table (contrib/ci/layering.sh, README \"Inside\")"
+		echo "FAIL: $f: part $me is not in the layering table (contrib/ci/layering.sh, docs/architecture.md \"Parts\")"
 		fail=1
 		continue
 	fi

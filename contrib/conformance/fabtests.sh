@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The conformance tier: libfabric's own test suite, fabtests, run against our
 # providers tcp, shm and wireup and compared with what Debian's libfabric
-# passes (README "Conformance", docs/conformance.md).
+# passes (docs/conformance.md).
 #
 # fabtests comes from a Debian source package and is never committed: Debian
 # ships libfabric's source without its orig tarball reachable here, but its

@@ -7,7 +7,8 @@
 # provider MPICH picks by itself (no FI_PROVIDER: the wireup provider,
 # asserted from MPICH's own MPIR_CVAR_DEBUG_SUMMARY line), every message
 # through Wireup (MPICH has no shared memory module, and
-# MPIR_CVAR_NOLOCAL=1).  Prints a pass/fail table per directory.  For a
+# MPIR_CVAR_NOLOCAL=1).  Prints a pass/fail table per directory (and as markdown,
+# WORKDIR/results.md, for docs/results.md).  For a
 # person to run, not part of CI: the MPICH build takes 30+ minutes on two
 # cores, the tests about as long.
 #
@@ -193,7 +194,13 @@ mpiexec=$prefix/bin/mpiexec
 
 results=$work/results.txt
 : >"$results"
-row() { printf '%-10s %3s %6s %6s %6s  %s\n' "$1" "$2" "$3" "$4" "$5" "$6" | tee -a "$results"; }
+# The same rows as a markdown table for docs/results.md (results.md, printed at the end).
+mdrows=$work/results.md.rows
+: >"$mdrows"
+row() {
+	printf '%-10s %3s %6s %6s %6s  %s\n' "$1" "$2" "$3" "$4" "$5" "$6" | tee -a "$results"
+	[ "$1" = directory ] || printf '| `%s` | %s | %s | %s | %s | %s |\n' "$1" "$2" "$3" "$4" "$5" "$6" >>"$mdrows"
+}
 row directory np passed failed capped "failing tests (ranks); capped: listed for more ranks, failed with the cap"
 
 # 5. Which provider MPICH picks (rank 0 prints "libfabric provider: NAME -
@@ -260,5 +267,14 @@ for np in $nps; do
 done
 printf 'provider: %s (expected %s), BUILD=%s%s\n' "${picked:-none}" "$expect" "$mode" \
 	"${FI_PROVIDER:+, FI_PROVIDER=$FI_PROVIDER}" | tee -a "$results"
-say "table in $results; per-test output in $tests/<dir> and $log"
+{
+	printf '### %s ch4:ofi on `%s`, BUILD=%s%s (%s)\n\n' "$(basename "$src")" "${picked:-none}" "$mode" \
+		"${FI_PROVIDER:+, FI_PROVIDER=$FI_PROVIDER}" "$(date -u '+%Y-%m-%d')"
+	echo '| directory | ranks | pass | fail | capped | failing tests (ranks); capped: listed for more ranks |'
+	echo '|---|---|---|---|---|---|'
+	cat "$mdrows"
+} >"$work/results.md"
+rm -f "$mdrows"
+cat "$work/results.md"
+say "table in $results; for docs/results.md: $work/results.md; per-test output in $tests/<dir> and $log"
 exit $status
