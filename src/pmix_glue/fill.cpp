@@ -138,9 +138,11 @@ int bulk_insert(fid_av *av, uint32_t addr_format, const std::vector<std::vector<
 	return 0;
 }
 
-/* Gets and checks every rank's ep record under key; all or nothing. */
+/* Gets and checks every rank's ep record under key (from its node's blob
+ * when nb is set and the blob has it); all or nothing. */
 int gather_names(session &s, const std::string &ns, uint64_t job, uint32_t size, const char *key,
-		 get_kind kind, uint32_t addr_format, std::vector<std::vector<uint8_t>> &names)
+		 get_kind kind, uint32_t addr_format, std::vector<std::vector<uint8_t>> &names,
+		 node_blobs *nb = nullptr)
 {
 	names.assign(size, {});
 	std::vector<uint8_t> rec;
@@ -155,6 +157,19 @@ int gather_names(session &s, const std::string &ns, uint64_t job, uint32_t size,
 				return e;
 			}
 			continue;
+		}
+		if (nb) {
+			int e = nb->find(s, r, names[r]);
+			if (e && e != -FI_ENODATA)
+				return e; /* a bad blob, logged */
+			if (!e && fixed && r && names[r].size() != names[0].size()) {
+				WU_WARN(&pmix_prov, FI_LOG_AV,
+					"wire-up: rank %u of %s, key %s: %zu-byte name, rank 0's is %zu; nothing was inserted\n",
+					r, ns.c_str(), wire::key_blob, names[r].size(), names[0].size());
+				return -FI_EINVAL;
+			}
+			if (!e)
+				continue;
 		}
 		const char *k = key;
 		int ret = get_peer(s, ns, r, k, kind, rec);
@@ -412,6 +427,11 @@ int publish_body(session &s, uint32_t addr_format, const void *name, size_t len,
 	}
 	if (int r = put(s, wire::key_ep, rec, false))
 		return r;
+	/* The node blob goes out in the same commit as the first rank's own
+	 * record: whoever finds one finds the other. */
+	if (node_records_on(s.mode))
+		if (int r = publish_node(s, addr_format))
+			return r;
 	return s.cl->commit();
 }
 
@@ -420,8 +440,9 @@ int fill_modex(session &s, fid_av *av, uint32_t addr_format, fi_addr_t *base)
 	if (int r = fence(s, true))
 		return r;
 	std::vector<std::vector<uint8_t>> names;
+	node_blobs nb(s.nspace, s.job, addr_format, s.size, get_kind::cached);
 	if (int r = gather_names(s, s.nspace, s.job, s.size, wire::key_ep, get_kind::cached,
-				 addr_format, names))
+				 addr_format, names, node_records_on(FI_WIREUP_MODEX) ? &nb : nullptr))
 		return r;
 	return bulk_insert(av, addr_format, names, base);
 }
@@ -449,6 +470,18 @@ int resolve(void *ctx, fi_addr_t fi_addr, uint64_t token, void *addr, size_t *le
 			*len = rec.size();
 			return 0;
 		}
+		if (c->nb) {
+			int e = c->nb->find(s, rank, rec);
+			if (e && e != -FI_ENODATA)
+				return e; /* a bad blob, logged */
+			if (!e) {
+				if (rec.size() > *len)
+					return -FI_ETOOSMALL;
+				memcpy(addr, rec.data(), rec.size());
+				*len = rec.size();
+				return 0;
+			}
+		}
 		int r = get_peer(s, c->nspace, rank, wire::key_ep, get_kind::direct, rec);
 		if (r) {
 			WU_WARN(&pmix_prov, FI_LOG_AV,
@@ -475,8 +508,10 @@ int resolve(void *ctx, fi_addr_t fi_addr, uint64_t token, void *addr, size_t *le
 int fill_direct(session &s, fid_av *av, const std::string &ns, uint32_t size, uint32_t addr_format,
 		fi_addr_t *base)
 {
-	s.resolvers.push_back({ns, wire::job_id(ns), addr_format, 0});
+	s.resolvers.push_back({ns, wire::job_id(ns), addr_format, 0, nullptr});
 	resolver_ctx *c = &s.resolvers.back();
+	if (node_records_on(FI_WIREUP_DIRECT))
+		c->nb = std::make_unique<node_blobs>(ns, c->job, addr_format, size, get_kind::direct);
 	std::vector<uint64_t> tokens(size);
 	for (uint32_t r = 0; r < size; r++)
 		tokens[r] = r;

@@ -60,6 +60,8 @@ constexpr param::def knobs[] = {
 	 "With mode auto, jobs of at least this many ranks use the direct mode (default: 4096)"},
 	{FI_PARAM_INT, "direct_retries", "100",
 	 "Direct mode: PMIx_Get attempts for a peer that has not published yet, 20 ms apart (default: 100)"},
+	{FI_PARAM_BOOL, "node_records", "1",
+	 "Modex and direct modes: the first rank of each node publishes one record with its node's addresses, and a rank fetches one record per node instead of one per rank (default: 1)"},
 	{FI_PARAM_BOOL, "auto_publish", "1",
 	 "Publish an endpoint's name when a provider enables it, for the zero-code \"pmix:\" AV (default: 1)"},
 };
