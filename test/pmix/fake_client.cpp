@@ -160,7 +160,9 @@ int fake_client::get(const std::string &ns, uint32_t rank, const char *key, get_
 		std::vector<wire::blob_name> names;
 		for (uint32_t s = 0; s < job.ppn; s++) {
 			uint32_t r = rank_at(pos_of(rank), s);
-			if (!silent.count(r))
+			/* This process is in it once it has published. */
+			bool me_out = r == job.me && !store.count({r, wire::key_ep});
+			if (!silent.count(r) && !me_out)
 				names.push_back({r, name_of ? name_of(r) : addr_of(r)});
 		}
 		std::sort(names.begin(), names.end(),

@@ -110,7 +110,7 @@ TEST_F(Wireup, ModexOneFenceOneInsert)
 	EXPECT_EQ(i.mode, FI_WIREUP_MODEX);
 	EXPECT_EQ(i.base, 0u);
 	EXPECT_EQ(i.fences, 1u);
-	EXPECT_EQ(i.gets, 32u);
+	EXPECT_EQ(i.gets, 4u); /* one node blob per node */
 	EXPECT_EQ(i.bytes_put, sizeof(wire::ep_hdr) + sizeof(sockaddr_in));
 	EXPECT_EQ(fake->fence_calls, 1u);
 	expect_all(av);
