@@ -103,6 +103,14 @@ std::string note_path(const std::string &ns, uint32_t rank)
 	return b;
 }
 
+std::string card_path(const std::string &ns, uint32_t rank)
+{
+	char b[96];
+	snprintf(b, sizeof b, "/dev/shm/wu%u.c%016llx.%u", unsigned(getuid()),
+		 (unsigned long long)wire::job_id(ns), rank);
+	return b;
+}
+
 class WireupLocal : public ::testing::Test {
 protected:
 	wu::test::tcp_domain dom;
@@ -408,6 +416,7 @@ protected:
 			if (fd >= 0)
 				::close(fd);
 		unlink(note_path(ns, 6).c_str());
+		unlink(card_path(ns, 6).c_str());
 		WireupLocal::TearDown();
 	}
 };
@@ -429,6 +438,31 @@ TEST_F(WireupNote, LocalPeerFoundThroughItsNote)
 	stop_child();
 	struct stat st;
 	EXPECT_NE(stat(note_path(ns, 6).c_str(), &st), 0) << "the child's close left its note";
+}
+
+/* Issue 30: the node's first rank (this process, rank 4) puts the node
+ * blob with the address its local peer (the child, rank 6) left in its
+ * card on this node; ranks 5 and 7 left none and are not in it. */
+TEST_F(WireupNote, NodeBlobHoldsThePeersCards)
+{
+	start_child();
+	struct stat st;
+	ASSERT_EQ(stat(card_path(ns, 6).c_str(), &st), 0) << "the child left no card";
+	EXPECT_EQ(st.st_mode & 0777, 0600u);
+	job(2, 4, 4);
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
+	auto it = fake->store.find({4u, std::string(wire::key_blob)});
+	ASSERT_NE(it, fake->store.end()) << "no node blob put";
+	std::vector<wire::blob_name> names;
+	std::string why;
+	ASSERT_EQ(wire::parse_blob(it->second, tx_format, wire::job_id(ns), 4, 8, names, why), 0)
+		<< why;
+	ASSERT_EQ(names.size(), 2u);
+	EXPECT_EQ(names[0].rank, 4u);
+	EXPECT_EQ(names[1].rank, 6u);
+	EXPECT_EQ(names[1].name, child_name);
+	stop_child();
+	EXPECT_NE(stat(card_path(ns, 6).c_str(), &st), 0) << "the child's close left its card";
 }
 
 TEST_F(WireupNote, DirectModeReadsTheNoteToo)
