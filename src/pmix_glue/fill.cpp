@@ -80,6 +80,28 @@ bool sym_format(uint32_t f)
 	return f == FI_SOCKADDR_IN || f == FI_SOCKADDR_IN6;
 }
 
+/* Whether the symmetric layout applies to names of format f: sockaddrs,
+ * or a local format that tells their network part (local_addr.h). */
+bool sym_ok(uint32_t f)
+{
+	const local_format *lf = local_format_for(f);
+	return sym_format(f) || (lf && lf->net_part);
+}
+
+/* The sockaddr other nodes reach name at (name itself for sockaddrs);
+ * empty when there is none. */
+std::vector<uint8_t> net_of(uint32_t f, const std::vector<uint8_t> &name)
+{
+	if (sym_format(f))
+		return name;
+	const local_format *lf = local_format_for(f);
+	uint8_t sa[sizeof(sockaddr_in6)];
+	long n = lf && lf->net_part ? lf->net_part(name.data(), name.size(), sa, sizeof sa) : -FI_EINVAL;
+	if (n != long(sizeof(sockaddr_in)) && n != long(sizeof(sockaddr_in6)))
+		return {};
+	return std::vector<uint8_t>(sa, sa + n);
+}
+
 /* ---- filling ---- */
 
 int check_av(fid_av *av)
@@ -244,6 +266,18 @@ int fill_symmetric(session &s, fid_av *av, const layout &lay, uint32_t size,
 		std::sort(devs[k].begin(), devs[k].end(),
 			  [](const auto &a, const auto &b) { return a.first < b.first; });
 	}
+	/* This node's ranks of a local format: as local peers reach them
+	 * (local_addr.h), one by one, not the generator's network names. */
+	if (const local_format *lf = local_format_for(addr_format); lf && ns == s.nspace) {
+		auto &mine = devs[lay.my_pos];
+		mine.clear();
+		for (uint32_t sl = 0; sl < ppn; sl++) {
+			std::vector<uint8_t> nm;
+			if (int e = local_name(s, *lf, ns, lay.rank_at(lay.my_pos, sl), nm))
+				return e;
+			mine.push_back({sl, std::move(nm)});
+		}
+	}
 	auto dev_at = [&](uint32_t k, uint32_t slot) -> const std::vector<uint8_t> * {
 		for (const auto &d : devs[k])
 			if (d.first == slot)
@@ -334,7 +368,6 @@ int fill_symmetric(session &s, fid_av *av, const layout &lay, uint32_t size,
 	}
 	*base = b;
 	*ndev_out = ndev;
-	(void)s;
 	return 0;
 }
 
@@ -389,7 +422,8 @@ int publish_body(session &s, uint32_t addr_format, const void *name, size_t len,
 	case FI_WIREUP_LAUNCHER:
 		return 0; /* the launcher published for us */
 	case FI_WIREUP_SYMMETRIC: {
-		if (!sym_format(addr_format)) {
+		std::vector<uint8_t> net = net_of(addr_format, s.own_name);
+		if (!sym_ok(addr_format) || net.empty()) {
 			WU_WARN(&pmix_prov, FI_LOG_CORE,
 				"symmetric wire-up declined: address format %u has no port layout; using modex\n",
 				addr_format);
@@ -406,10 +440,10 @@ int publish_body(session &s, uint32_t addr_format, const void *name, size_t len,
 			}
 			if (int r = resolve_host(s.lay.hosts[s.lay.my_pos], addr_format, uint16_t(pb), node))
 				return r;
-			if (!on_layout(s.own_name, node, uint16_t(pb), s.lay.my_slot)) {
+			if (!on_layout(net, node, uint16_t(pb), s.lay.my_slot)) {
 				WU_WARN(&pmix_prov, FI_LOG_CORE,
 					"rank %u: endpoint %s:%u is off the layout %s:%u (host name %s, slot %u); with FI_PMIX_SYM_NODE_ADDR=hostname nobody learns it: use leader\n",
-					s.rank, host_text(s.own_name).c_str(), port_of(s.own_name),
+					s.rank, host_text(net).c_str(), port_of(net),
 					host_text(node).c_str(), pb + s.lay.my_slot,
 					s.lay.hosts[s.lay.my_pos].c_str(), s.lay.my_slot);
 				return -FI_EADDRNOTAVAIL;
@@ -557,10 +591,16 @@ int fill_sym(session &s, fid_av *av, uint32_t addr_format, fi_addr_t *base)
 				s.rank);
 			return -FI_EINVAL;
 		}
-		uint16_t port_base = pb > 0 ? uint16_t(pb) : port_of(s.own_name);
-		std::vector<uint8_t> node_addr = with_port(s.own_name, port_base);
+		std::vector<uint8_t> own_net = net_of(addr_format, s.own_name);
+		if (own_net.empty()) {
+			WU_WARN(&pmix_prov, FI_LOG_CORE,
+				"symmetric wire-up: rank %u's name has no network address\n", s.rank);
+			return -FI_EINVAL;
+		}
+		uint16_t port_base = pb > 0 ? uint16_t(pb) : port_of(own_net);
+		std::vector<uint8_t> node_addr = with_port(own_net, port_base);
 		std::vector<wire::deviant> devs;
-		if (!on_layout(s.own_name, node_addr, port_base, 0))
+		if (!on_layout(own_net, node_addr, port_base, 0))
 			devs.push_back({0, wire::encode_ep(addr_format, s.job, s.rank,
 							   s.own_name.data(), s.own_name.size())});
 		std::vector<uint8_t> rec;
@@ -580,12 +620,13 @@ int fill_sym(session &s, fid_av *av, uint32_t addr_format, fi_addr_t *base)
 					wire::key_local, why.c_str());
 				return e;
 			}
-			std::vector<uint8_t> name(nm, nm + n);
-			if (!on_layout(name, node_addr, port_base, sl)) {
+			std::vector<uint8_t> name = net_of(addr_format, std::vector<uint8_t>(nm, nm + n));
+			if (name.empty() || !on_layout(name, node_addr, port_base, sl)) {
 				WU_INFO(&pmix_prov, FI_LOG_AV,
 					"symmetric wire-up: rank %u at %s:%u is off the layout (%s:%u); it is published on its own\n",
-					r, host_text(name).c_str(), port_of(name),
-					host_text(node_addr).c_str(), port_base + sl);
+					r, name.empty() ? "(no network part)" : host_text(name).c_str(),
+					name.empty() ? 0u : port_of(name), host_text(node_addr).c_str(),
+					port_base + sl);
 				devs.push_back({sl, rec});
 			}
 		}

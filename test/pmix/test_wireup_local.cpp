@@ -93,7 +93,7 @@ bool tx_computable(const char *, uint32_t rank, const void *name, size_t len) no
 	return host == my_host && p[2] == want.size() && !memcmp(p + 10, want.data(), want.size());
 }
 
-const local_format tx_local = {tx_format, tx_max, tx_local_addr, tx_computable};
+const local_format tx_local = {tx_format, tx_max, tx_local_addr, tx_computable, nullptr};
 
 std::string note_path(const std::string &ns, uint32_t rank)
 {

@@ -171,6 +171,15 @@ fi_info *sub_info(const fi_info *mine, int part, const parts &src)
 			}
 			memcpy(i->src_addr, sa, len);
 			i->src_addrlen = len;
+#ifdef WU_HAVE_PMIX
+			/* Any port asked for: in a PMIx job's symmetric layout the
+			 * first endpoint takes its slot's port, so that other nodes
+			 * compute its address (pmix_glue, FI_PMIX_PORT_BASE). */
+			auto *sin = static_cast<sockaddr_in *>(i->src_addr);
+			uint16_t port;
+			if (sin->sin_port == 0 && pmix::symmetric_port(&port) == 0)
+				sin->sin_port = htons(port); /* at the same offset in sockaddr_in6 */
+#endif
 		}
 		if (got)
 			info_free(got);
