@@ -642,6 +642,8 @@ int fill_sym(session &s, fid_av *av, uint32_t addr_format, fi_addr_t *base)
 	std::vector<uint8_t> rec;
 	for (uint32_t k = 0; k < lay.nn; k++) {
 		uint32_t leader = lay.rank_at(k, 0);
+		if (k == lay.my_pos && local_format_for(addr_format))
+			continue; /* this node's ranks are computed (fill_symmetric) */
 		if (int e = get_peer(s, s.nspace, leader, wire::key_node, get_kind::cached, rec)) {
 			WU_WARN(&pmix_prov, FI_LOG_AV,
 				"symmetric wire-up: node leader rank %u put no %s (%s); nothing was inserted\n",
