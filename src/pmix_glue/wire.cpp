@@ -227,7 +227,8 @@ std::vector<uint8_t> encode_blob(uint32_t addr_format, uint64_t job, uint32_t le
 		size_t at = out.size();
 		out.resize(at + sizeof e + e.lit);
 		memcpy(out.data() + at, &e, sizeof e);
-		memcpy(out.data() + at + sizeof e, b.name.data() + keep, e.lit);
+		if (e.lit)
+			memcpy(out.data() + at + sizeof e, b.name.data() + keep, e.lit);
 		prev = &b.name;
 	}
 	return out;
@@ -279,7 +280,7 @@ int parse_blob(const std::vector<uint8_t> &rec, uint32_t addr_format, uint64_t j
 			return fail("node blob entry " + std::to_string(i) + ": rank " +
 				    std::to_string(e.rank) + " (pad " + std::to_string(e.pad) +
 				    "; ranks must ascend below " + std::to_string(size) + ")");
-		if (e.keep > (prev ? prev->size() : 0) || n > FI_NAME_MAX)
+		if (e.keep > (prev ? prev->size() : 0) || n == 0 || n > FI_NAME_MAX)
 			return fail("node blob entry " + std::to_string(i) + " (rank " +
 				    std::to_string(e.rank) + "): keeps " + std::to_string(e.keep) +
 				    " bytes of a " + std::to_string(prev ? prev->size() : 0) +
@@ -289,7 +290,8 @@ int parse_blob(const std::vector<uint8_t> &rec, uint32_t addr_format, uint64_t j
 		blob_name b{e.rank, std::vector<uint8_t>(n, 0)};
 		if (e.keep)
 			memcpy(b.name.data(), prev->data(), e.keep);
-		memcpy(b.name.data() + e.keep, rec.data() + p, e.lit);
+		if (e.lit)
+			memcpy(b.name.data() + e.keep, rec.data() + p, e.lit);
 		p += e.lit;
 		std::string w;
 		if (!validate_name(addr_format, b.name.data(), n, w))
