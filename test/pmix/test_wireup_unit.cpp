@@ -75,6 +75,15 @@ protected:
 		i.size = sizeof i;
 		return i;
 	}
+	/* Publishes in mode m, opens an AV and fills it; the counters. */
+	fi_wireup_info pub_fill(fid_av *&av, int m = FI_WIREUP_MODEX)
+	{
+		fi_wireup_info i = info_out();
+		EXPECT_EQ(pub(FI_WIREUP_FLAGS(m)), 0);
+		av = open_av();
+		EXPECT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+		return i;
+	}
 };
 
 TEST_F(Wireup, OpsOpenGivesTheTable)
@@ -586,10 +595,8 @@ TEST(WireBlob, CorruptOrHostileBlobsAreRefused)
 TEST_F(Wireup, ModexFetchesOneBlobPerNode)
 {
 	job(4, 8, 3);
-	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
-	fid_av *av = open_av();
-	fi_wireup_info i = info_out();
-	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	fid_av *av;
+	fi_wireup_info i = pub_fill(av);
 	/* One get per node (its own too: sockaddrs have no local_format), each
 	 * from the node's first rank. */
 	EXPECT_EQ(i.gets, 4u);
@@ -598,16 +605,10 @@ TEST_F(Wireup, ModexFetchesOneBlobPerNode)
 	EXPECT_LT(i.bytes_got, 32u * (sizeof(wire::ep_hdr) + sizeof(sockaddr_in)));
 	expect_all(av);
 	close_av(av);
-}
-
-TEST_F(Wireup, NodeRecordsOffFetchesEveryRank)
-{
+	/* FI_PMIX_NODE_RECORDS=0: every rank's record, as before. */
 	setenv("FI_PMIX_NODE_RECORDS", "0", 1);
 	job(4, 8, 3);
-	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
-	fid_av *av = open_av();
-	fi_wireup_info i = info_out();
-	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	i = pub_fill(av);
 	unsetenv("FI_PMIX_NODE_RECORDS");
 	EXPECT_EQ(i.gets, 32u);
 	expect_all(av);
@@ -617,9 +618,8 @@ TEST_F(Wireup, NodeRecordsOffFetchesEveryRank)
 TEST_F(Wireup, DirectFetchesANodeBlobOnFirstUseOfItsNode)
 {
 	job(4, 4, 2);
-	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_DIRECT)), 0);
-	fid_av *av = open_av();
-	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, FI_WIREUP_FLAGS(FI_WIREUP_DIRECT), nullptr), 0);
+	fid_av *av;
+	EXPECT_EQ(pub_fill(av, FI_WIREUP_DIRECT).mode, FI_WIREUP_DIRECT);
 	uint64_t g0 = fake->get_calls;
 	for (uint32_t r = 8; r < 12; r++)
 		EXPECT_EQ(lookup_str(av, r), want(r));
@@ -639,10 +639,8 @@ TEST_F(Wireup, RankABlobLacksIsFetchedAlone)
 	names.erase(names.begin() + 2); /* rank 10 left no card in time */
 	f.store[{8, wire::key_blob}] =
 		wire::encode_blob(FI_SOCKADDR_IN, wire::job_id(f.job.nspace), 8, 2, names);
-	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
-	fid_av *av = open_av();
-	fi_wireup_info i = info_out();
-	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+	fid_av *av;
+	fi_wireup_info i = pub_fill(av);
 	EXPECT_EQ(i.gets, 3u + 1u);
 	EXPECT_EQ(fake->gets_of[10], 1u);
 	expect_all(av);
@@ -653,9 +651,8 @@ class WireupBadBlob : public Wireup, public ::testing::WithParamInterface<int> {
 
 TEST_P(WireupBadBlob, NothingInserted)
 {
-	fake_client &f = job(3, 4, 1);
-	uint64_t jid = wire::job_id(f.job.nspace);
-	auto names = sample_names(f, 2);
+	auto names = sample_names(job(3, 4, 1), 2);
+	const uint64_t jid = wire::job_id(fake->job.nspace);
 	std::vector<uint8_t> b;
 	switch (GetParam()) {
 	case 0: b = wire::encode_blob(FI_SOCKADDR_IN, jid, 8, 2, names); b.resize(50); break;
@@ -664,7 +661,7 @@ TEST_P(WireupBadBlob, NothingInserted)
 	case 3: names[1].rank = 2; b = wire::encode_blob(FI_SOCKADDR_IN, jid, 8, 2, names); break;
 	case 4: b = wire::encode_blob(FI_SOCKADDR_IN, wire::job_id("x"), 8, 2, names); break;
 	}
-	f.store[{8, wire::key_blob}] = b;
+	fake->store[{8, wire::key_blob}] = b;
 	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
 	fid_av *av = open_av();
 	EXPECT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, nullptr), -FI_EINVAL);
