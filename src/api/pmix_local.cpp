@@ -72,12 +72,24 @@ bool computable(const char *nspace, uint32_t rank, const void *addr, size_t len)
 	       p.shm_len == size_t(n) && memcmp(p.shm, name, p.shm_len) == 0;
 }
 
+/* The tcp part: what another node reaches (symmetric mode). */
+long net_part(const void *addr, size_t len, void *sa, size_t salen) noexcept
+{
+	parts p;
+	if (decode(addr, len, &p) < 0 || !p.tcp)
+		return -FI_EINVAL;
+	if (p.tcp_len > salen)
+		return -FI_ETOOSMALL;
+	memcpy(sa, p.tcp, p.tcp_len);
+	return long(p.tcp_len);
+}
+
 } // namespace
 
 int register_pmix_local() noexcept
 {
 	/* Stride 0: the AV takes composite addresses back to back. */
-	static pmix::local_format f = {0, 0, local_addr, computable};
+	static pmix::local_format f = {0, 0, local_addr, computable, net_part};
 	f.addr_format = format()->addr_format;
 	return pmix::register_local_format(&f);
 }

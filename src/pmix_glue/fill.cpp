@@ -80,6 +80,28 @@ bool sym_format(uint32_t f)
 	return f == FI_SOCKADDR_IN || f == FI_SOCKADDR_IN6;
 }
 
+/* Whether the symmetric layout applies to names of format f: sockaddrs,
+ * or a local format that tells their network part (local_addr.h). */
+bool sym_ok(uint32_t f)
+{
+	const local_format *lf = local_format_for(f);
+	return sym_format(f) || (lf && lf->net_part);
+}
+
+/* The sockaddr other nodes reach name at (name itself for sockaddrs);
+ * empty when there is none. */
+std::vector<uint8_t> net_of(uint32_t f, const std::vector<uint8_t> &name)
+{
+	if (sym_format(f))
+		return name;
+	const local_format *lf = local_format_for(f);
+	uint8_t sa[sizeof(sockaddr_in6)];
+	long n = lf && lf->net_part ? lf->net_part(name.data(), name.size(), sa, sizeof sa) : -FI_EINVAL;
+	if (n != long(sizeof(sockaddr_in)) && n != long(sizeof(sockaddr_in6)))
+		return {};
+	return std::vector<uint8_t>(sa, sa + n);
+}
+
 /* ---- filling ---- */
 
 int check_av(fid_av *av)
@@ -138,9 +160,11 @@ int bulk_insert(fid_av *av, uint32_t addr_format, const std::vector<std::vector<
 	return 0;
 }
 
-/* Gets and checks every rank's ep record under key; all or nothing. */
+/* Gets and checks every rank's ep record under key (from its node's blob
+ * when nb is set and the blob has it); all or nothing. */
 int gather_names(session &s, const std::string &ns, uint64_t job, uint32_t size, const char *key,
-		 get_kind kind, uint32_t addr_format, std::vector<std::vector<uint8_t>> &names)
+		 get_kind kind, uint32_t addr_format, std::vector<std::vector<uint8_t>> &names,
+		 node_blobs *nb = nullptr)
 {
 	names.assign(size, {});
 	std::vector<uint8_t> rec;
@@ -155,6 +179,19 @@ int gather_names(session &s, const std::string &ns, uint64_t job, uint32_t size,
 				return e;
 			}
 			continue;
+		}
+		if (nb) {
+			int e = nb->find(s, r, names[r]);
+			if (e && e != -FI_ENODATA)
+				return e; /* a bad blob, logged */
+			if (!e && fixed && r && names[r].size() != names[0].size()) {
+				WU_WARN(&pmix_prov, FI_LOG_AV,
+					"wire-up: rank %u of %s, key %s: %zu-byte name, rank 0's is %zu; nothing was inserted\n",
+					r, ns.c_str(), wire::key_blob, names[r].size(), names[0].size());
+				return -FI_EINVAL;
+			}
+			if (!e)
+				continue;
 		}
 		const char *k = key;
 		int ret = get_peer(s, ns, r, k, kind, rec);
@@ -228,6 +265,18 @@ int fill_symmetric(session &s, fid_av *av, const layout &lay, uint32_t size,
 		}
 		std::sort(devs[k].begin(), devs[k].end(),
 			  [](const auto &a, const auto &b) { return a.first < b.first; });
+	}
+	/* This node's ranks of a local format: as local peers reach them
+	 * (local_addr.h), one by one, not the generator's network names. */
+	if (const local_format *lf = local_format_for(addr_format); lf && ns == s.nspace) {
+		auto &mine = devs[lay.my_pos];
+		mine.clear();
+		for (uint32_t sl = 0; sl < ppn; sl++) {
+			std::vector<uint8_t> nm;
+			if (int e = local_name(s, *lf, ns, lay.rank_at(lay.my_pos, sl), nm))
+				return e;
+			mine.push_back({sl, std::move(nm)});
+		}
 	}
 	auto dev_at = [&](uint32_t k, uint32_t slot) -> const std::vector<uint8_t> * {
 		for (const auto &d : devs[k])
@@ -319,7 +368,6 @@ int fill_symmetric(session &s, fid_av *av, const layout &lay, uint32_t size,
 	}
 	*base = b;
 	*ndev_out = ndev;
-	(void)s;
 	return 0;
 }
 
@@ -374,7 +422,8 @@ int publish_body(session &s, uint32_t addr_format, const void *name, size_t len,
 	case FI_WIREUP_LAUNCHER:
 		return 0; /* the launcher published for us */
 	case FI_WIREUP_SYMMETRIC: {
-		if (!sym_format(addr_format)) {
+		std::vector<uint8_t> net = net_of(addr_format, s.own_name);
+		if (!sym_ok(addr_format) || net.empty()) {
 			WU_WARN(&pmix_prov, FI_LOG_CORE,
 				"symmetric wire-up declined: address format %u has no port layout; using modex\n",
 				addr_format);
@@ -391,10 +440,10 @@ int publish_body(session &s, uint32_t addr_format, const void *name, size_t len,
 			}
 			if (int r = resolve_host(s.lay.hosts[s.lay.my_pos], addr_format, uint16_t(pb), node))
 				return r;
-			if (!on_layout(s.own_name, node, uint16_t(pb), s.lay.my_slot)) {
+			if (!on_layout(net, node, uint16_t(pb), s.lay.my_slot)) {
 				WU_WARN(&pmix_prov, FI_LOG_CORE,
 					"rank %u: endpoint %s:%u is off the layout %s:%u (host name %s, slot %u); with FI_PMIX_SYM_NODE_ADDR=hostname nobody learns it: use leader\n",
-					s.rank, host_text(s.own_name).c_str(), port_of(s.own_name),
+					s.rank, host_text(net).c_str(), port_of(net),
 					host_text(node).c_str(), pb + s.lay.my_slot,
 					s.lay.hosts[s.lay.my_pos].c_str(), s.lay.my_slot);
 				return -FI_EADDRNOTAVAIL;
@@ -412,6 +461,11 @@ int publish_body(session &s, uint32_t addr_format, const void *name, size_t len,
 	}
 	if (int r = put(s, wire::key_ep, rec, false))
 		return r;
+	/* The node blob goes out in the same commit as the first rank's own
+	 * record: whoever finds one finds the other. */
+	if (node_records_on(s.mode))
+		if (int r = publish_node(s, addr_format))
+			return r;
 	return s.cl->commit();
 }
 
@@ -420,8 +474,9 @@ int fill_modex(session &s, fid_av *av, uint32_t addr_format, fi_addr_t *base)
 	if (int r = fence(s, true))
 		return r;
 	std::vector<std::vector<uint8_t>> names;
+	node_blobs nb(s.nspace, s.job, addr_format, s.size, get_kind::cached);
 	if (int r = gather_names(s, s.nspace, s.job, s.size, wire::key_ep, get_kind::cached,
-				 addr_format, names))
+				 addr_format, names, node_records_on(FI_WIREUP_MODEX) ? &nb : nullptr))
 		return r;
 	return bulk_insert(av, addr_format, names, base);
 }
@@ -449,6 +504,18 @@ int resolve(void *ctx, fi_addr_t fi_addr, uint64_t token, void *addr, size_t *le
 			*len = rec.size();
 			return 0;
 		}
+		if (c->nb) {
+			int e = c->nb->find(s, rank, rec);
+			if (e && e != -FI_ENODATA)
+				return e; /* a bad blob, logged */
+			if (!e) {
+				if (rec.size() > *len)
+					return -FI_ETOOSMALL;
+				memcpy(addr, rec.data(), rec.size());
+				*len = rec.size();
+				return 0;
+			}
+		}
 		int r = get_peer(s, c->nspace, rank, wire::key_ep, get_kind::direct, rec);
 		if (r) {
 			WU_WARN(&pmix_prov, FI_LOG_AV,
@@ -475,8 +542,10 @@ int resolve(void *ctx, fi_addr_t fi_addr, uint64_t token, void *addr, size_t *le
 int fill_direct(session &s, fid_av *av, const std::string &ns, uint32_t size, uint32_t addr_format,
 		fi_addr_t *base)
 {
-	s.resolvers.push_back({ns, wire::job_id(ns), addr_format, 0});
+	s.resolvers.push_back({ns, wire::job_id(ns), addr_format, 0, nullptr});
 	resolver_ctx *c = &s.resolvers.back();
+	if (node_records_on(FI_WIREUP_DIRECT))
+		c->nb = std::make_unique<node_blobs>(ns, c->job, addr_format, size, get_kind::direct);
 	std::vector<uint64_t> tokens(size);
 	for (uint32_t r = 0; r < size; r++)
 		tokens[r] = r;
@@ -522,10 +591,16 @@ int fill_sym(session &s, fid_av *av, uint32_t addr_format, fi_addr_t *base)
 				s.rank);
 			return -FI_EINVAL;
 		}
-		uint16_t port_base = pb > 0 ? uint16_t(pb) : port_of(s.own_name);
-		std::vector<uint8_t> node_addr = with_port(s.own_name, port_base);
+		std::vector<uint8_t> own_net = net_of(addr_format, s.own_name);
+		if (own_net.empty()) {
+			WU_WARN(&pmix_prov, FI_LOG_CORE,
+				"symmetric wire-up: rank %u's name has no network address\n", s.rank);
+			return -FI_EINVAL;
+		}
+		uint16_t port_base = pb > 0 ? uint16_t(pb) : port_of(own_net);
+		std::vector<uint8_t> node_addr = with_port(own_net, port_base);
 		std::vector<wire::deviant> devs;
-		if (!on_layout(s.own_name, node_addr, port_base, 0))
+		if (!on_layout(own_net, node_addr, port_base, 0))
 			devs.push_back({0, wire::encode_ep(addr_format, s.job, s.rank,
 							   s.own_name.data(), s.own_name.size())});
 		std::vector<uint8_t> rec;
@@ -545,12 +620,13 @@ int fill_sym(session &s, fid_av *av, uint32_t addr_format, fi_addr_t *base)
 					wire::key_local, why.c_str());
 				return e;
 			}
-			std::vector<uint8_t> name(nm, nm + n);
-			if (!on_layout(name, node_addr, port_base, sl)) {
+			std::vector<uint8_t> name = net_of(addr_format, std::vector<uint8_t>(nm, nm + n));
+			if (name.empty() || !on_layout(name, node_addr, port_base, sl)) {
 				WU_INFO(&pmix_prov, FI_LOG_AV,
 					"symmetric wire-up: rank %u at %s:%u is off the layout (%s:%u); it is published on its own\n",
-					r, host_text(name).c_str(), port_of(name),
-					host_text(node_addr).c_str(), port_base + sl);
+					r, name.empty() ? "(no network part)" : host_text(name).c_str(),
+					name.empty() ? 0u : port_of(name), host_text(node_addr).c_str(),
+					port_base + sl);
 				devs.push_back({sl, rec});
 			}
 		}
@@ -566,6 +642,8 @@ int fill_sym(session &s, fid_av *av, uint32_t addr_format, fi_addr_t *base)
 	std::vector<uint8_t> rec;
 	for (uint32_t k = 0; k < lay.nn; k++) {
 		uint32_t leader = lay.rank_at(k, 0);
+		if (k == lay.my_pos && local_format_for(addr_format))
+			continue; /* this node's ranks are computed (fill_symmetric) */
 		if (int e = get_peer(s, s.nspace, leader, wire::key_node, get_kind::cached, rec)) {
 			WU_WARN(&pmix_prov, FI_LOG_AV,
 				"symmetric wire-up: node leader rank %u put no %s (%s); nothing was inserted\n",

@@ -147,6 +147,66 @@ int read_note(const std::string &path, std::vector<uint8_t> &out)
 	return 0;
 }
 
+/* Writes {hdr, this rank's ep record} to path: a fresh random temporary
+ * name, created exclusively (one another user could predict, it could
+ * create first: issue 32), then renamed, so a reader never sees half. */
+int write_file(const session &s, uint32_t magic, const std::string &path, uint32_t addr_format,
+	       const void *name, size_t len)
+{
+	note_hdr h{magic, uint32_t(getpid()), start_time(getpid())};
+	auto rec = wire::encode_ep(addr_format, s.job, s.rank, name, len);
+	std::vector<uint8_t> buf(sizeof h + rec.size());
+	memcpy(buf.data(), &h, sizeof h);
+	memcpy(buf.data() + sizeof h, rec.data(), rec.size());
+	uint64_t rnd = 0;
+	if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+		rnd = uint64_t(start_time(getpid())) ^ uint64_t(getpid()) << 32;
+	char sfx[40];
+	snprintf(sfx, sizeof sfx, ".%d.%016llx.tmp", int(getpid()), (unsigned long long)rnd);
+	std::string tmp = path + sfx;
+	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool ok = fd >= 0 && write(fd, buf.data(), buf.size()) == ssize_t(buf.size());
+	int err = errno;
+	if (fd >= 0)
+		::close(fd);
+	if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
+		ok = false;
+		err = errno;
+	}
+	if (!ok) {
+		unlink(tmp.c_str());
+		errno = err; /* for the caller's log line */
+		return -FI_EIO;
+	}
+	return 0;
+}
+
+/* Removes path when this process wrote it (another may have taken the
+ * name since). */
+void drop_own(std::string &path, uint32_t magic)
+{
+	if (path.empty())
+		return;
+	std::vector<uint8_t> note;
+	note_hdr h{};
+	if (read_note(path, note) == 0 && note.size() >= sizeof h) {
+		memcpy(&h, note.data(), sizeof h);
+		if (h.magic == magic && h.pid == uint32_t(getpid()))
+			unlink(path.c_str());
+	}
+	path.clear();
+}
+
+constexpr uint32_t card_magic = 0x31435557; /* "WUC1" */
+
+std::string card_path(const std::string &ns, uint32_t rank)
+{
+	char b[96];
+	snprintf(b, sizeof b, "/dev/shm/wu%u.c%016llx.%u", unsigned(getuid()),
+		 (unsigned long long)wire::job_id(ns), rank);
+	return b;
+}
+
 } // namespace
 
 bool is_local_peer(const session &s, const std::string &ns, uint32_t rank)
@@ -223,17 +283,57 @@ int local_name(session &s, const local_format &f, const std::string &ns, uint32_
 
 void drop_note(session &s)
 {
-	if (s.note_path.empty())
-		return;
-	std::vector<uint8_t> note;
-	note_hdr h{};
-	/* Only our own: another process may have taken the name since. */
-	if (read_note(s.note_path, note) == 0 && note.size() >= sizeof h) {
-		memcpy(&h, note.data(), sizeof h);
-		if (h.magic == note_magic && h.pid == uint32_t(getpid()))
-			unlink(s.note_path.c_str());
+	drop_own(s.note_path, note_magic);
+	drop_own(s.card_path, card_magic);
+}
+
+int write_card(session &s, uint32_t addr_format, const void *name, size_t len)
+{
+	std::string path = card_path(s.nspace, s.rank);
+	if (int r = write_file(s, card_magic, path, addr_format, name, len)) {
+		WU_WARN(&pmix_prov, FI_LOG_CORE,
+			"wire-up: rank %u cannot leave its card %s for its node's first rank (%s): remote ranks fetch its address on its own\n",
+			s.rank, path.c_str(), strerror(errno));
+		return r;
 	}
-	s.note_path.clear();
+	s.card_path = path;
+	return 0;
+}
+
+int read_card(const session &s, uint32_t rank, uint32_t addr_format, std::vector<uint8_t> &out)
+{
+	std::string path = card_path(s.nspace, rank);
+	std::vector<uint8_t> card;
+	int r = read_note(path, card);
+	if (r == -FI_ENOENT)
+		return r;
+	if (r) {
+		WU_WARN_SPARSE(&pmix_prov, FI_LOG_AV,
+			       "wire-up: %s is not a card of this user (owner or mode), ignored\n",
+			       path.c_str());
+		return r;
+	}
+	note_hdr h{};
+	if (card.size() >= sizeof h)
+		memcpy(&h, card.data(), sizeof h);
+	if (card.size() < sizeof h || h.magic != card_magic) {
+		WU_WARN(&pmix_prov, FI_LOG_AV, "wire-up: %s is not a Wireup card (%zu bytes), ignored\n",
+			path.c_str(), card.size());
+		return -FI_EINVAL;
+	}
+	if (!writer_alive(h))
+		return -FI_ENOENT; /* left by a process that is gone: not yet written */
+	std::vector<uint8_t> rec(card.begin() + sizeof h, card.end());
+	const uint8_t *nm;
+	size_t n;
+	std::string why;
+	if (int e = wire::check_ep(rec, addr_format, s.job, rank, &nm, &n, why)) {
+		WU_WARN(&pmix_prov, FI_LOG_AV, "wire-up: card %s of local rank %u: %s, ignored\n",
+			path.c_str(), rank, why.c_str());
+		return e;
+	}
+	out.assign(nm, nm + n);
+	return 0;
 }
 
 int note_own(session &s, uint32_t addr_format, const void *name, size_t len)
@@ -242,7 +342,7 @@ int note_own(session &s, uint32_t addr_format, const void *name, size_t len)
 	if (!f)
 		return 0;
 	if (f->computable(s.nspace.c_str(), s.rank, name, len)) {
-		drop_note(s);
+		drop_own(s.note_path, note_magic);
 		return 0;
 	}
 	std::string path = note_path(s.nspace, s.rank);
@@ -257,34 +357,11 @@ int note_own(session &s, uint32_t addr_format, const void *name, size_t len)
 			return -FI_EADDRINUSE;
 		}
 	}
-	note_hdr h{note_magic, uint32_t(getpid()), start_time(getpid())};
-	auto rec = wire::encode_ep(addr_format, s.job, s.rank, name, len);
-	std::vector<uint8_t> buf(sizeof h + rec.size());
-	memcpy(buf.data(), &h, sizeof h);
-	memcpy(buf.data() + sizeof h, rec.data(), rec.size());
-	/* A fresh random temporary name, created exclusively: one another user
-	 * could predict, it could create first (issue 32). */
-	uint64_t rnd = 0;
-	if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
-		rnd = uint64_t(start_time(getpid())) ^ uint64_t(getpid()) << 32;
-	char sfx[40];
-	snprintf(sfx, sizeof sfx, ".%d.%016llx.tmp", int(getpid()), (unsigned long long)rnd);
-	std::string tmp = path + sfx;
-	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	bool ok = fd >= 0 && write(fd, buf.data(), buf.size()) == ssize_t(buf.size());
-	int err = errno;
-	if (fd >= 0)
-		::close(fd);
-	if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
-		ok = false;
-		err = errno;
-	}
-	if (!ok) {
-		unlink(tmp.c_str());
+	if (int r = write_file(s, note_magic, path, addr_format, name, len)) {
 		WU_WARN(&pmix_prov, FI_LOG_CORE,
 			"wire-up: rank %u's endpoint did not take its computed name and its note %s cannot be written (%s): local peers cannot reach it\n",
-			s.rank, path.c_str(), strerror(err));
-		return -FI_EIO;
+			s.rank, path.c_str(), strerror(errno));
+		return r;
 	}
 	WU_INFO(&pmix_prov, FI_LOG_CORE,
 		"wire-up: rank %u's endpoint did not take its computed name; local peers read it from %s\n",

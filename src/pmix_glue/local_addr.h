@@ -39,6 +39,13 @@ struct local_format {
 	 * nspace) is reached through the address local_addr gives its local
 	 * peers; false: the rank must leave a note. */
 	bool (*computable)(const char *nspace, uint32_t rank, const void *name, size_t len) noexcept;
+	/* Optional (nullptr: the symmetric mode declines the format): the
+	 * sockaddr (sockaddr_in or sockaddr_in6) at which ranks of other nodes
+	 * reach name, written to sa (salen bytes); its length or a negative
+	 * FI_E*.  With it the symmetric mode lays the format's ranks out by
+	 * port like sockaddrs, fills other nodes with fi_av_insertsym and this
+	 * node with local_addr. */
+	long (*net_part)(const void *name, size_t len, void *sa, size_t salen) noexcept;
 };
 
 /* The provider registers its format once (before its first AV is filled;

@@ -2,7 +2,11 @@
 /* The real PMIx client behind wu::pmix::client. */
 #include <pmix.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
 #include <cstring>
 
 #include <rdma/fi_errno.h>
@@ -123,6 +127,15 @@ public:
 		return ok ? 0 : -FI_EINVAL;
 	}
 
+	/* Ranks by node from every rank's PMIX_HOSTNAME, in the order of
+	 * PMIx_Resolve_nodes.  Not PMIx_Resolve_peers: under Open MPI 4.1.4's
+	 * mpirun with PMIx 4.2.2, asked for another node it can block for
+	 * good (the client's progress thread waits on a lock in the dstor
+	 * fetch; issue 30: the symmetric mode's hang across nodes), and
+	 * PMIX_NODEID of a rank on another node is not found there.  Only
+	 * when the host names do not tell the nodes apart (one PMIx server
+	 * standing for several nodes, as in test_wireup_server) is
+	 * PMIx_Resolve_peers asked. */
 	int nodes(const std::string &ns, node_map &out) override
 	{
 		char *list = nullptr;
@@ -138,10 +151,48 @@ public:
 		     t = strtok_r(nullptr, ",", &save))
 			out.nodes.emplace_back(t);
 		free(list);
+		uint32_t size = 0;
+		if (int r = job_u32(ns, PMIX_JOB_SIZE, size))
+			return r;
+		std::vector<std::string> host(size);
+		std::map<std::string, size_t> index;
+		for (size_t k = 0; k < out.nodes.size(); k++)
+			index.emplace(out.nodes[k], k);
+		bool listed = true;
+		std::map<std::string, size_t> seen; /* host -> order of first rank */
+		for (uint32_t r = 0; r < size; r++) {
+			pmix_value_t *v = nullptr;
+			if (value(ns, r, PMIX_HOSTNAME, &v) == 0) {
+				if (v->type == PMIX_STRING && v->data.string)
+					host[r] = v->data.string;
+				PMIX_VALUE_RELEASE(v);
+			}
+			if (host[r].empty())
+				return resolve_peers(ns, out);
+			listed = listed && index.count(host[r]);
+			seen.emplace(host[r], seen.size());
+		}
+		if (seen.size() != out.nodes.size())
+			return resolve_peers(ns, out);
+		if (!listed) { /* other spellings of the names: first rank's order */
+			out.nodes.assign(seen.size(), {});
+			for (const auto &[h, k] : seen)
+				out.nodes[k] = h;
+			index = std::move(seen);
+		}
+		out.ranks.assign(out.nodes.size(), {});
+		for (uint32_t r = 0; r < size; r++)
+			out.ranks[index[host[r]]].push_back(r);
+		return 0;
+	}
+
+	int resolve_peers(const std::string &ns, node_map &out)
+	{
+		out.ranks.clear();
 		for (const std::string &n : out.nodes) {
 			pmix_proc_t *procs = nullptr;
 			size_t np = 0;
-			rc = PMIx_Resolve_peers(n.c_str(), ns.c_str(), &procs, &np);
+			pmix_status_t rc = PMIx_Resolve_peers(n.c_str(), ns.c_str(), &procs, &np);
 			if (rc != PMIX_SUCCESS) {
 				WU_WARN(&pmix_prov, FI_LOG_CORE, "PMIx_Resolve_peers(%s, %s): %s\n", n.c_str(),
 					ns.c_str(), PMIx_Error_string(rc));
@@ -152,6 +203,7 @@ public:
 				r[i] = procs[i].rank;
 			if (procs)
 				PMIX_PROC_FREE(procs, np);
+			std::sort(r.begin(), r.end());
 			out.ranks.push_back(std::move(r));
 		}
 		return 0;

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <rdma/fabric.h>
@@ -203,6 +204,102 @@ int parse_node(const std::vector<uint8_t> &rec, size_t &off, uint32_t addr_forma
 		out.devs.push_back(std::move(d));
 	}
 	off = p;
+	return 0;
+}
+
+std::vector<uint8_t> encode_blob(uint32_t addr_format, uint64_t job, uint32_t leader,
+				 uint32_t node, const std::vector<blob_name> &names)
+{
+	blob_hdr h{blob_magic, blob_version, 0, addr_format, uint32_t(names.size()), job, leader, node};
+	std::vector<uint8_t> out(sizeof h);
+	memcpy(out.data(), &h, sizeof h);
+	const std::vector<uint8_t> *prev = nullptr;
+	for (const blob_name &b : names) {
+		/* Names are at most FI_NAME_MAX bytes: every count fits a u8. */
+		size_t n = std::min(b.name.size(), size_t(FI_NAME_MAX));
+		size_t zeros = 0;
+		while (zeros < n && b.name[n - 1 - zeros] == 0)
+			zeros++;
+		size_t keep = 0;
+		while (prev && keep < n - zeros && keep < prev->size() && (*prev)[keep] == b.name[keep])
+			keep++;
+		blob_ent e{b.rank, uint8_t(keep), uint8_t(n - zeros - keep), uint8_t(zeros), 0};
+		size_t at = out.size();
+		out.resize(at + sizeof e + e.lit);
+		memcpy(out.data() + at, &e, sizeof e);
+		if (e.lit)
+			memcpy(out.data() + at + sizeof e, b.name.data() + keep, e.lit);
+		prev = &b.name;
+	}
+	return out;
+}
+
+int parse_blob(const std::vector<uint8_t> &rec, uint32_t addr_format, uint64_t job,
+	       uint32_t leader, uint32_t size, std::vector<blob_name> &out, std::string &why)
+{
+	out.clear();
+	auto fail = [&](std::string w) {
+		why = std::move(w);
+		out.clear();
+		return -FI_EINVAL;
+	};
+	blob_hdr h;
+	if (rec.size() < sizeof h)
+		return fail(std::to_string(rec.size()) + " bytes, shorter than the " +
+			    std::to_string(sizeof h) + "-byte node blob header");
+	memcpy(&h, rec.data(), sizeof h);
+	if (h.magic != blob_magic)
+		return fail("not a Wireup node blob");
+	if (h.version != blob_version || h.flags)
+		return fail("node blob version " + std::to_string(h.version) + " flags " +
+			    std::to_string(h.flags) + ", this library reads version " +
+			    std::to_string(blob_version) + " flags 0");
+	if (h.job != job)
+		return fail("node blob of another job (job id differs from this namespace's)");
+	if (h.leader != leader)
+		return fail("node blob put by rank " + std::to_string(h.leader));
+	if (h.addr_format != addr_format)
+		return fail(std::string("node blob of address format ") + format_name(h.addr_format) +
+			    ", the AV holds " + format_name(addr_format));
+	/* Every entry takes at least its 8-byte header: a count past that is
+	 * a lie, caught before anything is allocated for it. */
+	if (h.count > (rec.size() - sizeof h) / sizeof(blob_ent))
+		return fail("node blob claims " + std::to_string(h.count) + " entries in " +
+			    std::to_string(rec.size()) + " bytes");
+	out.reserve(h.count);
+	size_t p = sizeof h;
+	for (uint32_t i = 0; i < h.count; i++) {
+		blob_ent e;
+		if (rec.size() - p < sizeof e)
+			return fail("node blob cut short in entry " + std::to_string(i));
+		memcpy(&e, rec.data() + p, sizeof e);
+		p += sizeof e;
+		const std::vector<uint8_t> *prev = out.empty() ? nullptr : &out.back().name;
+		size_t n = size_t(e.keep) + e.lit + e.zeros;
+		if (e.pad || e.rank >= size || (prev && e.rank <= out.back().rank))
+			return fail("node blob entry " + std::to_string(i) + ": rank " +
+				    std::to_string(e.rank) + " (pad " + std::to_string(e.pad) +
+				    "; ranks must ascend below " + std::to_string(size) + ")");
+		if (e.keep > (prev ? prev->size() : 0) || n == 0 || n > FI_NAME_MAX)
+			return fail("node blob entry " + std::to_string(i) + " (rank " +
+				    std::to_string(e.rank) + "): keeps " + std::to_string(e.keep) +
+				    " bytes of a " + std::to_string(prev ? prev->size() : 0) +
+				    "-byte name, " + std::to_string(n) + " bytes in all");
+		if (rec.size() - p < e.lit)
+			return fail("node blob cut short in the name of rank " + std::to_string(e.rank));
+		blob_name b{e.rank, std::vector<uint8_t>(n, 0)};
+		if (e.keep)
+			memcpy(b.name.data(), prev->data(), e.keep);
+		if (e.lit)
+			memcpy(b.name.data() + e.keep, rec.data() + p, e.lit);
+		p += e.lit;
+		std::string w;
+		if (!validate_name(addr_format, b.name.data(), n, w))
+			return fail("node blob, rank " + std::to_string(e.rank) + ": " + w);
+		out.push_back(std::move(b));
+	}
+	if (p != rec.size())
+		return fail(std::to_string(rec.size() - p) + " bytes after the node blob's last entry");
 	return 0;
 }
 

@@ -11,7 +11,13 @@
  *       node_hdr, then addr_len bytes of the node's slot-0 address, then
  *       ndev times { u32 slot, ep record } for ranks off the layout
  *   node table  (job key wireup.lpn, launcher-published per node):
- *       u32 count, then count node records, in the launcher's node order */
+ *       u32 count, then count node records, in the launcher's node order
+ *   node blob   (key wireup.nb, modex and direct, put by a node's first
+ *       rank with its own wireup.ep):
+ *       blob_hdr, then count entries in ascending rank order, each
+ *       blob_ent and lit bytes; the entry's name is the first keep bytes
+ *       of the previous entry's name, the lit bytes, then zeros zero bytes
+ *       (names of one node share their host part and end in padding). */
 #ifndef WU_PMIX_GLUE_WIRE_H
 #define WU_PMIX_GLUE_WIRE_H
 
@@ -27,9 +33,12 @@ inline constexpr const char *key_local = "wireup.sl";  /* symmetric: to the node
 inline constexpr const char *key_node = "wireup.node"; /* symmetric: from the node leader */
 inline constexpr const char *key_lp = "wireup.lp";     /* launcher: per rank */
 inline constexpr const char *key_lpn = "wireup.lpn";   /* launcher: per node (job key) */
+inline constexpr const char *key_blob = "wireup.nb";   /* modex, direct: per node */
 
 inline constexpr uint32_t ep_magic = 0x31455557;   /* "WUE1" */
 inline constexpr uint32_t node_magic = 0x314e5557; /* "WUN1" */
+inline constexpr uint32_t blob_magic = 0x31425557; /* "WUB1" */
+inline constexpr uint16_t blob_version = 1;
 
 struct ep_hdr {
 	uint32_t magic;
@@ -51,6 +60,27 @@ struct node_hdr {
 	uint32_t pad;
 };
 static_assert(sizeof(node_hdr) == 32);
+
+struct blob_hdr {
+	uint32_t magic;
+	uint16_t version; /* blob_version; another is refused, not guessed at */
+	uint16_t flags;	  /* 0 */
+	uint32_t addr_format;
+	uint32_t count; /* entries that follow */
+	uint64_t job;
+	uint32_t leader; /* the rank that put it */
+	uint32_t node;	 /* its PMIX_NODEID (for log lines) */
+};
+static_assert(sizeof(blob_hdr) == 32);
+
+struct blob_ent {
+	uint32_t rank;
+	uint8_t keep;  /* leading bytes equal to the previous entry's name */
+	uint8_t lit;   /* bytes stored after this header */
+	uint8_t zeros; /* zero bytes at the end, not stored */
+	uint8_t pad;   /* 0 */
+};
+static_assert(sizeof(blob_ent) == 8);
 
 /* FNV-1a of the namespace name. */
 uint64_t job_id(const std::string &nspace) noexcept;
@@ -90,6 +120,23 @@ struct node_view {
 /* Parses a node record at rec[off..]; advances off.  Checks as check_ep. */
 int parse_node(const std::vector<uint8_t> &rec, size_t &off, uint32_t addr_format, uint64_t job,
 	       node_view &out, std::string &why);
+
+/* A rank's name in a node blob. */
+struct blob_name {
+	uint32_t rank;
+	std::vector<uint8_t> name;
+};
+
+/* names in ascending rank order, each a valid name of addr_format. */
+std::vector<uint8_t> encode_blob(uint32_t addr_format, uint64_t job, uint32_t leader,
+				 uint32_t node, const std::vector<blob_name> &names);
+
+/* Checks a node blob as check_ep does a record (magic, version, job, the
+ * leader it was fetched from, format), then every entry: ranks ascending
+ * and below size, names valid, nothing cut short or left over.  All or
+ * nothing: on failure out is empty and why says what was wrong. */
+int parse_blob(const std::vector<uint8_t> &rec, uint32_t addr_format, uint64_t job,
+	       uint32_t leader, uint32_t size, std::vector<blob_name> &out, std::string &why);
 
 } // namespace wu::pmix::wire
 

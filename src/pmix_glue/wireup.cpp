@@ -60,6 +60,8 @@ constexpr param::def knobs[] = {
 	 "With mode auto, jobs of at least this many ranks use the direct mode (default: 4096)"},
 	{FI_PARAM_INT, "direct_retries", "100",
 	 "Direct mode: PMIx_Get attempts for a peer that has not published yet, 20 ms apart (default: 100)"},
+	{FI_PARAM_BOOL, "node_records", "1",
+	 "Modex and direct modes: the first rank of each node publishes one record with its node's addresses, and a rank fetches one record per node instead of one per rank (default: 1)"},
 	{FI_PARAM_BOOL, "auto_publish", "1",
 	 "Publish an endpoint's name when a provider enables it, for the zero-code \"pmix:\" AV (default: 1)"},
 };
@@ -447,6 +449,40 @@ void endpoint_named(const void *name, size_t len, uint32_t addr_format) noexcept
 			s->cl->finalize();
 			s->up = false;
 		}
+	});
+}
+
+int symmetric_port(uint16_t *port) noexcept
+{
+	return guard("fi_wireup symmetric_port", [&]() -> int {
+		static bool taken;
+		std::lock_guard<std::recursive_mutex> g(g_mu);
+		if (taken || !port ||
+		    (!getenv("PMIX_NAMESPACE") && !g_next_is_test && !(g_sess && g_sess->up)))
+			return -FI_ENODATA;
+		param::define_all(&pmix_prov, knobs);
+		int pb = param::get_int(&pmix_prov, "port_base").value;
+		std::string m = knob_string("mode");
+		if (pb <= 0 || (m != "symmetric" && m != "auto"))
+			return -FI_ENODATA;
+		bool was_up = g_sess && g_sess->up;
+		session *s;
+		if (int r = get_session(s))
+			return r;
+		int r = ensure_layout(*s);
+		uint32_t p = uint32_t(pb) + s->lay.my_slot;
+		if (!was_up && s->cl->guest()) {
+			/* As in endpoint_named: the session belongs to an MPI library. */
+			s->cl->finalize();
+			s->up = false;
+		}
+		if (r || p > 65535)
+			return -FI_ENODATA;
+		taken = true;
+		*port = uint16_t(p);
+		WU_INFO(&pmix_prov, FI_LOG_CORE, "symmetric layout: rank %u (slot %u) listens on port %u\n",
+			s->rank, s->lay.my_slot, p);
+		return 0;
 	});
 }
 

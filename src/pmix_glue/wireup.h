@@ -51,6 +51,12 @@ int close() noexcept;
  * the process runs under a PMIx launcher; silent otherwise. */
 void endpoint_named(const void *name, size_t len, uint32_t addr_format) noexcept;
 
+/* For providers: the port the first endpoint of a PMIx client listens on
+ * in the symmetric layout, FI_PMIX_PORT_BASE + its slot on its node, when
+ * FI_PMIX_MODE is symmetric or auto and the job has a layout; once per
+ * process (later endpoints take any port).  0 and *port, or -FI_ENODATA. */
+int symmetric_port(uint16_t *port) noexcept;
+
 /* For the tcp provider: the job's shared secret (len random bytes), one
  * value per namespace: rank 0 generates and puts it, the others get it
  * from rank 0.  -FI_ENODATA when the process is not a PMIx client. */

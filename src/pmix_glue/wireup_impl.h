@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <rdma/fabric.h>
@@ -19,9 +20,33 @@
 #include "pmix_glue/client.h"
 #include "pmix_glue/layout.h"
 #include "pmix_glue/local_addr.h"
+#include "pmix_glue/wire.h"
 #include "pmix_glue/wireup.h"
 
 namespace wu::pmix::detail {
+
+struct session;
+
+/* The node blobs (wire.h) a fill reads, one per node, fetched from each
+ * node's first rank the first time a rank of that node is needed. */
+struct node_blobs {
+	node_blobs(std::string n, uint64_t j, uint32_t f, uint32_t sz, get_kind k)
+		: ns(std::move(n)), job(j), addr_format(f), size(sz), kind(k)
+	{
+	}
+	std::string ns;
+	uint64_t job;
+	uint32_t addr_format, size;
+	get_kind kind;
+	int mapped = 0; /* 0 not yet, 1 node map read, -1 none: per-rank records */
+	std::vector<uint32_t> node_of; /* rank -> node */
+	std::vector<uint32_t> leader;  /* node -> its first rank */
+	std::vector<int8_t> state;     /* node: 0 not fetched, 1 read, -1 none */
+	std::vector<std::vector<wire::blob_name>> names;
+	/* 0 with rank's name; -FI_ENODATA when no blob holds it (fetch its
+	 * own record); another negative FI_E* for a bad blob (logged). */
+	int find(session &s, uint32_t rank, std::vector<uint8_t> &out);
+};
 
 /* What a direct-mode AV needs to resolve an entry. */
 struct resolver_ctx {
@@ -29,6 +54,7 @@ struct resolver_ctx {
 	uint64_t job;
 	uint32_t addr_format;
 	fi_addr_t base;
+	std::unique_ptr<node_blobs> nb; /* nullptr: per-rank records */
 };
 
 struct session {
@@ -54,6 +80,8 @@ struct session {
 	uint64_t local_gets = 0, local_bytes = 0, bytes_got = 0;
 	uint32_t local_computed = 0, local_noted = 0;
 	std::string note_path; /* this rank's note, "" when none */
+	std::string card_path; /* this rank's card for its node's first rank */
+	std::vector<wire::blob_name> own_blob; /* the node blob this rank put */
 	std::list<resolver_ctx> resolvers; /* kept while the process lives */
 };
 extern std::recursive_mutex g_mu;
@@ -85,7 +113,25 @@ int local_name(session &s, const local_format &f, const std::string &ns, uint32_
 /* After publish: leaves this rank's note when its name is not the
  * computed one (and removes an old one of this process when it is). */
 int note_own(session &s, uint32_t addr_format, const void *name, size_t len);
+/* Removes this rank's note and card (those it wrote). */
 void drop_note(session &s);
+/* Node blobs: a rank that is not its node's first leaves its ep record
+ * in a card on this node (/dev/shm/wu<uid>.c<job id>.<rank>, written as a
+ * note is) for the first rank to put in the blob.  read_card: 0 with the
+ * name, -FI_ENOENT when there is none yet (or its writer is gone), another
+ * negative FI_E* for a bad one (logged). */
+int write_card(session &s, uint32_t addr_format, const void *name, size_t len);
+int read_card(const session &s, uint32_t rank, uint32_t addr_format, std::vector<uint8_t> &out);
+
+/* ---- node.cpp ---- */
+
+/* FI_PMIX_NODE_RECORDS, and a mode that uses node blobs. */
+bool node_records_on(int mode);
+/* At publish (before its commit): the node's first rank puts the node
+ * blob, waiting up to FI_PMIX_DIRECT_RETRIES x 20 ms for its local peers'
+ * cards (also when a provider publishes from fi_enable: a direct-mode peer
+ * that fetched a blob without them keeps it); the others leave their card. */
+int publish_node(session &s, uint32_t addr_format);
 
 /* ---- fill.cpp ---- */
 

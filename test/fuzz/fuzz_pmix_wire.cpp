@@ -2,13 +2,16 @@
 /* libFuzzer target for src/pmix_glue/wire.cpp: arbitrary bytes as what a
  * PMIx get hands back, i.e. what any process of the job (or a launcher)
  * could have put there.  The first byte picks how the blob is read: as an
- * ep record (check_ep) or as a node table (u32 count, then node records,
- * parse_node, each deviant's record through check_ep); its low bit makes
+ * ep record (check_ep), as a node table (bit 1: u32 count, then node
+ * records, parse_node, each deviant's record through check_ep) or as a
+ * node blob (bits 1 and 7: parse_blob, issue 30); its low bit makes
  * the expected job, rank and format those the record itself claims, so the
  * decoder's deeper checks are reached.  Invariants besides the sanitizers:
  * a record that checks re-encodes to the same bytes, its name lies inside
  * the blob and validates; a rejection always says why; parse_node advances
- * past exactly what it parsed and leaves off alone on failure. */
+ * past exactly what it parsed and leaves off alone on failure; a node blob
+ * that parses has ascending ranks below the job size and valid names, and
+ * encode_blob of what it gave parses back to the same names. */
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -105,6 +108,39 @@ void node_table(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
 	}
 }
 
+void node_blob(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
+{
+	uint64_t job = 0x1122334455667788ULL;
+	uint32_t leader = 3, size = 1u << 20;
+	if (own && rec.size() >= sizeof(blob_hdr)) {
+		blob_hdr h;
+		memcpy(&h, rec.data(), sizeof h);
+		job = h.job, leader = h.leader, fmt = h.addr_format;
+	}
+	std::vector<blob_name> out;
+	std::string why;
+	int r = parse_blob(rec, fmt, job, leader, size, out, why);
+	if (r != 0) {
+		if (r > 0 || why.empty() || !out.empty())
+			fail("parse_blob rejected without a negative error, a reason and an empty result");
+		return;
+	}
+	for (size_t i = 0; i < out.size(); i++) {
+		std::string w;
+		if (out[i].rank >= size || (i && out[i].rank <= out[i - 1].rank))
+			fail("parse_blob gave ranks out of order or past the job");
+		if (!validate_name(fmt, out[i].name.data(), out[i].name.size(), w))
+			fail("parse_blob accepted a name validate_name refuses");
+	}
+	std::vector<blob_name> again;
+	if (parse_blob(encode_blob(fmt, job, leader, 0, out), fmt, job, leader, size, again, why) != 0 ||
+	    again.size() != out.size())
+		fail("a node blob's names do not survive encode_blob and parse_blob");
+	for (size_t i = 0; i < out.size(); i++)
+		if (again[i].rank != out[i].rank || again[i].name != out[i].name)
+			fail("a node blob's names do not survive encode_blob and parse_blob");
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -115,7 +151,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	std::vector<uint8_t> rec(data + 1, data + size);
 	bool own = mode & 1;
 	uint32_t fmt = formats[(mode >> 2) % (sizeof formats / sizeof formats[0])];
-	if (mode & 2)
+	if ((mode & 0x82) == 0x82)
+		node_blob(rec, own, fmt);
+	else if (mode & 2)
 		node_table(rec, own, fmt);
 	else
 		one_ep(rec, own, fmt);

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include <rdma/fi_errno.h>
@@ -152,6 +153,21 @@ int fake_client::get(const std::string &ns, uint32_t rank, const char *key, get_
 		return -FI_ENODATA; /* peers' puts are not launcher data */
 	if (!strcmp(key, wire::key_ep) || !strcmp(key, wire::key_local)) {
 		out = wire::encode_ep(job.addr_format, jid, rank, a.data(), a.size());
+		return 0;
+	}
+	if (!strcmp(key, wire::key_blob) && slot_of(rank) == 0) {
+		/* The node's first rank: every rank of its node that publishes. */
+		std::vector<wire::blob_name> names;
+		for (uint32_t s = 0; s < job.ppn; s++) {
+			uint32_t r = rank_at(pos_of(rank), s);
+			/* This process is in it once it has published. */
+			bool me_out = r == job.me && !store.count({r, wire::key_ep});
+			if (!silent.count(r) && !me_out)
+				names.push_back({r, name_of ? name_of(r) : addr_of(r)});
+		}
+		std::sort(names.begin(), names.end(),
+			  [](const auto &x, const auto &y) { return x.rank < y.rank; });
+		out = wire::encode_blob(job.addr_format, jid, rank, pos_of(rank), names);
 		return 0;
 	}
 	if (!strcmp(key, wire::key_node) && slot_of(rank) == 0) {

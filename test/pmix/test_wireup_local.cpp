@@ -93,12 +93,20 @@ bool tx_computable(const char *, uint32_t rank, const void *name, size_t len) no
 	return host == my_host && p[2] == want.size() && !memcmp(p + 10, want.data(), want.size());
 }
 
-const local_format tx_local = {tx_format, tx_max, tx_local_addr, tx_computable};
+const local_format tx_local = {tx_format, tx_max, tx_local_addr, tx_computable, nullptr};
 
 std::string note_path(const std::string &ns, uint32_t rank)
 {
 	char b[96];
 	snprintf(b, sizeof b, "/dev/shm/wu%u.x%016llx.%u", unsigned(getuid()),
+		 (unsigned long long)wire::job_id(ns), rank);
+	return b;
+}
+
+std::string card_path(const std::string &ns, uint32_t rank)
+{
+	char b[96];
+	snprintf(b, sizeof b, "/dev/shm/wu%u.c%016llx.%u", unsigned(getuid()),
 		 (unsigned long long)wire::job_id(ns), rank);
 	return b;
 }
@@ -218,7 +226,7 @@ TEST_F(WireupLocal, ModexFetchesOnlyRemoteRanks)
 	EXPECT_EQ(i.local_gets, 0u);
 	EXPECT_EQ(i.local_bytes, 0u);
 	EXPECT_EQ(local_peer_gets(), 0u);
-	EXPECT_EQ(i.gets, 4u); /* ranks 0-3, on the other node */
+	EXPECT_EQ(i.gets, 1u); /* ranks 0-3, on the other node: its node blob */
 	EXPECT_EQ(i.local_computed, 4u); /* 4, 6, 7 and itself */
 	EXPECT_EQ(i.local_noted, 0u);
 	EXPECT_GT(i.bytes_got, 0u);
@@ -323,8 +331,9 @@ TEST_F(WireupLocal, OtherFormatsStillFetchLocalPeers)
 	fid_av *av = dom.open_type(FI_AV_TABLE);
 	fi_wireup_info i = info_out();
 	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
-	EXPECT_EQ(i.local_gets, 3u);
-	EXPECT_EQ(i.local_bytes, 3 * (sizeof(wire::ep_hdr) + sizeof(sockaddr_in)));
+	/* Its own node's blob, from rank 0 (a node blob per node, issue 30). */
+	EXPECT_EQ(i.local_gets, 1u);
+	EXPECT_GT(i.local_bytes, sizeof(wire::blob_hdr) + 3 * sizeof(wire::blob_ent));
 	EXPECT_EQ(i.local_computed, 0u);
 	wu::test::close_av(av);
 }
@@ -407,6 +416,7 @@ protected:
 			if (fd >= 0)
 				::close(fd);
 		unlink(note_path(ns, 6).c_str());
+		unlink(card_path(ns, 6).c_str());
 		WireupLocal::TearDown();
 	}
 };
@@ -428,6 +438,31 @@ TEST_F(WireupNote, LocalPeerFoundThroughItsNote)
 	stop_child();
 	struct stat st;
 	EXPECT_NE(stat(note_path(ns, 6).c_str(), &st), 0) << "the child's close left its note";
+}
+
+/* Issue 30: the node's first rank (this process, rank 4) puts the node
+ * blob with the address its local peer (the child, rank 6) left in its
+ * card on this node; ranks 5 and 7 left none and are not in it. */
+TEST_F(WireupNote, NodeBlobHoldsThePeersCards)
+{
+	start_child();
+	struct stat st;
+	ASSERT_EQ(stat(card_path(ns, 6).c_str(), &st), 0) << "the child left no card";
+	EXPECT_EQ(st.st_mode & 0777, 0600u);
+	job(2, 4, 4);
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
+	auto it = fake->store.find({4u, std::string(wire::key_blob)});
+	ASSERT_NE(it, fake->store.end()) << "no node blob put";
+	std::vector<wire::blob_name> names;
+	std::string why;
+	ASSERT_EQ(wire::parse_blob(it->second, tx_format, wire::job_id(ns), 4, 8, names, why), 0)
+		<< why;
+	ASSERT_EQ(names.size(), 2u);
+	EXPECT_EQ(names[0].rank, 4u);
+	EXPECT_EQ(names[1].rank, 6u);
+	EXPECT_EQ(names[1].name, child_name);
+	stop_child();
+	EXPECT_NE(stat(card_path(ns, 6).c_str(), &st), 0) << "the child's close left its card";
 }
 
 TEST_F(WireupNote, DirectModeReadsTheNoteToo)
@@ -539,7 +574,7 @@ TEST_F(WireupLocal, WireupFormatComputesRankNames)
 	ASSERT_EQ(av_fill(av, wx, nullptr, 0, &i), 0);
 	EXPECT_EQ(i.local_gets, 0u);
 	EXPECT_EQ(i.local_bytes, 0u);
-	EXPECT_EQ(i.gets, 2u);
+	EXPECT_EQ(i.gets, 1u); /* the other node's blob */
 	/* Rank 3: computed; ranks 0 and 1: as published; 2: its own name. */
 	wu::wireup::parts p;
 	auto e3 = entry(av, 3);

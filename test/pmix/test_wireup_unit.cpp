@@ -4,6 +4,7 @@
  * nodes x 64 ranks.  Launcher runs are in test_wireup_launch.cpp. */
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -74,6 +75,15 @@ protected:
 		i.size = sizeof i;
 		return i;
 	}
+	/* Publishes in mode m, opens an AV and fills it; the counters. */
+	fi_wireup_info pub_fill(fid_av *&av, int m = FI_WIREUP_MODEX)
+	{
+		fi_wireup_info i = info_out();
+		EXPECT_EQ(pub(FI_WIREUP_FLAGS(m)), 0);
+		av = open_av();
+		EXPECT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
+		return i;
+	}
 };
 
 TEST_F(Wireup, OpsOpenGivesTheTable)
@@ -109,7 +119,7 @@ TEST_F(Wireup, ModexOneFenceOneInsert)
 	EXPECT_EQ(i.mode, FI_WIREUP_MODEX);
 	EXPECT_EQ(i.base, 0u);
 	EXPECT_EQ(i.fences, 1u);
-	EXPECT_EQ(i.gets, 32u);
+	EXPECT_EQ(i.gets, 4u); /* one node blob per node */
 	EXPECT_EQ(i.bytes_put, sizeof(wire::ep_hdr) + sizeof(sockaddr_in));
 	EXPECT_EQ(fake->fence_calls, 1u);
 	expect_all(av);
@@ -465,5 +475,206 @@ TEST_F(WireupMillion, DirectCostsOneWordPerRankUntilUsed)
 	EXPECT_EQ(lookup_str(av, 1048575), want(1048575));
 	close_av(av);
 }
+
+/* ---- node blobs (issue 30): one record per node in modex and direct ---- */
+
+std::vector<wire::blob_name> sample_names(const fake_client &f, uint32_t pos)
+{
+	std::vector<wire::blob_name> v;
+	for (uint32_t s = 0; s < f.job.ppn; s++) {
+		uint32_t r = f.rank_at(pos, s);
+		v.push_back({r, f.addr_of(r)});
+	}
+	std::sort(v.begin(), v.end(), [](const auto &a, const auto &b) { return a.rank < b.rank; });
+	return v;
+}
+
+TEST(WireBlob, RoundTripAndSharedBytesAreNotRepeated)
+{
+	const uint64_t jid = wire::job_id("ns");
+	/* 64-byte names alike but for a few bytes, zero-padded (wireup's). */
+	std::vector<wire::blob_name> in;
+	for (uint32_t r : {4u, 5u, 9u, 200u}) {
+		std::vector<uint8_t> n(64, 0);
+		for (int i = 0; i < 24; i++)
+			n[i] = uint8_t(0x40 + i);
+		n[18] = uint8_t(r);
+		n[30] = uint8_t(r * 3);
+		in.push_back({r, n});
+	}
+	in.push_back({201, {1, 0, 0, 7}}); /* another length, too */
+	auto blob = wire::encode_blob(0, jid, 4, 1, in);
+	EXPECT_LT(blob.size(), sizeof(wire::blob_hdr) + 5 * 64) << "nothing was shared";
+	std::vector<wire::blob_name> out;
+	std::string why;
+	ASSERT_EQ(wire::parse_blob(blob, 0, jid, 4, 1000, out, why), 0) << why;
+	ASSERT_EQ(out.size(), in.size());
+	for (size_t i = 0; i < in.size(); i++) {
+		EXPECT_EQ(out[i].rank, in[i].rank);
+		EXPECT_EQ(out[i].name, in[i].name) << "entry " << i;
+	}
+	/* sockaddr_in names of a fake node, too. */
+	fake_job j;
+	j.nodes = 3;
+	j.ppn = 5;
+	fake_client f(j);
+	auto names = sample_names(f, 2);
+	blob = wire::encode_blob(FI_SOCKADDR_IN, jid, names[0].rank, 2, names);
+	ASSERT_EQ(wire::parse_blob(blob, FI_SOCKADDR_IN, jid, names[0].rank, 15, out, why), 0) << why;
+	ASSERT_EQ(out.size(), 5u);
+	EXPECT_EQ(out[4].name, names[4].name);
+}
+
+TEST(WireBlob, CorruptOrHostileBlobsAreRefused)
+{
+	const uint64_t jid = wire::job_id("ns");
+	fake_job j;
+	j.nodes = 2;
+	j.ppn = 4;
+	fake_client f(j);
+	auto names = sample_names(f, 1); /* ranks 4-7 */
+	const auto good = wire::encode_blob(FI_SOCKADDR_IN, jid, 4, 1, names);
+	std::vector<wire::blob_name> out;
+	std::string why;
+	ASSERT_EQ(wire::parse_blob(good, FI_SOCKADDR_IN, jid, 4, 8, out, why), 0) << why;
+	auto refused = [&](const std::vector<uint8_t> &b, uint32_t leader = 4, uint32_t size = 8,
+			   uint32_t fmt = FI_SOCKADDR_IN, uint64_t job = 0) {
+		out.assign(1, {});
+		why.clear();
+		int r = wire::parse_blob(b, fmt, job ? job : jid, leader, size, out, why);
+		return r == -FI_EINVAL && out.empty() && !why.empty();
+	};
+	/* Every truncation, and a byte more. */
+	for (size_t n = 0; n < good.size(); n++)
+		EXPECT_TRUE(refused(std::vector<uint8_t>(good.begin(), good.begin() + n))) << n << " bytes";
+	auto longer = good;
+	longer.push_back(0);
+	EXPECT_TRUE(refused(longer));
+	/* Header fields: magic, version, flags, format, another job or leader. */
+	EXPECT_TRUE(refused(good, 5));
+	EXPECT_TRUE(refused(good, 4, 8, FI_SOCKADDR_IN6));
+	EXPECT_TRUE(refused(good, 4, 8, FI_SOCKADDR_IN, wire::job_id("other")));
+	EXPECT_TRUE(refused(good, 4, 7)) << "rank 7 is past a job of 7";
+	auto at = [&](size_t off, uint8_t v) {
+		auto b = good;
+		b[off] = v;
+		return b;
+	};
+	EXPECT_TRUE(refused(at(0, 0))) << "magic";
+	EXPECT_TRUE(refused(at(4, 2))) << "version";
+	EXPECT_TRUE(refused(at(6, 1))) << "flags";
+	/* count: a lie past what the bytes can hold, then one too many. */
+	EXPECT_TRUE(refused(at(15, 0xff)));
+	EXPECT_TRUE(refused(at(12, 5)));
+	/* Entries: ranks not ascending, keep past the previous name, a pad. */
+	const size_t e0 = sizeof(wire::blob_hdr);
+	EXPECT_TRUE(refused(at(e0, 9))) << "rank 9 of 8";
+	auto dup = names;
+	dup[1].rank = dup[0].rank;
+	EXPECT_TRUE(refused(wire::encode_blob(FI_SOCKADDR_IN, jid, 4, 1, dup)));
+	EXPECT_TRUE(refused(at(e0 + 4, 1))) << "the first entry keeps bytes of nothing";
+	EXPECT_TRUE(refused(at(e0 + 6, 60))) << "name longer than 64 bytes";
+	EXPECT_TRUE(refused(at(e0 + 7, 1))) << "pad";
+	/* A name of the wrong family. */
+	auto fam = names;
+	fam[2].name[0] = AF_INET6;
+	EXPECT_TRUE(refused(wire::encode_blob(FI_SOCKADDR_IN, jid, 4, 1, fam)));
+	/* Random bytes behind a good header never crash and are refused or,
+	 * by chance, well-formed. */
+	srand(30);
+	for (int t = 0; t < 2000; t++) {
+		auto b = good;
+		for (int k = 0; k < 4; k++)
+			b[sizeof(wire::blob_hdr) + size_t(rand()) % (b.size() - sizeof(wire::blob_hdr))] =
+				uint8_t(rand());
+		int r = wire::parse_blob(b, FI_SOCKADDR_IN, jid, 4, 8, out, why);
+		EXPECT_TRUE(r == 0 || (r == -FI_EINVAL && out.empty()));
+	}
+}
+
+TEST_F(Wireup, ModexFetchesOneBlobPerNode)
+{
+	job(4, 8, 3);
+	fid_av *av;
+	fi_wireup_info i = pub_fill(av);
+	/* One get per node (its own too: sockaddrs have no local_format), each
+	 * from the node's first rank. */
+	EXPECT_EQ(i.gets, 4u);
+	for (const auto &[r, n] : fake->gets_of)
+		EXPECT_EQ(r % 8, 0u) << "rank " << r << " was asked " << n << " times";
+	EXPECT_LT(i.bytes_got, 32u * (sizeof(wire::ep_hdr) + sizeof(sockaddr_in)));
+	expect_all(av);
+	close_av(av);
+	/* FI_PMIX_NODE_RECORDS=0: every rank's record, as before. */
+	setenv("FI_PMIX_NODE_RECORDS", "0", 1);
+	job(4, 8, 3);
+	i = pub_fill(av);
+	unsetenv("FI_PMIX_NODE_RECORDS");
+	EXPECT_EQ(i.gets, 32u);
+	expect_all(av);
+	close_av(av);
+}
+
+TEST_F(Wireup, DirectFetchesANodeBlobOnFirstUseOfItsNode)
+{
+	job(4, 4, 2);
+	fid_av *av;
+	EXPECT_EQ(pub_fill(av, FI_WIREUP_DIRECT).mode, FI_WIREUP_DIRECT);
+	uint64_t g0 = fake->get_calls;
+	for (uint32_t r = 8; r < 12; r++)
+		EXPECT_EQ(lookup_str(av, r), want(r));
+	EXPECT_EQ(fake->get_calls, g0 + 1) << "node 2's four ranks cost one get";
+	EXPECT_EQ(fake->gets_of[8], 1u);
+	EXPECT_EQ(lookup_str(av, 13), want(13));
+	EXPECT_EQ(fake->get_calls, g0 + 2);
+	expect_all(av);
+	EXPECT_EQ(fake->get_calls, g0 + 4);
+	close_av(av);
+}
+
+TEST_F(Wireup, RankABlobLacksIsFetchedAlone)
+{
+	fake_client &f = job(3, 4, 1);
+	auto names = sample_names(f, 2);
+	names.erase(names.begin() + 2); /* rank 10 left no card in time */
+	f.store[{8, wire::key_blob}] =
+		wire::encode_blob(FI_SOCKADDR_IN, wire::job_id(f.job.nspace), 8, 2, names);
+	fid_av *av;
+	fi_wireup_info i = pub_fill(av);
+	EXPECT_EQ(i.gets, 3u + 1u);
+	EXPECT_EQ(fake->gets_of[10], 1u);
+	expect_all(av);
+	close_av(av);
+}
+
+class WireupBadBlob : public Wireup, public ::testing::WithParamInterface<int> {};
+
+TEST_P(WireupBadBlob, NothingInserted)
+{
+	auto names = sample_names(job(3, 4, 1), 2);
+	const uint64_t jid = wire::job_id(fake->job.nspace);
+	std::vector<uint8_t> b;
+	switch (GetParam()) {
+	case 0: b = wire::encode_blob(FI_SOCKADDR_IN, jid, 8, 2, names); b.resize(50); break;
+	case 1: b.assign(64, 0x5a); break;
+	case 2: b = wire::encode_blob(FI_SOCKADDR_IN, jid, 4, 2, names); break; /* from rank 4 */
+	case 3: names[1].rank = 2; b = wire::encode_blob(FI_SOCKADDR_IN, jid, 8, 2, names); break;
+	case 4: b = wire::encode_blob(FI_SOCKADDR_IN, wire::job_id("x"), 8, 2, names); break;
+	}
+	fake->store[{8, wire::key_blob}] = b;
+	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
+	fid_av *av = open_av();
+	EXPECT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, nullptr), -FI_EINVAL);
+	EXPECT_NE(lookup_str(av, 0).rfind("error", 0), std::string::npos) << "AV is not empty";
+	close_av(av);
+	/* Direct: that node's ranks fail, the others resolve. */
+	av = open_av();
+	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, FI_WIREUP_FLAGS(FI_WIREUP_DIRECT), nullptr), 0);
+	EXPECT_EQ(lookup_str(av, 5), want(5));
+	EXPECT_NE(lookup_str(av, 9), want(9));
+	close_av(av);
+}
+INSTANTIATE_TEST_SUITE_P(Corrupt, WireupBadBlob, ::testing::Range(0, 5));
+
 
 } // namespace

@@ -72,3 +72,9 @@ test_pmix_test_wireup_sym_launch_LDADD = src/libwireup.la $(PMIX_LDFLAGS) $(PMIX
 TESTS += test/pmix/wireup_sym_launch.sh
 endif
 EXTRA_DIST += test/pmix/wireup_sym_launch.sh
+# Issue 30: PMIx gets per rank bounded by the remote nodes (node blobs;
+# symmetric by host names: none), 2 simulated nodes x 3 ranks under mpirun.
+if WU_HAVE_PMIX
+TESTS += test/pmix/wireup_node_gets.sh
+endif
+EXTRA_DIST += test/pmix/wireup_node_gets.sh

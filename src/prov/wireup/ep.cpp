@@ -12,10 +12,14 @@
 #include <time.h>
 
 #include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cerrno>
 
 #include <rdma/fi_cm.h>
 
 #include "av/av.h"
+#include "core/fd.h"
 #include "core/info.h"
 #include "core/log.h"
 #include "core/param.h"
@@ -171,6 +175,30 @@ fi_info *sub_info(const fi_info *mine, int part, const parts &src)
 			}
 			memcpy(i->src_addr, sa, len);
 			i->src_addrlen = len;
+#ifdef WU_HAVE_PMIX
+			/* Any port asked for: in a PMIx job's symmetric layout the
+			 * first endpoint takes its slot's port, so that other nodes
+			 * compute its address (pmix_glue, FI_PMIX_PORT_BASE). */
+			auto *sin = static_cast<sockaddr_in *>(i->src_addr);
+			uint16_t port;
+			if (sin->sin_port == 0 && pmix::symmetric_port(&port) == 0) {
+				/* A port another process holds would leave this endpoint
+				 * without tcp: then any port, and the rank is off the
+				 * layout (published on its own, or a clear error). */
+				sin->sin_port = htons(port); /* at the same offset in sockaddr_in6 */
+				unique_fd probe(socket(sin->sin_family, SOCK_STREAM | SOCK_CLOEXEC, 0));
+				int one = 1;
+				if (probe.get() >= 0)
+					setsockopt(probe.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+				if (probe.get() < 0 || bind(probe.get(), static_cast<sockaddr *>(i->src_addr),
+							    socklen_t(len)) != 0) {
+					WU_WARN(P(), FI_LOG_EP_CTRL,
+						"fi_endpoint: symmetric layout port %u is taken (%s); this endpoint listens elsewhere\n",
+						unsigned(port), strerror(errno));
+					sin->sin_port = 0;
+				}
+			}
+#endif
 		}
 		if (got)
 			info_free(got);

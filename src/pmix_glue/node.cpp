@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Node blobs (issue 30): in the modex and direct modes the first rank of
+ * each node puts one record with the addresses of all its node's ranks
+ * (wire.h, key wireup.nb), so that a rank fetches one record per remote
+ * node, not one per remote rank.  The first rank learns its peers'
+ * addresses from their cards on this node (local.cpp), not from PMIx.
+ * Every rank still puts its own wireup.ep: ranks a blob lacks (a card
+ * that came late, a node whose first rank published nothing) are fetched
+ * one by one as before. */
+#include "pmix_glue/wireup_impl.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <rdma/fi_errno.h>
+
+#include "core/log.h"
+#include "core/param.h"
+
+namespace wu::pmix::detail {
+
+bool node_records_on(int mode)
+{
+	return (mode == FI_WIREUP_MODEX || mode == FI_WIREUP_DIRECT) &&
+	       param::get_bool(&pmix_prov, "node_records").value;
+}
+
+int publish_node(session &s, uint32_t addr_format)
+{
+	if (s.local_peers.empty() || s.local_peers.front() != s.rank) {
+		/* A card that cannot be written only costs remote ranks a get. */
+		write_card(s, addr_format, s.own_name.data(), s.own_name.size());
+		return 0;
+	}
+	std::vector<wire::blob_name> names{{s.rank, s.own_name}};
+	std::vector<uint32_t> pending;
+	for (uint32_t r : s.local_peers)
+		if (r != s.rank)
+			pending.push_back(r);
+	const int wait_ms = std::max(1, param::get_int(&pmix_prov, "direct_retries").value) * 20;
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+	for (;;) {
+		for (auto it = pending.begin(); it != pending.end();) {
+			std::vector<uint8_t> nm;
+			int r = read_card(s, *it, addr_format, nm);
+			if (r == 0)
+				names.push_back({*it, std::move(nm)});
+			if (r != -FI_ENOENT)
+				it = pending.erase(it); /* a bad card was logged */
+			else
+				++it;
+		}
+		if (pending.empty() || std::chrono::steady_clock::now() >= deadline)
+			break;
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	}
+	if (!pending.empty())
+		WU_INFO(&pmix_prov, FI_LOG_CORE,
+			"wire-up: %zu local ranks (first: rank %u) left no card within %d ms; the node blob of rank %u lacks them and remote ranks fetch their records one by one\n",
+			pending.size(), pending.front(), wait_ms, s.rank);
+	std::sort(names.begin(), names.end(),
+		  [](const auto &a, const auto &b) { return a.rank < b.rank; });
+	auto blob = wire::encode_blob(addr_format, s.job, s.rank, s.node_id, names);
+	if (int r = put(s, wire::key_blob, blob, false))
+		return r;
+	s.own_blob = std::move(names);
+	return 0;
+}
+
+int node_blobs::find(session &s, uint32_t rank, std::vector<uint8_t> &out)
+{
+	if (mapped == 0) {
+		node_map m;
+		mapped = -1;
+		if (s.cl->nodes(ns, m) == 0 && !m.ranks.empty()) {
+			node_of.assign(size, UINT32_MAX);
+			leader.assign(m.ranks.size(), UINT32_MAX);
+			for (uint32_t k = 0; k < m.ranks.size(); k++)
+				for (uint32_t r : m.ranks[k])
+					if (r < size) {
+						node_of[r] = k;
+						leader[k] = std::min(leader[k], r);
+					}
+			state.assign(m.ranks.size(), 0);
+			names.assign(m.ranks.size(), {});
+			mapped = 1;
+		} else {
+			WU_INFO(&pmix_prov, FI_LOG_AV,
+				"wire-up: no node map of %s: every rank's record is fetched on its own\n",
+				ns.c_str());
+		}
+	}
+	if (mapped < 0 || rank >= size || node_of[rank] == UINT32_MAX)
+		return -FI_ENODATA;
+	const uint32_t k = node_of[rank];
+	if (state[k] == 0) {
+		const uint32_t first = leader[k];
+		state[k] = -1;
+		if (ns == s.nspace && first == s.rank) {
+			if (!s.own_blob.empty()) {
+				names[k] = s.own_blob;
+				state[k] = 1;
+			}
+		} else {
+			std::vector<uint8_t> rec;
+			int r = get_peer(s, ns, first, wire::key_blob, kind, rec);
+			std::string why;
+			if (r) {
+				WU_INFO(&pmix_prov, FI_LOG_AV,
+					"wire-up: rank %u of %s put no %s (%s): the ranks of its node are fetched one by one\n",
+					first, ns.c_str(), wire::key_blob, fi_strerror(-r));
+			} else if (wire::parse_blob(rec, addr_format, job, first, size, names[k], why) == 0) {
+				state[k] = 1;
+				for (const wire::blob_name &b : names[k])
+					if (node_of[b.rank] != k) {
+						why = "it lists rank " + std::to_string(b.rank) +
+						      ", which runs on another node";
+						state[k] = 2;
+					}
+			} else {
+				state[k] = 2;
+			}
+			if (state[k] == 2) {
+				WU_WARN(&pmix_prov, FI_LOG_AV,
+					"wire-up: node blob of rank %u of %s (key %s, %zu bytes): %s; no rank of that node is inserted\n",
+					first, ns.c_str(), wire::key_blob, rec.size(), why.c_str());
+				names[k].clear();
+			}
+		}
+	}
+	if (state[k] == 2)
+		return -FI_EINVAL;
+	if (state[k] < 0)
+		return -FI_ENODATA;
+	auto it = std::lower_bound(names[k].begin(), names[k].end(), rank,
+				   [](const wire::blob_name &b, uint32_t r) { return b.rank < r; });
+	if (it == names[k].end() || it->rank != rank)
+		return -FI_ENODATA;
+	out = it->name;
+	return 0;
+}
+
+} // namespace wu::pmix::detail

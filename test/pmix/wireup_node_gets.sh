@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# make check (issue 30): the wire-up's PMIx gets grow with the nodes, not
+# the ranks.  contrib/wireup_pingpong runs as 2 simulated nodes x 3 ranks
+# under Open MPI's mpirun (contrib/cluster/cluster.sh: network + UTS
+# namespaces) in the modex, direct and symmetric (host names) modes; every
+# rank prints its struct fi_wireup_info counters after its all-to-all.
+# Passes when all 6 ranks checked their peers, every rank's gets are at most
+# the remote nodes (1; 0 in symmetric mode), no rank fetched anything of a
+# rank on its own node (local_gets 0), and the job ended with status 0.
+# Before node blobs a rank made one get per remote rank (3 here).
+# 77 (skip) when cluster.sh skips (no root, no ip/unshare, no mpirun).
+set -u
+top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+top_builddir=${top_builddir:-.}
+prog=$(cd "$top_builddir" && pwd)/contrib/wireup_pingpong
+lib=$(cd "$top_builddir" && pwd)/src/.libs
+[ -x "$prog" ] || { echo "SKIP: $prog not built (configured without PMIx?)"; exit 77; }
+nodes=2 ppn=3
+out=$(mktemp /tmp/wu-node-gets.XXXXXX) || exit 1
+trap 'rm -f "$out"' EXIT
+pass=0 fail=0 skip=0
+for mode in modex direct symmetric; do
+	extra=""
+	max=$((nodes - 1))
+	if [ $mode = symmetric ]; then
+		extra="-e FI_PMIX_PORT_BASE=$((42000 + $$ % 1000 * 10)) -e FI_PMIX_SYM_NODE_ADDR=hostname"
+		max=0
+	fi
+	# shellcheck disable=SC2086
+	LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout -k 5 60 \
+		sh "$top_srcdir/contrib/cluster/cluster.sh" -n $nodes -m $ppn -t 30 \
+		-e WU_PINGPONG_STATS=1 -e FI_PMIX_MODE=$mode $extra "$prog" >"$out" 2>&1
+	rc=$?
+	if [ $rc -eq 77 ]; then
+		echo "SKIP: $mode: $(grep -m1 SKIP "$out")"
+		skip=$((skip + 1))
+		continue
+	fi
+	verdict=$(awk -v max=$max -v np=$((nodes * ppn)) -v rc=$rc '
+		/^wireup_pingpong rank .* peers checked OK/ { ok++ }
+		/^wireup_pingpong stats/ {
+			for (i = 1; i < NF; i++) v[$i] = $(i + 1)
+			n++
+			if (v["gets"] > g) g = v["gets"]
+			lg += v["local_gets"]
+		}
+		END {
+			bad = rc != 0 || ok != np || n != np || g > max || lg != 0
+			printf "%s %d of %d ranks OK, gets/rank at most %d (bound %d), local gets %d, status %d\n",
+				bad ? "FAIL" : "PASS", ok, np, g, max, lg, rc
+		}' "$out")
+	echo "$verdict ($mode ${nodes}x$ppn)"
+	case $verdict in
+	PASS*) pass=$((pass + 1)) ;;
+	*) fail=$((fail + 1)); sed 's/^/  | /' "$out" | tail -40 ;;
+	esac
+done
+echo "wireup node gets: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ] || exit 1
+[ $pass -gt 0 ] || exit 77
+exit 0
