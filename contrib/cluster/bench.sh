@@ -31,7 +31,7 @@ logs=${WU_CLUSTER_LOGS:-$(mktemp -d /tmp/wuc-bench.XXXXXX)}
 mkdir -p "$logs"
 [ -x "$pp" ] || { echo "bench-cluster: $pp not built (PMIx missing?)" >&2; exit 1; }
 mpicc -O2 -o "$logs/cluster_mpi" "$here/cluster_mpi.c" || exit 1
-cl() { LD_LIBRARY_PATH=$lib sh "$here/cluster.sh" "$@"; }
+cl() { LD_LIBRARY_PATH=$lib WU_CLUSTER_SHM_REAP=$build/contrib/cluster/shm_reap sh "$here/cluster.sh" "$@"; }
 
 echo "# bench-cluster $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), logs in $logs"
 tables=${WU_CLUSTER_TABLES:-wireup mpi fault}
@@ -113,8 +113,8 @@ case " $tables " in *" fault "*) ;; *) exit 0 ;; esac
 echo
 echo "## Fault: node 2's ranks kill -9'd 2 s into the all-to-all loop (OFI MTL on wireup)"
 echo
-echo "| launcher | NxM | ranks killed | job gone s after the kill | job status | survivors reporting an MPI error | shm regions left |"
-echo "|---|---|---|---|---|---|---|"
+echo "| launcher | NxM | ranks killed | job gone s after the kill | job status | survivors reporting an MPI error | shm objects left by the job | left after a new endpoint |"
+echo "|---|---|---|---|---|---|---|---|"
 s=${sizes%% *}
 n=${s%x*} m=${s#*x}
 for l in $launchers; do
@@ -125,7 +125,8 @@ for l in $launchers; do
 		/^cluster: (mpirun|slurm) .* killed/ { k = $0; sub(/.*killed /, "", k); sub(/[ ,].*/, "", k); st = $NF }
 		/^cluster: fault: / { e = $0; sub(/.*job ended /, "", e); sub(/ s .*/, "", e) }
 		/^cluster_mpi: rank [0-9]+ error/ { err++ }
+		/^cluster: shm: / { job = $3 }
 		/^cluster: LEFTOVER: \/dev\/shm/ { left++ }
 		/^cluster: HANG/ { e = "HANG" }
-		END { printf "| %s | %s | %s | %s | %s | %d | %d |\n", l, s, k, e, st, err, left }' "$log"
+		END { printf "| %s | %s | %s | %s | %s | %d | %d | %d |\n", l, s, k, e, st, err, job, left }' "$log"
 done

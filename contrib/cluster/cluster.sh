@@ -19,9 +19,15 @@
 # Fault mode: -k NODE -a SECONDS kill -9's every rank of node NODE (1-based)
 # SECONDS after the ranks started; the job must then end within the timeout.
 # It passes (status 0) when the job then ends by itself, whatever its status.
-# Afterwards the script reports "cluster: LEFTOVER ..." for a rank still
-# running (status 1) and for every shm region of the job still in /dev/shm
-# (removed then; status 3 when that is the only fault), and its own lines:
+# The whole run has a /dev/shm of its own (a mount namespace with a fresh
+# tmpfs), so everything in it is the job's and nothing of other jobs or
+# tests on the machine is touched.  Afterwards the script reports
+# "cluster: LEFTOVER ..." for a rank still running (status 1) and for every
+# wu<uid>.* object still in that /dev/shm once the job is gone and, when
+# WU_CLUSTER_SHM_REAP names a program that opens one shm endpoint
+# (contrib/cluster/shm_reap), after it ran with FI_SHM_REAP_AGE=0: the
+# regions of ranks killed by a signal go with the next endpoint on the node
+# (status 3 when that is the only fault), and its own lines:
 #   cluster: ranks P (pids seen), killed K at T s, job ended after E s, status S
 # Everything it made goes on every exit (trap): the namespaces with every
 # process in them (by `ip netns pids`), the bridge (in the switch namespace),
@@ -29,6 +35,12 @@
 # with SIGKILL (its pid gone) are removed by the next run.
 # Needs root, ip, unshare: status 77 and "SKIP: why" otherwise.
 set -u
+# A private /dev/shm for the whole run (see above): the script again under
+# unshare --mount; mounts made inside do not reach the host.
+if [ "${WU_CLUSTER_IN_NS:-}" != 1 ] && [ "$(id -u)" = 0 ] && command -v unshare >/dev/null 2>&1 &&
+	unshare --mount --propagation slave true 2>/dev/null; then
+	WU_CLUSTER_IN_NS=1 exec unshare --mount --propagation slave sh "$0" "$@"
+fi
 nodes=16 ppn=16 launcher=mpirun limit=300 kill_node="" kill_after="" envs=""
 usage() { echo "usage: $0 [-n NODES] [-m RANKS] [-l mpirun|slurm] [-t S] [-e VAR=VAL] [-k NODE -a S] PROGRAM [ARGS...]" >&2; exit 2; }
 while getopts n:m:l:t:e:k:a: o; do
@@ -60,6 +72,12 @@ else
 	for t in munged mungekey slurmctld slurmd srun; do
 		command -v $t >/dev/null 2>&1 || { echo "SKIP: $t not found (Debian: slurmctld slurmd slurm-client munge)"; exit 77; }
 	done
+fi
+
+[ "${WU_CLUSTER_IN_NS:-}" = 1 ] || { echo "SKIP: cannot make a mount namespace (unshare --mount) for a private /dev/shm"; exit 77; }
+if ! mount -t tmpfs -o mode=1777,nosuid,nodev wuc-shm /dev/shm 2>/dev/null; then
+	echo "SKIP: cannot mount a private tmpfs on /dev/shm"
+	exit 77
 fi
 
 # Runs of this script killed outright (their pid is gone) left namespaces.
@@ -316,21 +334,23 @@ if [ -n "$kill_node" ]; then
 		rc=0
 	fi
 fi
-# Ranks of a finished job: none may still run, none may leave a region
-# (wu<uid>.<pid>.* of a rank's pid, or a rank-named wu<uid>.r<rank>.* made
-# since the job started).  Regions found are reported, then removed.
+# Ranks of a finished job: none may still run, none may leave anything in
+# the run's /dev/shm once a new endpoint opened there (WU_CLUSTER_SHM_REAP).
 left=0
-: >"$tmp/left"
 for p in $(awk '{ print $2 }' "$tmp/pids.raw" | sort -u); do
 	if [ "$(cat /proc/$p/comm 2>/dev/null)" = "$base" ]; then
 		echo "cluster: LEFTOVER: rank pid $p still runs"
 		left=1
 	fi
-	ls -d /dev/shm/wu"$(id -u)".$p.* >>"$tmp/left" 2>/dev/null
 done
-find /dev/shm -maxdepth 1 -name "wu$(id -u).r*" -newer "$tmp/started" 2>/dev/null |
-	awk -v np=$np '{ r = $0; sub(/.*\.r/, "", r); sub(/\..*/, "", r); if (r + 0 < np) print }' >>"$tmp/left"
-for f in $(sort -u "$tmp/left"); do
+uid=$(id -u)
+nleft=$(find /dev/shm -maxdepth 1 -name "wu$uid.*" | grep -c .)
+if [ "$nleft" -gt 0 ] && [ -n "${WU_CLUSTER_SHM_REAP:-}" ]; then
+	FI_SHM_REAP_AGE=0 "$WU_CLUSTER_SHM_REAP" >"$tmp/reap.log" 2>&1 ||
+		{ echo "cluster: FAIL: $WU_CLUSTER_SHM_REAP:"; sed 's/^/  | /' "$tmp/reap.log"; left=1; }
+	echo "cluster: shm: $nleft objects left by the job's ranks, $(find /dev/shm -maxdepth 1 -name "wu$uid.*" | grep -c .) after a new endpoint opened"
+fi
+for f in $(find /dev/shm -maxdepth 1 -name "wu$uid.*" | sort); do
 	echo "cluster: LEFTOVER: $f"
 	rm -f "$f"
 	[ $left = 0 ] && left=3

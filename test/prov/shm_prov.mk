@@ -5,7 +5,9 @@
 # large ones again without single copy), another user's process
 # (test_shm_user, run as root: SKIP otherwise), a dead peer's pid given to
 # another user's process before a single copy (test_shm_pid_reuse, root
-# and a pid namespace: SKIP otherwise); Debian's fi_info and
+# and a pid namespace: SKIP otherwise), the region of a killed process
+# removed by the next endpoint (test_shm_reap, in a private /dev/shm: SKIP
+# without a mount namespace); Debian's fi_info and
 # fi_pingpong on our library (shm_fi_*.sh).  Each SKIPs (77) while the
 # library has no provider "shm".
 EXTRA_DIST += test/prov/shm_proc.h test/prov/shm_fi_info.sh test/prov/shm_fi_pingpong.sh \
@@ -15,10 +17,14 @@ shm_prov_gtests = \
 	test/prov/test_shm_scale \
 	test/prov/test_shm_faults \
 	test/prov/test_shm_user \
-	test/prov/test_shm_pid_reuse
+	test/prov/test_shm_pid_reuse \
+	test/prov/test_shm_reap
 check_PROGRAMS += $(shm_prov_gtests)
 TESTS += $(shm_prov_gtests)
 UNIT_TESTS += test/prov/test_shm_faults
+test_prov_test_shm_reap_SOURCES = test/prov/test_shm_reap.cpp test/prov/shm_proc.h
+test_prov_test_shm_reap_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_shm_reap_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_shm_scale_SOURCES = test/prov/test_shm_scale.cpp test/prov/shm_proc.h
 test_prov_test_shm_faults_SOURCES = test/prov/test_shm_faults.cpp test/prov/shm_proc.h
 test_prov_test_shm_user_SOURCES = test/prov/test_shm_user.cpp test/prov/shm_proc.h

@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* tcp provider connection set-up under FI_TCP_CONN_TIMEOUT (lowered here):
  * incoming connections that never complete a handshake are dropped (RDM
- * listener, manual and auto progress; MSG passive endpoint), and an RDM
+ * listener, manual and auto progress; MSG passive endpoint), an RDM
  * connect refused because the peer does not listen yet is retried until
- * the peer shows up or the timeout ends it with an error completion. */
+ * the peer shows up or the timeout ends it with an error completion, and
+ * two endpoints dialing each other at once end with one connection. */
+#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <memory>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "prov/tcp/tcp_ep.h"
@@ -336,4 +341,132 @@ TEST(tcp_shared_av, entry_replaced_elsewhere_is_looked_up_again)
 	EXPECT_EQ(fi_close(&cq->fid), 0);
 	EXPECT_EQ(fi_close(&theirs->fid), 0);
 	EXPECT_EQ(fi_close(&mine->fid), 0);
+}
+
+/* ---- simultaneous connects (issue 30: duplicate connections at 8 x 8) ---- */
+
+/* Established tcp sockets this process holds with port `port` at either
+ * end (from its socket inodes in /proc/self/net/tcp). */
+int established_with_port(uint16_t port)
+{
+	std::vector<unsigned long> inodes;
+	if (DIR *d = opendir("/proc/self/fd")) {
+		while (dirent *e = readdir(d)) {
+			char p[300], t[64];
+			snprintf(p, sizeof p, "/proc/self/fd/%s", e->d_name);
+			ssize_t n = readlink(p, t, sizeof t - 1);
+			unsigned long ino;
+			if (n > 0 && (t[n] = 0, sscanf(t, "socket:[%lu]", &ino) == 1))
+				inodes.push_back(ino);
+		}
+		closedir(d);
+	}
+	int count = 0;
+	FILE *f = fopen("/proc/self/net/tcp", "r");
+	char line[512];
+	while (f && fgets(line, sizeof line, f)) {
+		unsigned lport, rport, st;
+		unsigned long ino;
+		if (sscanf(line, " %*s %*8x:%x %*8x:%x %x %*s %*s %*s %*s %*s %lu", &lport, &rport, &st, &ino) != 4)
+			continue;
+		if (st == 1 && (lport == port || rport == port) &&
+		    std::find(inodes.begin(), inodes.end(), ino) != inodes.end())
+			count++;
+	}
+	if (f)
+		fclose(f);
+	return count;
+}
+
+uint16_t port_of(const rdm_ep &e)
+{
+	sockaddr_in s{};
+	memcpy(&s, e.name.data(), std::min(e.name.size(), sizeof s));
+	return ntohs(s.sin_port);
+}
+
+/* k endpoints, each driven by its own thread, all send to all at the same
+ * moment, rounds times over with fresh endpoints: every pair dials from
+ * both sides at once.  Each round must end with exactly one connection per
+ * pair (two sockets of this process each: the dialer's and the accepted
+ * one) and every message in order.  The rounds in which both sides of a
+ * pair dialed (tcp's connect counter) show that the race ran. */
+void all_to_all_rounds(int k, int rounds, int n)
+{
+	tcp_env env(FI_EP_RDM, FI_MSG | FI_TAGGED);
+	int raced = 0;
+	for (int round = 0; round < rounds; round++) {
+		std::vector<std::unique_ptr<rdm_ep>> eps;
+		for (int s = 0; s < k; s++)
+			eps.push_back(std::make_unique<rdm_ep>(env));
+		/* to[s][d]: d in s's AV; every AV lists every endpoint in order. */
+		std::vector<std::vector<fi_addr_t>> to(k);
+		for (int s = 0; s < k; s++)
+			for (int d = 0; d < k; d++)
+				to[s].push_back(eps[s]->insert(*eps[d]));
+		uint64_t dials = get_stats().connects;
+		std::atomic<int> ready{0};
+		/* got[d][s][i]: message i from s to d (tag s). */
+		std::vector<std::vector<std::vector<uint32_t>>> got(
+			k, std::vector<std::vector<uint32_t>>(k, std::vector<uint32_t>(n, ~0u)));
+		std::vector<std::string> err(k);
+		auto run = [&](int s) {
+			rdm_ep &e = *eps[s];
+			for (int from = 0; from < k; from++)
+				for (int i = 0; from != s && i < n; i++)
+					if (fi_trecv(e.ep, &got[s][from][i], 4, nullptr, FI_ADDR_UNSPEC, uint64_t(from), 0,
+						     nullptr)) {
+						err[s] = "fi_trecv";
+						return;
+					}
+			ready.fetch_add(1);
+			while (ready.load() < k) {
+			}
+			for (uint32_t i = 0; i < uint32_t(n); i++)
+				for (int d = 0; d < k; d++)
+					if (d != s && fi_tinject(e.ep, &i, 4, to[s][d], uint64_t(s))) {
+						err[s] = "fi_tinject";
+						return;
+					}
+			fi_cq_tagged_entry c;
+			for (int i = 0; i < n * (k - 1); i++)
+				if (wait_one(e.rx, c, nullptr, {e.tx}) != 1) {
+					err[s] = "receive " + std::to_string(i) + " did not complete";
+					return;
+				}
+		};
+		std::vector<std::thread> th;
+		for (int s = 0; s < k; s++)
+			th.emplace_back(run, s);
+		for (auto &t : th)
+			t.join();
+		raced += get_stats().connects - dials > uint64_t(k * (k - 1) / 2);
+		for (int s = 0; s < k; s++)
+			ASSERT_EQ(err[s], "") << "round " << round << " endpoint " << s;
+		for (int d = 0; d < k; d++)
+			for (int s = 0; s < k; s++)
+				for (int i = 0; s != d && i < n; i++)
+					ASSERT_EQ(got[d][s][i], uint32_t(i)) << "round " << round << ", " << s << " to " << d;
+		/* Counted as soon as every message is in, with nobody driving
+		 * progress any more (as a rank counts its connections after its
+		 * traffic): a dialer that lost the tie-break must not still hold
+		 * its connection because its peer has not answered yet. */
+		int socks = 0;
+		for (auto &e : eps)
+			socks += established_with_port(port_of(*e));
+		/* A connection is two sockets here, each with the acceptor's
+		 * listening port at one end. */
+		EXPECT_EQ(socks, k * (k - 1)) << "round " << round << ": a pair holds more than one connection";
+	}
+	EXPECT_GT(raced, 0) << "no round had both sides of a pair dialing: the race was never run";
+}
+
+TEST(tcp_simultaneous_connect, one_connection_per_pair_and_every_message_in_order)
+{
+	all_to_all_rounds(2, 40, 16);
+}
+
+TEST(tcp_simultaneous_connect, six_endpoints_all_to_all)
+{
+	all_to_all_rounds(6, 10, 8);
 }

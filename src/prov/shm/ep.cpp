@@ -188,6 +188,7 @@ int create_region(shm_ep *ep, bool generated)
 	l.queue_cells = q;
 	if (l.bounce_slots == 0)
 		l.bounce_slots = 1;
+	shm_tp::reap_stale_once(param::get_int(P(), "reap_age").value);
 	shm_tp::region *rg = nullptr;
 	bool rank = generated && ep->name == rank_name();
 	int r = shm_tp::region::create(ep->name.c_str(), l, &rg);

@@ -4,6 +4,7 @@
  * cma.cpp. */
 #include "prov/shm/region_impl.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -231,6 +232,75 @@ bool owner_alive(pid_t pid, uint64_t start) noexcept
 	return start != 0 && start_time(pid) == start;
 }
 
+uint32_t pidns_id() noexcept
+{
+	struct stat sb{};
+	if (stat("/proc/self/ns/pid", &sb) != 0)
+		return 0;
+	return uint32_t(sb.st_ino) ? uint32_t(sb.st_ino) : 1;
+}
+
+namespace {
+
+/* Whether the object name (open as fd) is a finished region of this user,
+ * created in our pid namespace by a process that has exited.  Anything else
+ * (another user's, a note, a region being created, a live or foreign-pid-
+ * namespace owner, whose pid we cannot judge) is left alone, quietly. */
+bool dead_region(int fd, const char *name, uint32_t ns, int age_s) noexcept
+{
+	struct stat sb{};
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0600 ||
+	    sb.st_size < off_t(sizeof(region_hdr)) || time(nullptr) - sb.st_ctime < age_s)
+		return false;
+	region_hdr h{};
+	if (pread(fd, &h, sizeof h, 0) != ssize_t(sizeof h))
+		return false;
+	return h.magic == region_magic && h.version == region_version && h.hdr_size == sizeof h &&
+	       h.owner_uid == geteuid() && h.owner_pidns == ns && h.owner_pid > 0 &&
+	       !strncmp(h.name, name, sizeof h.name) && !owner_alive(h.owner_pid, h.owner_start);
+}
+
+} // namespace
+
+size_t reap_stale(int age_s) noexcept
+{
+	uint32_t ns = pidns_id();
+	if (!ns || age_s < 0)
+		return 0;
+	DIR *d = opendir("/dev/shm");
+	if (!d)
+		return 0;
+	char prefix[32];
+	int pl = snprintf(prefix, sizeof prefix, "wu%u.", unsigned(geteuid()));
+	size_t gone = 0;
+	while (dirent *e = readdir(d)) {
+		if (strncmp(e->d_name, prefix, size_t(pl)) || !valid_name(e->d_name))
+			continue;
+		unique_fd fd(shm_open(e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0));
+		if (fd < 0 || !dead_region(fd, e->d_name, ns, age_s))
+			continue;
+		struct stat before{}, after{};
+		char path[sizeof "/dev/shm/" + sizeof e->d_name];
+		snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+		fstat(fd, &before);
+		reclaim(fd, e->d_name);
+		gone += stat(path, &after) != 0 || after.st_ino != before.st_ino;
+	}
+	closedir(d);
+	if (gone)
+		WU_INFO(log_prov(), subsys, "shm: removed %zu regions of this user's exited processes from /dev/shm\n",
+			gone);
+	return gone;
+}
+
+void reap_stale_once(int age_s) noexcept
+{
+	/* A forked child is another process: it sweeps again. */
+	static std::atomic<pid_t> swept_by{0};
+	if (pid_t me = getpid(); swept_by.exchange(me) != me)
+		reap_stale(age_s);
+}
+
 int region::create(const char *name, const layout &l, region **out) noexcept
 {
 	if (!out || !valid_name(name))
@@ -275,6 +345,7 @@ int region::create(const char *name, const layout &l, region **out) noexcept
 	h.owner_pid = getpid();
 	h.owner_start = start_time(h.owner_pid);
 	h.owner_uid = geteuid();
+	h.owner_pidns = pidns_id();
 	if (!h.owner_start || pwrite(fd, &h, 32, 0) != 32) {
 		shm_unlink(name);
 		return -FI_EIO;

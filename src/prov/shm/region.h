@@ -27,8 +27,8 @@
  * Liveness: the header records the owner's pid and its start time
  * (/proc/<pid>/stat field 22), so a recycled pid is not taken for the
  * owner.  A region whose owner is gone is stale: create() of the same name
- * reclaims it, and peer::alive() tells a waiting sender or receiver that
- * its transfer will never finish. */
+ * reclaims it, peer::alive() tells a waiting sender or receiver that
+ * its transfer will never finish, and reap_stale_once() removes it. */
 #ifndef WU_PROV_SHM_REGION_H
 #define WU_PROV_SHM_REGION_H
 
@@ -255,6 +255,12 @@ private:
 	std::shared_ptr<const proc_ref> proc_; /* once bound */
 	int proc_err_ = 0; /* bind_proc's last failure */
 };
+
+/* reap_stale (region_impl.h) the first time a process calls it: the
+ * provider does before its first region, so that regions of processes
+ * killed by a signal (they cannot unlink their own) go with the next
+ * process of the user that opens an endpoint on the node. */
+void reap_stale_once(int age_s) noexcept;
 
 /* Single copy with cross-memory attach (process_vm_readv/_writev).  Probe
  * once per process: false (and the reason, logged once by the caller)

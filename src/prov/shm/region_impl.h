@@ -39,7 +39,8 @@ struct region_hdr {
 	uint32_t queue_cells; /* power of two */
 	uint32_t bounce_slots;
 	uint32_t bounce_size; /* multiple of 64 */
-	uint32_t reserved0;
+	uint32_t owner_pidns; /* low bits of the owner's pid namespace inode (0: unknown, older
+			       * libraries): only regions of our pid namespace are swept */
 	uint64_t ctl_off;     /* region_ctl */
 	uint64_t queue_off;   /* cells */
 	uint64_t flags_off;   /* bounce release flags */
@@ -87,6 +88,12 @@ const char *validate(const region_hdr &h, uint64_t size) noexcept;
 uint64_t start_time(pid_t pid) noexcept;
 /* Is pid still the process that started at `start`? */
 bool owner_alive(pid_t pid, uint64_t start) noexcept;
+/* This process's pid namespace as region_hdr::owner_pidns records it. */
+uint32_t pidns_id() noexcept;
+/* Unlinks every region of this user in /dev/shm (of our pid namespace)
+ * whose owner has exited and that was created at least age_s seconds ago
+ * (none when age_s < 0); how many went. */
+size_t reap_stale(int age_s) noexcept;
 /* Whether a name is one region.h accepts. */
 bool valid_name(const char *name) noexcept;
 

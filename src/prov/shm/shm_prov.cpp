@@ -212,6 +212,8 @@ constexpr param::def shm_knobs[] = {
 	 "Unexpected messages (of any size) an endpoint holds; past it, as past FI_SHM_UNEXP_LIMIT, further messages stay in the queue or their sender until receives take some; 0 = no limit"},
 	{FI_PARAM_INT, "dead_peer_ms", "1000",
 	 "Milliseconds an operation waits on a peer before the peer's liveness (its pid and start time) is checked; a dead peer's operations complete in error"},
+	{FI_PARAM_INT, "reap_age", "60",
+	 "The first endpoint of a process removes this user's regions in /dev/shm whose owner has exited (a process killed by a signal leaves its own) and that are at least this many seconds old; -1 = never"},
 	{FI_PARAM_INT, "linger", "10000",
 	 "Milliseconds fi_close of an endpoint waits without progress for peers to take injected (or eager) sends still queued for them, before closing anyway (0: close at once)"},
 };

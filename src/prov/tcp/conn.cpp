@@ -774,7 +774,14 @@ void on_hello(tcp_ep *ep, conn *c)
 		if (existing) {
 			existing->in_map = false;
 			move_queue(existing, c);
-			if (existing->state == C_LOST || existing->state == C_BACKOFF)
+			/* Our own dial still in its handshake lost the tie-break: the
+			 * peer, which holds this connection's other end, refuses
+			 * it.  Closed now rather than when the refusal comes, so the
+			 * pair holds one connection even while the peer makes no
+			 * progress (issue 30: two per pair at 8 x 8). */
+			if (existing->state == C_LOST || existing->state == C_BACKOFF ||
+			    (existing->outgoing && !existing->msg &&
+			     (existing->state == C_CONNECTING || existing->state == C_HELLO_WAIT)))
 				conn_fail(ep, existing, 0, nullptr);
 		}
 		ep->peers[key] = c;
