@@ -5,8 +5,8 @@
 # launcher of WU_CLUSTER_LAUNCHERS (default "mpirun slurm"), three tables
 # in markdown on stdout (docs/cluster.md says what each column means):
 #   wire-up   contrib/wireup_pingpong in each PMIx mode of WU_CLUSTER_MODES
-#             (default "modex direct"; "symmetric" (by host names) hangs
-#             with the wireup provider, see docs/cluster.md; "launcher"
+#             (default "modex direct symmetric", symmetric by host names
+#             with no exchange at all; "launcher"
 #             needs a launcher that publishes endpoints, which neither
 #             does): per rank the max of PMIx gets,
 #             bytes fetched, fences and AV fill time; local gets/bytes
@@ -44,7 +44,7 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for l in ${launchers_w-$launchers}; do
 	for s in $sizes; do
 		n=${s%x*} m=${s#*x}
-		for mode in ${WU_CLUSTER_MODES:-modex direct}; do
+		for mode in ${WU_CLUSTER_MODES:-modex direct symmetric}; do
 			extra=""
 			[ $mode = symmetric ] && extra="-e FI_PMIX_PORT_BASE=41000 -e FI_PMIX_SYM_NODE_ADDR=hostname"
 			log=$logs/pp-$l-$s-$mode.log
