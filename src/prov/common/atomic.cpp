@@ -20,6 +20,7 @@
 #include <utility>
 
 #include "core/hash.h"
+#include "prov/common/xfer.h"
 
 namespace wu::atomic {
 namespace {
@@ -333,6 +334,82 @@ bool apply(int op, int datatype, void *dst, const void *operand, const void *com
 		},
 		std::make_index_sequence<n_types>{});
 	return true;
+}
+
+namespace {
+
+/* Elements over an ioc list as byte iovecs of elements of size bytes;
+ * false for a malformed list (no entries, too many, NULL addresses). */
+bool ioc_bytes(const fi_ioc *v, size_t cnt, size_t size, iovec *out, size_t &elems) noexcept
+{
+	if (!v || !cnt || cnt > max_iocs)
+		return false;
+	elems = 0;
+	for (size_t i = 0; i < cnt; i++) {
+		if ((!v[i].addr && v[i].count) || v[i].count > max_bytes)
+			return false;
+		out[i] = {v[i].addr, v[i].count * size};
+		elems += v[i].count;
+	}
+	return true;
+}
+
+int refused(const char **why, int err, const char *what) noexcept
+{
+	*why = what;
+	return err;
+}
+
+} // namespace
+
+int check_call(const prov::atomic_xfer &a, size_t inject_size, call *out, const char **why) noexcept
+{
+	const fi_msg_atomic *m = a.m;
+	if (!m)
+		return refused(why, -FI_EINVAL, "msg is NULL");
+	size_t max = 0;
+	if (int r = check(m->datatype, m->op, a.k, &max, why))
+		return r;
+	if (a.flags & FI_TAGGED)
+		return refused(why, -FI_EOPNOTSUPP, "atomics on tagged receive buffers (FI_TAGGED) are not supported");
+	if (a.flags & FI_REMOTE_CQ_DATA)
+		return refused(why, -FI_EOPNOTSUPP, "remote CQ data is not carried by atomics");
+	call &c = *out;
+	c.size = size_of(m->datatype);
+	c.fetch = a.k != kind::write;
+	c.nops = operands(m->op);
+	size_t count = 0, n = 0;
+	c.k = 0;
+	if (c.nops) {
+		if (!ioc_bytes(m->msg_iov, m->iov_count, c.size, c.v, count))
+			return refused(why, -FI_EINVAL, "operand iocs missing, NULL or more than iov_limit");
+		c.k = m->iov_count;
+	}
+	if (c.nops == 2) {
+		if (!ioc_bytes(a.cmp, a.cmp_cnt, c.size, c.v + c.k, n) || n != count)
+			return refused(why, -FI_EINVAL,
+				       "compare iocs missing, NULL, too many or not matching the operands");
+		c.k += a.cmp_cnt;
+	}
+	c.res_cnt = 0;
+	if (c.fetch) {
+		if (!ioc_bytes(a.res, a.res_cnt, c.size, c.res, n) || (c.nops && n != count))
+			return refused(why, -FI_EINVAL,
+				       "result iocs missing, NULL, too many or not matching the operands");
+		c.res_cnt = a.res_cnt;
+		count = n; /* ATOMIC_READ: the results say how many */
+	}
+	if (!count)
+		return refused(why, -FI_EINVAL, "count is 0");
+	if (count > max)
+		return refused(why, -FI_EMSGSIZE, "more elements than fi_atomicvalid's count");
+	if (!m->rma_iov || m->rma_iov_count != 1 || m->rma_iov->count != count)
+		return refused(why, -FI_EINVAL, "needs one remote ioc of as many elements as the operands");
+	c.count = count;
+	c.bytes = count * c.size;
+	if ((a.inject_api || (a.flags & FI_INJECT)) && c.bytes > inject_size)
+		return refused(why, -FI_EINVAL, "FI_INJECT operands above inject_size");
+	return 0;
 }
 
 } // namespace wu::atomic

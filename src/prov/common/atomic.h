@@ -16,11 +16,17 @@
 #ifndef WU_PROV_COMMON_ATOMIC_H
 #define WU_PROV_COMMON_ATOMIC_H
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <cstdint>
 
 #include <rdma/fi_domain.h>
 #include <rdma/providers/fi_prov.h>
+
+namespace wu::prov {
+struct atomic_xfer;
+}
 
 namespace wu::atomic {
 
@@ -65,6 +71,30 @@ unsigned operands(int op) noexcept;
  * False, touching nothing, when valid() holds for no family. */
 bool apply(int op, int datatype, void *dst, const void *operand, const void *compare, void *result,
 	   size_t count) noexcept;
+
+/* Most iocs in each list of one call (the providers' iov_limit). */
+inline constexpr size_t max_iocs = 4;
+
+/* An fi_atomic call (prov::atomic_xfer) as check_xfer found it. */
+struct call {
+	size_t size = 0;  /* bytes of one element */
+	size_t count = 0; /* elements */
+	size_t bytes = 0; /* count * size: of each of operands, compare values, results */
+	unsigned nops = 0; /* operands(op) */
+	bool fetch = false; /* old values come back, into res */
+	size_t k = 0;	    /* v[0..k): the operands, then the compare values, as bytes */
+	iovec v[2 * max_iocs];
+	size_t res_cnt = 0; /* res[0..res_cnt): where the old values go */
+	iovec res[max_iocs];
+};
+
+/* The argument checks of an fi_atomic call every provider makes alike:
+ * the family, datatype and op (check()), flags no provider carries
+ * (FI_TAGGED, FI_REMOTE_CQ_DATA), the ioc lists (present, at most
+ * max_iocs, non-NULL, as many elements each), the one remote ioc, and
+ * inject_size for FI_INJECT.  0 and *out, or a negative errno and *why
+ * for the caller's log line. */
+int check_call(const prov::atomic_xfer &a, size_t inject_size, call *out, const char **why) noexcept;
 
 } // namespace wu::atomic
 

@@ -21,7 +21,7 @@
  * the ops() helpers).  A traits class may also have
  *
  *		static ssize_t inject(my_ep *, const void *buf, size_t len, fi_addr_t dest,
- *				      uint64_t tag, uint64_t data, bool tagged, bool has_data);
+ *				      uint64_t tag, uint64_t data, uint64_t kind); // msg_kind
  *
  * which fi_inject / fi_tinject / fi_injectdata / fi_tinjectdata try first
  * (a short path for the small messages latency is measured with); it
@@ -47,6 +47,7 @@
 #include <rdma/fi_rma.h>
 #include <rdma/fi_tagged.h>
 
+#include "core/iov.h"
 #include "core/shim.h"
 #include "prov/common/xfer.h"
 
@@ -67,23 +68,6 @@ class ep_ops {
 				return -FI_EINVAL;
 			return fn(ep);
 		});
-	}
-
-	/* Saturating, and 0 for a NULL array (the engine refuses that). */
-	static size_t iov_bytes(const iovec *iov, size_t cnt) noexcept
-	{
-		size_t t = 0;
-		for (size_t i = 0; iov && i < cnt; i++)
-			t = iov[i].iov_len > SIZE_MAX - t ? SIZE_MAX : t + iov[i].iov_len;
-		return t;
-	}
-
-	static size_t ioc_count(const fi_ioc *v, size_t cnt) noexcept
-	{
-		size_t n = 0;
-		for (size_t i = 0; v && i < cnt; i++)
-			n += v[i].count;
-		return n;
 	}
 
 	/* ---- fi_ops_msg / fi_ops_tagged ---- */
@@ -141,7 +125,7 @@ class ep_ops {
 	{
 		return call(e, where, [&](ep_t *ep) -> ssize_t {
 			if constexpr (Inject && has_inject) {
-				ssize_t r = T::inject(ep, buf, len, dest, tag, data, Tagged, Data);
+				ssize_t r = T::inject(ep, buf, len, dest, tag, data, msg_kind(Tagged, Data));
 				if (r != general_path)
 					return r;
 			}
@@ -310,7 +294,7 @@ class ep_ops {
 			    uint64_t addr, uint64_t key, void *ctx) noexcept
 	{
 		return call(e, where, [&](ep_t *ep) {
-			fi_rma_iov r{addr, iov_bytes(iov, cnt), key};
+			fi_rma_iov r{addr, iov_total(iov, cnt), key};
 			rma_xfer x;
 			x.where = where;
 			x.write = Write;

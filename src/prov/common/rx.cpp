@@ -12,14 +12,6 @@
 
 namespace wu::prov {
 
-size_t iov_total(const iovec *iov, size_t cnt) noexcept
-{
-	size_t t = 0;
-	for (size_t i = 0; i < cnt; i++) /* saturates: a wrapped sum would pass the length checks */
-		t = iov[i].iov_len > SIZE_MAX - t ? SIZE_MAX : t + iov[i].iov_len;
-	return t;
-}
-
 op *new_op(op_kind k, void *ctx, uint64_t flags, const iovec *iov, size_t cnt, size_t len)
 {
 	auto *o = new op();
@@ -35,43 +27,15 @@ op *new_op(op_kind k, void *ctx, uint64_t flags, const iovec *iov, size_t cnt, s
 
 size_t slice(const op *o, size_t off, size_t n, iovec *tgt) noexcept
 {
-	size_t k = 0;
-	for (size_t i = 0; i < o->iov_cnt && n; i++) {
-		size_t l = o->iov[i].iov_len;
-		if (off >= l) {
-			off -= l;
-			continue;
-		}
-		size_t take = std::min(l - off, n);
-		tgt[k].iov_base = static_cast<char *>(o->iov[i].iov_base) + off;
-		tgt[k].iov_len = take;
-		k++;
-		n -= take;
-		off = 0;
-	}
-	return k;
+	return iov_slice(o->iov, o->iov_cnt, off, n, tgt, max_iov);
 }
 
 size_t copy_to_op(op *o, size_t off, const char *src, size_t n) noexcept
 {
-	iovec t[max_iov];
-	size_t k = slice(o, off, n, t), done = 0;
-	for (size_t i = 0; i < k; i++) {
-		memcpy(t[i].iov_base, src + done, t[i].iov_len);
-		done += t[i].iov_len;
-	}
-	return done;
+	return copy_to_iov(o->iov, o->iov_cnt, off, src, n);
 }
 
 /* ---- the receive context ---- */
-
-rx_ctx::~rx_ctx()
-{
-	while (op *o = spare_) {
-		spare_ = static_cast<op *>(o->context);
-		delete o;
-	}
-}
 
 void rx_ctx::drain() noexcept
 {
@@ -191,27 +155,27 @@ void post_recv1(rx_ctx &rx, ep_base *b, void *buf, size_t len, fi_addr_t src, ui
 
 /* ---- completions ---- */
 
-void complete_rx(ep_base &b, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
-		 bool has_data, uint64_t data, size_t olen, int err, bool release)
+void complete_rx(ep_base &b, op *o, const rx_end &e)
 {
 	if (o->discard) [[unlikely]] {
-		if (release)
+		if (e.release)
 			o->rx->release(o);
 		return;
 	}
+	const bool tagged = e.kind & FI_TAGGED, has_data = e.kind & FI_REMOTE_CQ_DATA;
 	cq::completion c;
 	c.op_context = o->context;
 	c.flags = FI_RECV | (tagged ? FI_TAGGED : FI_MSG) | (has_data ? FI_REMOTE_CQ_DATA : 0);
-	c.len = len;
-	c.buf = buf;
-	c.data = has_data ? data : 0;
-	c.tag = tagged ? tag : 0;
-	c.src_addr = src == FI_ADDR_NOTAVAIL || !b.av ? FI_ADDR_NOTAVAIL : av::source_id(b.av, src);
-	if (release && (o->flags & FI_MULTI_RECV))
+	c.len = e.len;
+	c.buf = e.buf;
+	c.data = has_data ? e.data : 0;
+	c.tag = tagged ? e.tag : 0;
+	c.src_addr = e.src == FI_ADDR_NOTAVAIL || !b.av ? FI_ADDR_NOTAVAIL : av::source_id(b.av, e.src);
+	if (e.release && (o->flags & FI_MULTI_RECV))
 		c.flags |= FI_MULTI_RECV;
 	bool want = o->rx && o->rx->shared ? b.rx_wants(o->flags) : o->want_comp;
-	b.push((err || want) ? b.rx_cq : nullptr, b.c_recv, c, err, olen);
-	if (release)
+	b.push((e.err || want) ? b.rx_cq : nullptr, b.c_recv, c, e.err, e.olen);
+	if (e.release)
 		o->rx->release(o);
 }
 
@@ -236,8 +200,9 @@ void complete_rx_one(ep_base &b, op *o, size_t len, size_t olen, fi_addr_t src, 
 
 void complete_canceled(ep_base &b, op *o)
 {
-	complete_rx(b, o, o->iov_cnt ? o->iov[0].iov_base : nullptr, 0, FI_ADDR_NOTAVAIL, o->tagged, o->tag, false,
-		    0, 0, FI_ECANCELED, true);
+	complete_rx(b, o,
+		    {.buf = o->iov_cnt ? o->iov[0].iov_base : nullptr, .kind = msg_kind(o->tagged), .tag = o->tag,
+		     .err = FI_ECANCELED});
 }
 
 /* ---- FI_PEEK / FI_CLAIM / FI_DISCARD (fi_tagged(3)) ---- */

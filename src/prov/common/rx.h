@@ -19,7 +19,7 @@
  * RX_POST to post_recv under the endpoint's lock once the context is not
  * full().  An arriving message is engine::arrive() with the transport as
  * message.tp; its body lands in op_of(r) (slice / copy_to_op), and
- * complete_rx(..., release = rx.done(o)) reports it.  fi_cancel is
+ * complete_rx(..., {.release = rx.done(o)}) reports it.  fi_cancel is
  * rx.cancel + complete_canceled; close is rx.drain().
  *
  * Locking: every function here runs under the locks of its receive
@@ -36,6 +36,8 @@
 
 #include <rdma/fi_tagged.h>
 
+#include "core/free_list.h"
+#include "core/iov.h"
 #include "core/owned.h"
 #include "prov/common/ep_base.h"
 #include "prov/common/match.h"
@@ -44,6 +46,7 @@
 namespace wu::prov {
 
 constexpr size_t max_iov = 4;
+static_assert(max_iov == atomic::max_iocs, "one iov_limit for every list");
 
 struct rx_ctx;
 
@@ -67,7 +70,6 @@ struct op {
 	match::recv mr;       /* a receive's node in the matching engine (owner: this op) */
 };
 
-size_t iov_total(const iovec *iov, size_t cnt) noexcept;
 /* A new op of kind k for ctx over iov[0..cnt), len bytes in all. */
 op *new_op(op_kind k, void *ctx, uint64_t flags, const iovec *iov, size_t cnt, size_t len);
 /* Points tgt (max_iov entries) at [off, off+n) of o's buffers; returns the count. */
@@ -88,7 +90,6 @@ struct rx_ctx {
 	rx_ctx() = default;
 	rx_ctx(const rx_ctx &) = delete;
 	rx_ctx &operator=(const rx_ctx &) = delete;
-	~rx_ctx();
 
 	bool full() const noexcept { return posted >= size; }
 	/* A receive is done with: its room comes back, and it is freed (kept
@@ -107,8 +108,7 @@ struct rx_ctx {
 
 	/* rx_ctx's own (public: its holders stay standard-layout). */
 	static constexpr size_t spare_max = 256;
-	op *spare_ = nullptr; /* released receives, chained through their context */
-	size_t n_spare_ = 0;
+	free_list<op, &op::context> spare_; /* released receives, chained through their context */
 };
 
 /* Inline: each runs once per receive on every provider's path. */
@@ -122,22 +122,18 @@ inline void rx_ctx::release(op *o) noexcept
 		return;
 	/* A shared context (tcp's srx) may release under another endpoint's
 	 * lock than it posts under: no spares there. */
-	if (shared || n_spare_ >= spare_max) {
+	if (shared || spare_.size() >= spare_max) {
 		delete o;
 		return;
 	}
-	o->context = spare_;
-	spare_ = o;
-	n_spare_++;
+	spare_.push(o);
 }
 
 inline op *rx_ctx::take()
 {
-	op *o = spare_;
+	op *o = spare_.pop();
 	if (!o)
 		return new op();
-	spare_ = static_cast<op *>(o->context);
-	n_spare_--;
 	/* What new op() gives and post_recv does not set (the engine sets
 	 * its own fields of mr in engine::post). */
 	o->kind = OP_RECV;
@@ -202,10 +198,20 @@ void post_recv(rx_ctx &rx, ep_base *b, const msg_xfer &x);
 void post_recv1(rx_ctx &rx, ep_base *b, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
 		void *ctx, uint64_t flags, bool tagged);
 
-/* Completes receive o on endpoint b: len bytes at buf, olen truncated;
- * release: the receive is done (else an FI_MULTI_RECV buffer goes on). */
-void complete_rx(ep_base &b, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
-		 bool has_data, uint64_t data, size_t olen, int err, bool release);
+/* How a receive ended, for complete_rx. */
+struct rx_end {
+	void *buf = nullptr; /* where its body starts */
+	size_t len = 0;      /* bytes landed */
+	size_t olen = 0;     /* bytes truncated */
+	fi_addr_t src = FI_ADDR_NOTAVAIL;
+	uint64_t kind = 0; /* msg_kind of the message */
+	uint64_t tag = 0, data = 0;
+	int err = 0;
+	bool release = true; /* the receive is done (else an FI_MULTI_RECV buffer goes on) */
+};
+
+/* Completes receive o on endpoint b as e says. */
+void complete_rx(ep_base &b, op *o, const rx_end &e);
 /* complete_rx of the eager fast path: a message landed whole (len bytes,
  * olen more truncated: FI_ETRUNC) in the one buffer of o, which takes one
  * message (no FI_MULTI_RECV, no discard) and is released.  cflags: what

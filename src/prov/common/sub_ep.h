@@ -47,7 +47,7 @@ struct sub_ops {
 	 * opened ep, so ep is the provider's.  Returns prov::general_path,
 	 * having changed nothing, when the call must go through ep's ops. */
 	ssize_t (*inject)(fid_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
-			  bool tagged, bool has_data) noexcept = nullptr;
+			  uint64_t kind) noexcept = nullptr; /* kind: msg_kind (xfer.h) */
 };
 
 } // namespace wu::prov

@@ -29,6 +29,14 @@ namespace wu::prov {
  * inject() or recv1()): the call goes through the general one. */
 constexpr ssize_t general_path = 1;
 
+/* What a message is, where an engine takes it without a descriptor (a
+ * short path, a completion): a completion's FI_TAGGED and FI_REMOTE_CQ_DATA
+ * bits (0: an untagged message without data). */
+constexpr uint64_t msg_kind(bool tagged, bool has_data = false) noexcept
+{
+	return (tagged ? FI_TAGGED : 0) | (has_data ? FI_REMOTE_CQ_DATA : 0);
+}
+
 /* fi_msg / fi_tagged: send or receive. */
 struct msg_xfer {
 	const char *where = "";	  /* API name, for log lines */

@@ -15,6 +15,7 @@
 #include "core/param.h"
 #include "core/shim.h"
 #include "prov/common/ep_control.h"
+#include "prov/common/ep_ctl_ops.h"
 #include "prov/common/ep_ops.h"
 #include "prov/common/ops_tables.h"
 #include "prov/shm/shm_ep.h"
@@ -38,9 +39,9 @@ struct shm_traits {
 	static uint64_t rx_flags(shm_ep *ep) { return ep->b.info->rx_attr->op_flags; }
 	static ssize_t send(shm_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
 	static ssize_t inject(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
-			      bool tagged, bool has_data)
+			      uint64_t kind)
 	{
-		return inject_inline(ep, buf, len, dest, tag, data, tagged, has_data);
+		return inject_inline(ep, buf, len, dest, tag, data, kind);
 	}
 	static ssize_t recv(shm_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
 	static ssize_t recv1(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
@@ -125,8 +126,13 @@ struct ctl_hooks {
 	static int enable_locked(shm_ep *ep) { return shm::enable_locked(ep); }
 	static bool begin_auto_locked(shm_ep *ep) { return start_auto_locked(ep); }
 	static void finish_auto(shm_ep *ep) { shm::finish_auto(ep); }
+	/* fi_ops_ep (prov/common/ep_ctl_ops.h) */
+	static prov::rx_ctx *rx(shm_ep *ep) { return ep->rx; }
+	static void flush(shm_ep *ep) { shm::flush(ep); }
+	static size_t tx_busy(shm_ep *ep) { return ep->tx_busy + ep->waiting.size(); }
 };
 using ctl = prov::ep_control<ctl_hooks>;
+using ctl_ops = prov::ep_ctl_ops<ctl_hooks>;
 
 int ep_close(fid *f) noexcept
 {
@@ -241,76 +247,6 @@ progress_fn pfn(shm_ep *ep)
 	return progress_fn{progress_cb, ep, ctl::block};
 }
 
-ssize_t ep_cancel(fid *f, void *context) noexcept
-{
-	return guard("fi_cancel", [&]() -> ssize_t {
-		shm_ep *ep = ep_of(f);
-		if (!ep)
-			return -FI_EINVAL;
-		{
-			std::lock_guard g(ep->b.mtx);
-			prov::op *o = ep->rx->cancel(context);
-			if (!o)
-				return -FI_ENOENT;
-			prov::complete_canceled(ep->b, o);
-		}
-		flush(ep);
-		return 0;
-	});
-}
-
-int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
-{
-	return guard("fi_getopt", [&]() -> int {
-		shm_ep *ep = ep_of(f);
-		if (!ep || !val || !len)
-			return -FI_EINVAL;
-		if (level != FI_OPT_ENDPOINT)
-			return -FI_ENOPROTOOPT;
-		if (name != FI_OPT_MIN_MULTI_RECV)
-			return prov::ep_base::limit_getopt(ep->b.info, name, val, len);
-		return prov::ep_base::put_size_opt(ep->rx->min_multi_recv, val, len);
-	});
-}
-
-int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
-{
-	return guard("fi_setopt", [&]() -> int {
-		shm_ep *ep = ep_of(f);
-		if (!ep || !val)
-			return -FI_EINVAL;
-		if (level != FI_OPT_ENDPOINT)
-			return -FI_ENOPROTOOPT;
-		return ep->b.setopt(&ep->rx->min_multi_recv, name, val, len);
-	});
-}
-
-template <class F>
-ssize_t ep_call(fid_ep *e, const char *where, F &&fn) noexcept
-{
-	return guard(where, [&]() -> ssize_t {
-		shm_ep *ep = ep_of(e);
-		return ep ? fn(ep) : -FI_EINVAL;
-	});
-}
-
-ssize_t ep_rx_left(fid_ep *e) noexcept
-{
-	return ep_call(e, "fi_rx_size_left", [&](shm_ep *ep) -> ssize_t {
-		std::lock_guard g(ep->b.mtx);
-		return ssize_t(ep->b.info->rx_attr->size - std::min(ep->rx->posted.load(), ep->b.info->rx_attr->size));
-	});
-}
-
-ssize_t ep_tx_left(fid_ep *e) noexcept
-{
-	return ep_call(e, "fi_tx_size_left", [&](shm_ep *ep) -> ssize_t {
-		std::lock_guard g(ep->b.mtx);
-		size_t busy = ep->tx_busy + ep->waiting.size();
-		return ssize_t(ep->b.info->tx_attr->size - std::min(busy, ep->b.info->tx_attr->size));
-	});
-}
-
 int ep_getname(fid *f, void *addr, size_t *addrlen) noexcept
 {
 	return guard("fi_getname", [&]() -> int {
@@ -351,8 +287,6 @@ int ep_setname(fid *f, void *addr, size_t addrlen) noexcept
 
 constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ctl::bind, ctl::control);
 
-constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
-
 constinit fi_ops_cm ep_cm_ops = prov::rdm_cm_ops(ep_setname, ep_getname);
 
 } // namespace
@@ -379,7 +313,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			name = generate_name(!rank_taken.exchange(true));
 		}
 		auto ep = std::make_unique<shm_ep>();
-		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, &ep_ops, &ep_cm_ops, shm_ops::msg_ops(),
+		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, ctl_ops::ops(), &ep_cm_ops, shm_ops::msg_ops(),
 							     shm_ops::rma_ops(), shm_ops::tagged_ops(), shm_ops::atomic_ops()});
 		ep->tp->ep = ep.get();
 		ep->name = std::move(name);

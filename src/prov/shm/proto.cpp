@@ -22,38 +22,6 @@ int64_t now_ms() noexcept
 	return int64_t(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-void copy_to_iov(const iovec *iov, size_t cnt, size_t off, const void *src, size_t len) noexcept
-{
-	auto *s = static_cast<const char *>(src);
-	for (size_t i = 0; i < cnt && len; i++) {
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		size_t n = std::min(len, iov[i].iov_len - off);
-		memcpy(static_cast<char *>(iov[i].iov_base) + off, s, n);
-		s += n;
-		len -= n;
-		off = 0;
-	}
-}
-
-void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t len) noexcept
-{
-	auto *d = static_cast<char *>(dst);
-	for (size_t i = 0; i < cnt && len; i++) {
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		size_t n = std::min(len, iov[i].iov_len - off);
-		memcpy(d, static_cast<const char *>(iov[i].iov_base) + off, n);
-		d += n;
-		len -= n;
-		off = 0;
-	}
-}
-
 void to_cell(const wire &w, shm_tp::cell &c) noexcept
 {
 	c.kind = w.kind;
@@ -540,8 +508,9 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 			continue;
 		}
 		rx_pull &pl = it->second;
-		prov::complete_rx(ep->b, pl.o, nullptr, 0, pl.src, pl.tagged, pl.tag, pl.has_data, pl.data, 0,
-				  FI_EHOSTDOWN, ep->rx->done(pl.o));
+		prov::complete_rx(ep->b, pl.o,
+				  {.src = pl.src, .kind = prov::msg_kind(pl.tagged, pl.has_data), .tag = pl.tag,
+				   .data = pl.data, .err = FI_EHOSTDOWN, .release = ep->rx->done(pl.o)});
 		it = ep->pulls_in.erase(it);
 	}
 	split_peer_dead(ep, r->slot);
@@ -701,9 +670,10 @@ namespace {
 /* Every header field of a message cell of len bytes (K_INLINE: len <=
  * inline_max; K_BOUNCE: its slot in arg) to the peer that knows us as
  * sender; the payload is the caller's to copy. */
-inline void msg_cell(shm_tp::cell &c, cell_kind kind, uint32_t sender, size_t len, bool tagged, uint64_t tag,
-		     bool has_data, uint64_t data, uint64_t arg = 0) noexcept
+inline void msg_cell(shm_tp::cell &c, cell_kind kind, uint32_t sender, size_t len, uint64_t mk, uint64_t tag,
+		     uint64_t data, uint64_t arg = 0) noexcept
 {
+	const bool tagged = mk & FI_TAGGED, has_data = mk & FI_REMOTE_CQ_DATA;
 	c.kind = kind;
 	c.flags = uint8_t((tagged ? F_TAGGED : 0) | (has_data ? F_DATA : 0));
 	c.inline_len = uint16_t(kind == K_INLINE ? len : 0);
@@ -722,11 +692,11 @@ bool push_now(shm_ep *ep, remote *r, const prov::msg_xfer &x, size_t len)
 {
 	if (!r->backlog.empty() || r->id_there == no_slot)
 		return false;
-	bool has_data = x.flags & FI_REMOTE_CQ_DATA;
+	const uint64_t mk = prov::msg_kind(x.tagged, x.flags & FI_REMOTE_CQ_DATA);
 	shm_tp::cell c;
 	if (len <= shm_tp::inline_max) {
 		/* One cell written straight from the caller's buffers. */
-		msg_cell(c, K_INLINE, r->id_there, len, x.tagged, x.tag, has_data, x.data);
+		msg_cell(c, K_INLINE, r->id_there, len, mk, x.tag, x.data);
 		if (x.count == 1)
 			copy_small(c.data, x.iov[0].iov_base, len);
 		else
@@ -737,7 +707,7 @@ bool push_now(shm_ep *ep, remote *r, const prov::msg_xfer &x, size_t len)
 	if (slot < 0)
 		return false;
 	copy_from_iov(x.iov, x.count, 0, ep->rg->bounce_addr(slot), len);
-	msg_cell(c, K_BOUNCE, r->id_there, len, x.tagged, x.tag, has_data, x.data, uint64_t(slot));
+	msg_cell(c, K_BOUNCE, r->id_there, len, mk, x.tag, x.data, uint64_t(slot));
 	memset(c.data, 0, sizeof c.data); /* no stack bytes into the peer's queue */
 	if (r->p->push(c) == 0)
 		return true;
@@ -752,9 +722,10 @@ namespace {
 /* inject_inline's body, also that of the multiplexer's entry (inject_sub):
  * nothing in it throws. */
 [[gnu::always_inline]] inline ssize_t inject_cell(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest,
-						  uint64_t tag, uint64_t data, bool tagged, bool has_data) noexcept
+						  uint64_t tag, uint64_t data, uint64_t mk) noexcept
 {
 	const fi_info *info = ep->b.info;
+	const bool tagged = mk & FI_TAGGED;
 	/* Whatever do_send would refuse, log or queue goes to it. */
 	if (len > shm_tp::inline_max || len > info->tx_attr->inject_size || len > info->ep_attr->max_msg_size ||
 	    (len && !buf) || !(info->caps & (tagged ? FI_TAGGED : FI_MSG)))
@@ -770,7 +741,7 @@ namespace {
 	if (r->dead || r->id_there == no_slot || !r->backlog.empty())
 		return prov::general_path;
 	shm_tp::cell c;
-	msg_cell(c, K_INLINE, r->id_there, len, tagged, tag, has_data, data);
+	msg_cell(c, K_INLINE, r->id_there, len, mk, tag, data);
 	copy_small(c.data, buf, len);
 	/* Full, or its owner gone: do_send queues or fails it (nothing
 	 * was pushed). */
@@ -780,15 +751,15 @@ namespace {
 } // namespace
 
 ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
-		      bool tagged, bool has_data) noexcept
+		      uint64_t kind) noexcept
 {
-	return inject_cell(ep, buf, len, dest, tag, data, tagged, has_data);
+	return inject_cell(ep, buf, len, dest, tag, data, kind);
 }
 
-ssize_t inject_sub(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data, bool tagged,
-		   bool has_data) noexcept
+ssize_t inject_sub(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+		   uint64_t kind) noexcept
 {
-	return inject_cell(container_of_fid<shm_ep>(e), buf, len, dest, tag, data, tagged, has_data);
+	return inject_cell(container_of_fid<shm_ep>(e), buf, len, dest, tag, data, kind);
 }
 
 ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
@@ -811,19 +782,10 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 	bool flush_needed = true;
 	{
 		std::lock_guard g(ep->b.mtx);
-		if (!ep->b.enabled)
-			return -FI_EOPBADSTATE;
-		if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size) {
-			progress_locked(ep);
-			if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size)
-				return -FI_EAGAIN;
-		}
 		int err = 0;
-		remote *r = peer_of(ep, x.addr, &err);
+		remote *r = tx_peer(ep, x.addr, true, &err);
 		if (!r)
 			return err;
-		if (r->dead)
-			return -FI_EHOSTDOWN;
 		bool want = !x.inject_api && (!ep->b.tx_sel || (x.flags & FI_COMPLETION));
 		bool eager = len <= ep->rg->bounce_size();
 		/* Fast path: nothing queued ahead, so the cell goes out now and

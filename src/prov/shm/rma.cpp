@@ -110,16 +110,10 @@ ssize_t do_rma(shm_ep *ep, const prov::rma_xfer &x)
 		return -FI_EINVAL;
 	{
 		std::lock_guard g(ep->b.mtx);
-		if (!ep->b.enabled)
-			return -FI_EOPBADSTATE;
-		if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size)
-			return -FI_EAGAIN;
 		int err = 0;
-		remote *r = peer_of(ep, x.addr, &err);
+		remote *r = tx_peer(ep, x.addr, false, &err);
 		if (!r)
 			return err;
-		if (r->dead)
-			return -FI_EHOSTDOWN;
 		txop *o = new_op(ep, x.write ? OP_WRITE : OP_READ, x.context, x.flags, x.inject_api, r);
 		o->cnt = x.count;
 		for (size_t i = 0; i < x.count; i++)
@@ -162,71 +156,31 @@ ssize_t do_rma(shm_ep *ep, const prov::rma_xfer &x)
 ssize_t do_atomic(shm_ep *ep, const prov::atomic_xfer &a)
 {
 	const fi_msg_atomic *m = a.m;
-	if (!m)
-		return refuse(a.where, -FI_EINVAL, "msg is NULL");
-	if (!(ep->b.info->caps & FI_ATOMIC))
+	if (m && !(ep->b.info->caps & FI_ATOMIC))
 		return -FI_EOPNOTSUPP;
 	const char *why = nullptr;
-	size_t max = 0;
-	if (int r = atomic::check(m->datatype, m->op, a.k, &max, &why))
+	atomic::call ac;
+	if (int r = atomic::check_call(a, ep->b.info->tx_attr->inject_size, &ac, &why))
 		return refuse(a.where, r, why);
-	if (a.flags & FI_TAGGED)
-		return refuse(a.where, -FI_EOPNOTSUPP, "atomics on tagged receive buffers (FI_TAGGED) are not supported");
-	if (a.flags & FI_REMOTE_CQ_DATA)
-		return refuse(a.where, -FI_EOPNOTSUPP, "remote CQ data is not carried by atomics");
-	size_t size = atomic::size_of(m->datatype);
-	bool fetch = a.k != atomic::kind::write;
-	unsigned nops = atomic::operands(m->op);
-	auto ioc_bytes = [&](const fi_ioc *v, size_t cnt, iovec *out, size_t &elems) {
-		if (!v || !cnt || cnt > max_iov)
-			return false;
-		elems = 0;
-		for (size_t i = 0; i < cnt; i++) {
-			if ((!v[i].addr && v[i].count) || v[i].count > atomic::max_bytes)
-				return false;
-			out[i] = {v[i].addr, v[i].count * size};
-			elems += v[i].count;
-		}
-		return true;
-	};
-	iovec v[2 * max_iov], rv[max_iov];
-	size_t k = 0, count = 0, n = 0;
-	if (nops) {
-		if (!ioc_bytes(m->msg_iov, m->iov_count, v, count))
-			return refuse(a.where, -FI_EINVAL, "operand iocs missing, NULL or more than iov_limit");
-		k = m->iov_count;
-	}
-	if (nops == 2) {
-		if (!ioc_bytes(a.cmp, a.cmp_cnt, v + k, n) || n != count)
-			return refuse(a.where, -FI_EINVAL, "compare iocs missing, NULL, too many or not matching the operands");
-		k += a.cmp_cnt;
-	}
-	if (fetch) {
-		if (!ioc_bytes(a.res, a.res_cnt, rv, n) || (nops && n != count))
-			return refuse(a.where, -FI_EINVAL, "result iocs missing, NULL, too many or not matching the operands");
-		count = n;
-	}
-	if (!count)
-		return refuse(a.where, -FI_EINVAL, "count is 0");
-	if (count > max)
-		return refuse(a.where, -FI_EMSGSIZE, "more elements than fi_atomicvalid's count");
-	if (!m->rma_iov || m->rma_iov_count != 1 || m->rma_iov->count != count)
-		return refuse(a.where, -FI_EINVAL, "needs one remote ioc of as many elements as the operands");
-	size_t bytes = count * size;
-	if ((a.inject_api || (a.flags & FI_INJECT)) && bytes > ep->b.info->tx_attr->inject_size)
-		return refuse(a.where, -FI_EINVAL, "FI_INJECT operands above inject_size");
+	const size_t size = ac.size, count = ac.count, bytes = ac.bytes, k = ac.k;
+	const unsigned nops = ac.nops;
+	const bool fetch = ac.fetch;
+	const iovec *v = ac.v, *rv = ac.res;
 	{
 		std::lock_guard g(ep->b.mtx);
-		if (!ep->b.enabled)
-			return -FI_EOPBADSTATE;
-		if (ep->tx_busy + ep->waiting.size() >= ep->b.info->tx_attr->size)
-			return -FI_EAGAIN;
 		int err = 0;
-		remote *r = peer_of(ep, m->addr, &err);
+		remote *r = tx_peer(ep, m->addr, false, &err);
 		if (!r)
 			return err;
-		if (r->dead)
-			return -FI_EHOSTDOWN;
+		/* Parts of as many elements as both our slots and the target's
+		 * hold (operands, then compare values; the fetched ones come
+		 * back in one of its slots): each element stays atomic. */
+		size_t room = std::min(slot_room(ep), r->p->bounce_size() > sizeof(rma_req)
+							     ? r->p->bounce_size() - sizeof(rma_req)
+							     : 0);
+		size_t per = room / (size * std::max(nops, 1u));
+		if (!per)
+			return refuse(a.where, -FI_EMSGSIZE, "an element larger than a bounce buffer (FI_SHM_BOUNCE_SIZE)");
 		txop *o = new_op(ep, fetch ? OP_FETCH : OP_ATOMIC, m->context, a.flags, a.inject_api, r);
 		if (fetch) {
 			for (size_t i = 0; i < a.res_cnt; i++)
@@ -241,19 +195,6 @@ ssize_t do_atomic(shm_ep *ep, const prov::atomic_xfer &a)
 		q.op = m->op;
 		q.key = m->rma_iov->key;
 		q.addr = m->rma_iov->addr;
-		/* Parts of as many elements as both our slots and the target's
-		 * hold (operands, then compare values; the fetched ones come
-		 * back in one of its slots): each element stays atomic. */
-		size_t room = std::min(slot_room(ep), r->p->bounce_size() > sizeof(rma_req)
-							     ? r->p->bounce_size() - sizeof(rma_req)
-							     : 0);
-		size_t per = room / (size * std::max(nops, 1u));
-		if (!per) {
-			ep->waiting.erase(o->id);
-			r->waiting--;
-			delete o;
-			return refuse(a.where, -FI_EMSGSIZE, "an element larger than a bounce buffer (FI_SHM_BOUNCE_SIZE)");
-		}
 		size_t nv = m->iov_count;
 		for (size_t e0 = 0; e0 < count && !r->dead; e0 += per) {
 			size_t n = std::min(per, count - e0);

@@ -17,23 +17,6 @@
 namespace wu::shm {
 namespace {
 
-/* The iovecs covering [off, off + len) of iov; how many (at most max_iov). */
-size_t sub_iov(const iovec *iov, size_t cnt, size_t off, size_t len, iovec *out)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < cnt && len && n < max_iov; i++) {
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		size_t take = std::min(len, iov[i].iov_len - off);
-		out[n++] = {static_cast<char *>(iov[i].iov_base) + off, take};
-		len -= take;
-		off = 0;
-	}
-	return n;
-}
-
 fi_addr_t src_of(shm_ep *ep, remote *r)
 {
 	if (r->addr == FI_ADDR_NOTAVAIL && ep->b.av) {
@@ -69,8 +52,16 @@ void finish(shm_ep *ep, rxop *o, const wire &c, size_t off, size_t into, fi_addr
 	size_t olen = c.len - into;
 	if (!err && olen)
 		err = FI_ETRUNC;
-	prov::complete_rx(ep->b, o, buf, err && err != FI_ETRUNC ? 0 : into, src, c.flags & F_TAGGED, c.tag,
-		    c.flags & F_DATA, c.cq_data, err == FI_ETRUNC ? olen : 0, err, landed(ep, o));
+	prov::complete_rx(ep->b, o,
+			  {.buf = buf,
+			   .len = err && err != FI_ETRUNC ? 0 : into,
+			   .olen = err == FI_ETRUNC ? olen : 0,
+			   .src = src,
+			   .kind = prov::msg_kind(c.flags & F_TAGGED, c.flags & F_DATA),
+			   .tag = c.tag,
+			   .data = c.cq_data,
+			   .err = err,
+			   .release = landed(ep, o)});
 }
 
 namespace {
@@ -121,7 +112,7 @@ void land_large(shm_ep *ep, remote *r, const wire &c, rxop *o, size_t off, size_
 		if (!err) {
 			iovec lv[max_iov], rv[max_iov];
 			size_t lcnt = prov::slice(o, off, into, lv);
-			size_t rc = sub_iov(rem, rcnt, 0, into, rv);
+			size_t rc = iov_slice(rem, rcnt, 0, into, rv, max_iov);
 			ssize_t n = r->p->cma_read(lv, lcnt, rv, rc);
 			if (n == ssize_t(into)) {
 				answer(ep, r, K_DONE, c.arg, 0, 0);

@@ -314,10 +314,6 @@ shm_ep *ep_of(fid *f) noexcept;
 inline shm_ep *ep_of(fid_ep *e) noexcept { return e ? ep_of(&e->fid) : nullptr; }
 
 int64_t now_ms() noexcept;
-using prov::iov_total;
-/* Copies len bytes of src into the iovecs, from byte off of them. */
-void copy_to_iov(const iovec *iov, size_t cnt, size_t off, const void *src, size_t len) noexcept;
-void copy_from_iov(const iovec *iov, size_t cnt, size_t off, void *dst, size_t len) noexcept;
 
 /* Copies an inline payload (at most shm_tp::inline_max bytes) with a few
  * moves: memcpy of a variable length is a library call. */
@@ -359,6 +355,32 @@ void av_removed(void *arg, fi_addr_t fa) noexcept;
 void send_cell(shm_ep *ep, remote *r, pending &&p);
 /* Returns the cells it took from the queue. */
 int progress_locked(shm_ep *ep);
+/* Under ep->mtx: the live peer a new transmit to addr goes to, or nullptr
+ * with *err (-FI_EOPBADSTATE before fi_enable, -FI_EAGAIN with tx_attr->size
+ * operations in flight, after a progress pass when retry, peer_of's error,
+ * -FI_EHOSTDOWN). */
+inline remote *tx_peer(shm_ep *ep, fi_addr_t addr, bool retry, int *err)
+{
+	if (!ep->b.enabled) {
+		*err = -FI_EOPBADSTATE;
+		return nullptr;
+	}
+	const size_t size = ep->b.info->tx_attr->size;
+	if (ep->tx_busy + ep->waiting.size() >= size) {
+		if (retry)
+			progress_locked(ep);
+		if (ep->tx_busy + ep->waiting.size() >= size) {
+			*err = -FI_EAGAIN;
+			return nullptr;
+		}
+	}
+	remote *r = peer_of(ep, addr, err);
+	if (r && r->dead) {
+		*err = -FI_EHOSTDOWN;
+		return nullptr;
+	}
+	return r;
+}
 /* Posts collected completions; without ep->mtx. */
 void flush(shm_ep *ep) noexcept;
 void progress_cb(void *arg) noexcept;
@@ -367,11 +389,11 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x);
  * cell written from the caller's buffer; prov::general_path when do_send
  * must take the call (its checks log why a call is refused). */
 ssize_t inject_inline(shm_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
-		      bool tagged, bool has_data) noexcept;
+		      uint64_t kind) noexcept;
 /* inject_inline on an endpoint of ep_open's without its look-up: the
  * multiplexer's entry (prov::sub_ops::inject). */
-ssize_t inject_sub(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data, bool tagged,
-		   bool has_data) noexcept;
+ssize_t inject_sub(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t data,
+		   uint64_t kind) noexcept;
 /* A peer is gone: every operation waiting on it fails. */
 void peer_dead(shm_ep *ep, remote *r, const char *why);
 bool use_cma(shm_ep *ep, remote *r);

@@ -16,23 +16,6 @@ void (*split_test_hook)(split_point where, split_ctl *ctl) = nullptr;
 
 namespace {
 
-/* The iovecs covering [off, off + len) of iov; how many (at most max_iov). */
-size_t part_of(const iovec *iov, size_t cnt, size_t off, size_t len, iovec *out)
-{
-	size_t n = 0;
-	for (size_t i = 0; i < cnt && len && n < max_iov; i++) {
-		if (off >= iov[i].iov_len) {
-			off -= iov[i].iov_len;
-			continue;
-		}
-		size_t take = std::min(len, iov[i].iov_len - off);
-		out[n++] = {static_cast<char *>(iov[i].iov_base) + off, take};
-		len -= take;
-		off = 0;
-	}
-	return n;
-}
-
 /* Chunks small enough that the two sides share the work evenly, large
  * enough that a system call per chunk stays cheap against its copy. */
 constexpr uint64_t chunk_min = 32 << 10, chunk_max = 256 << 10, chunk_floor = 4096;
@@ -71,8 +54,8 @@ bool take_chunks(split_ctl *ctl, uint64_t into, uint64_t chunk, bool write, shm_
 			split_test_hook(SPLIT_TX_CLAIMED, ctl);
 		uint64_t at = k * chunk, n = std::min(chunk, into - at);
 		iovec lv[max_iov], rv[max_iov];
-		size_t lc = part_of(mine, mcnt, size_t(at), size_t(n), lv);
-		size_t rc = part_of(theirs, tcnt, size_t(at), size_t(n), rv);
+		size_t lc = iov_slice(mine, mcnt, size_t(at), size_t(n), lv, max_iov);
+		size_t rc = iov_slice(theirs, tcnt, size_t(at), size_t(n), rv, max_iov);
 		ssize_t got = alive ? p.cma_copy_unchecked(write, lv, lc, rv, rc) : -FI_EHOSTDOWN;
 		bool ok = got == ssize_t(n);
 		if (!ok)

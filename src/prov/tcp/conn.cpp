@@ -218,13 +218,17 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 		if (c->bk == B_RECV && c->rop) {
 			op *o = c->rop;
 			bool release = rx_done(ep, o);
-			complete_rx(ep, o, c->seg, c->body_into - c->body_left, src_of(ep, c),
-				    c->h.flags & frame::F_TAGGED, c->h.tag, false, 0, 0, e, release);
+			complete_rx(ep, o,
+				    {.buf = c->seg, .len = c->body_into - c->body_left, .src = src_of(ep, c),
+				     .kind = prov::msg_kind(c->h.flags & frame::F_TAGGED), .tag = c->h.tag, .err = e,
+				     .release = release});
 		} else if (c->bk == B_UNEXP && c->ux && c->ux->claimed) {
 			unexp *u = c->ux;
 			op *o = u->claimed;
 			bool release = rx_done(ep, o);
-			complete_rx(ep, o, nullptr, 0, u->src, u->tagged, u->tag, false, 0, 0, e, release);
+			complete_rx(ep, o,
+				    {.src = u->src, .kind = prov::msg_kind(u->tagged), .tag = u->tag, .err = e,
+				     .release = release});
 			delete u;
 			c->ux = nullptr;
 		} else if (c->bk == B_UNEXP && c->ux) {
@@ -234,8 +238,9 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 		} else if (c->bk == B_RNDV && c->rop) {
 			op *o = c->rop;
 			bool release = rx_done(ep, o);
-			complete_rx(ep, o, c->seg, c->body_into - c->body_left, c->rv.src, c->rv.tagged, c->rv.tag,
-				    false, 0, 0, e, release);
+			complete_rx(ep, o,
+				    {.buf = c->seg, .len = c->body_into - c->body_left, .src = c->rv.src,
+				     .kind = prov::msg_kind(c->rv.tagged), .tag = c->rv.tag, .err = e, .release = release});
 		}
 		c->in_body = false;
 		c->rop = nullptr;
@@ -245,7 +250,9 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 	for (auto &p : c->rv_wait) {
 		op *o = p.second.o;
 		bool release = rx_done(ep, o);
-		complete_rx(ep, o, nullptr, 0, p.second.src, p.second.tagged, p.second.tag, false, 0, 0, e, release);
+		complete_rx(ep, o,
+			    {.src = p.second.src, .kind = prov::msg_kind(p.second.tagged), .tag = p.second.tag, .err = e,
+			     .release = release});
 	}
 	c->rv_wait.clear();
 	/* Rendezvous requests from here can no longer be served: drop them.

@@ -7,6 +7,7 @@
 #include "pmix_glue/wireup.h"
 #endif
 #include "prov/common/ep_control.h"
+#include "prov/common/ep_ctl_ops.h"
 #include "prov/common/ep_ops.h"
 #include "prov/common/ops_tables.h"
 #include "prov/tcp/tcp_impl.h"
@@ -228,8 +229,23 @@ struct ctl_hooks {
 					     ep->self.size() == sizeof(sockaddr_in) ? FI_SOCKADDR_IN : FI_SOCKADDR_IN6);
 #endif
 	}
+	/* fi_ops_ep (prov/common/ep_ctl_ops.h): what is tcp's own. */
+	static prov::rx_ctx *rx(tcp_ep *ep) { return &ep->own_rx; }
+	static size_t rx_busy(tcp_ep *ep) { return ep->srx ? ep->own_rx.posted.load() : ep->rx->posted.load(); }
+	static size_t tx_busy(tcp_ep *ep) { return ep->tx_inflight; }
+	static ssize_t cancel_locked(tcp_ep *ep, void *context)
+	{
+		op *found = cancel_recv(ep, context); /* a bound srx's lock too */
+		if (!found)
+			return -FI_ENOENT;
+		complete_canceled(ep, found);
+		return 0;
+	}
+	static int getopt(tcp_ep *, int name, void *val, size_t *len) { return cm_data_getopt(name, val, len); }
+	static int setopt(tcp_ep *, int name, const void *val, size_t len) { return cm_data_setopt(name, val, len); }
 };
 using ctl = prov::ep_control<ctl_hooks>;
+using ctl_ops = prov::ep_ctl_ops<ctl_hooks>;
 
 int ep_close(fid *f) noexcept
 {
@@ -285,81 +301,7 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 }
 
 
-ssize_t ep_cancel(fid *f, void *context) noexcept
-{
-	return guard("fi_cancel", [&]() -> ssize_t {
-		tcp_ep *ep = ep_of(f);
-		if (!ep)
-			return -FI_EINVAL;
-		{
-			std::lock_guard g(ep->b.mtx);
-			op *found = cancel_recv(ep, context);
-			if (!found)
-				return -FI_ENOENT;
-			complete_canceled(ep, found);
-		}
-		flush(ep);
-		return 0;
-	});
-}
-
-int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
-{
-	return guard("fi_getopt", [&]() -> int {
-		tcp_ep *ep = ep_of(f);
-		if (!ep || !val || !len)
-			return -FI_EINVAL;
-		if (level != FI_OPT_ENDPOINT)
-			return -FI_ENOPROTOOPT;
-		size_t v;
-		switch (name) {
-		case FI_OPT_MIN_MULTI_RECV: v = ep->own_rx.min_multi_recv; break;
-		case FI_OPT_CM_DATA_SIZE: v = frame::max_cm_data; break;
-		default: return prov::ep_base::limit_getopt(ep->b.info, name, val, len);
-		}
-		return prov::ep_base::put_size_opt(v, val, len);
-	});
-}
-
-int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
-{
-	return guard("fi_setopt", [&]() -> int {
-		tcp_ep *ep = ep_of(f);
-		if (!ep || !val)
-			return -FI_EINVAL;
-		if (level != FI_OPT_ENDPOINT)
-			return -FI_ENOPROTOOPT;
-		if (name == FI_OPT_CM_DATA_SIZE) {
-			size_t v;
-			if (len != sizeof v)
-				return -FI_EINVAL;
-			memcpy(&v, val, sizeof v);
-			return v <= frame::max_cm_data ? 0 : -FI_EINVAL;
-		}
-		return ep->b.setopt(&ep->own_rx.min_multi_recv, name, val, len);
-	});
-}
-
-ssize_t ep_rx_left(fid_ep *e) noexcept
-{
-	return ep_call(e, "fi_rx_size_left", [&](tcp_ep *ep) -> ssize_t {
-		std::lock_guard g(ep->b.mtx);
-		size_t n = ep->srx ? ep->own_rx.posted.load() : ep->rx->posted.load();
-		return ssize_t(ep->b.info->rx_attr->size - std::min(n, ep->b.info->rx_attr->size));
-	});
-}
-
-ssize_t ep_tx_left(fid_ep *e) noexcept
-{
-	return ep_call(e, "fi_tx_size_left", [&](tcp_ep *ep) -> ssize_t {
-		std::lock_guard g(ep->b.mtx);
-		return ssize_t(ep->b.info->tx_attr->size - std::min(ep->tx_inflight, ep->b.info->tx_attr->size));
-	});
-}
-
 constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ctl::control);
-
-constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
 
 /* Where an endpoint listens / binds: its info's src_addr, else the
  * domain's interface address, else loopback; the port of src_addr or 0. */
@@ -422,7 +364,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 				return -FI_EINVAL;
 		}
 		auto ep = std::make_unique<tcp_ep>();
-		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, &ep_ops, &ep_cm_ops, tcp_ops::msg_ops(),
+		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, ctl_ops::ops(), &ep_cm_ops, tcp_ops::msg_ops(),
 							     tcp_ops::rma_ops(), tcp_ops::tagged_ops(), tcp_ops::atomic_ops()});
 		ep->magic = ep_magic;
 		ep->tp->ep = ep.get();

@@ -368,6 +368,24 @@ int take_pep_socket(fid *f, unique_fd &fd, sockaddr_storage &ss, socklen_t &l) n
 	return 0;
 }
 
+int cm_data_getopt(int name, void *val, size_t *len) noexcept
+{
+	if (name != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	return prov::ep_base::put_size_opt(frame::max_cm_data, val, len);
+}
+
+int cm_data_setopt(int name, const void *val, size_t len) noexcept
+{
+	if (name != FI_OPT_CM_DATA_SIZE)
+		return -FI_ENOPROTOOPT;
+	size_t v;
+	if (len != sizeof v)
+		return -FI_EINVAL;
+	memcpy(&v, val, sizeof v);
+	return v <= frame::max_cm_data ? 0 : -FI_EINVAL;
+}
+
 namespace {
 
 int pep_close(fid *f) noexcept
@@ -519,29 +537,18 @@ int pep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
 {
 	if (!pep_of(f) || !val || !len)
 		return -FI_EINVAL;
-	if (level != FI_OPT_ENDPOINT || name != FI_OPT_CM_DATA_SIZE)
+	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
-	size_t v = frame::max_cm_data;
-	if (*len < sizeof v) {
-		*len = sizeof v;
-		return -FI_ETOOSMALL;
-	}
-	memcpy(val, &v, sizeof v);
-	*len = sizeof v;
-	return 0;
+	return cm_data_getopt(name, val, len);
 }
 
 int pep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
 {
 	if (!pep_of(f) || !val)
 		return -FI_EINVAL;
-	if (level != FI_OPT_ENDPOINT || name != FI_OPT_CM_DATA_SIZE)
+	if (level != FI_OPT_ENDPOINT)
 		return -FI_ENOPROTOOPT;
-	size_t v;
-	if (len != sizeof v)
-		return -FI_EINVAL;
-	memcpy(&v, val, sizeof v);
-	return v <= frame::max_cm_data ? 0 : -FI_EINVAL;
+	return cm_data_setopt(name, val, len);
 }
 
 fi_ops pep_fi_ops = {
@@ -603,7 +610,7 @@ int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 			addr_text(addr_key(&ss, l)).c_str(), strerror(err));
 		return err == EADDRINUSE ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
 	}
-	auto *pep = new tcp_pep();
+	auto pep = std::make_unique<tcp_pep>();
 	pep->pep.fid.fclass = FI_CLASS_PEP;
 	pep->pep.fid.context = context;
 	pep->pep.fid.ops = &pep_fi_ops;
@@ -614,12 +621,10 @@ int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 	pep->info = info_dup(info);
 	pep->lfd = std::move(fd);
 	pep->key = key;
-	if (!pep->info) {
-		delete pep; /* closes the socket */
-		return -FI_ENOMEM;
-	}
+	if (!pep->info)
+		return -FI_ENOMEM; /* pep goes, and the socket with it */
 	fab->children.get();
-	*out = &pep->pep;
+	*out = &pep.release()->pep;
 	return 0;
 }
 

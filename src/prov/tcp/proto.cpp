@@ -528,27 +528,12 @@ void on_rdata(tcp_ep *ep, conn *c)
 
 /* ---- data-path entry points ---- */
 
-namespace {
-
-/* The iovecs' bytes one after another at dst; returns how many. */
-size_t gather(char *dst, const iovec *iov, size_t cnt)
-{
-	size_t off = 0;
-	for (size_t i = 0; i < cnt; i++) {
-		memcpy(dst + off, iov[i].iov_base, iov[i].iov_len);
-		off += iov[i].iov_len;
-	}
-	return off;
-}
-
-} // namespace
-
 /* FI_INJECT: the item sends its own copy, so the caller's buffer is free
  * when the call returns. */
 void own_payload(txitem *t, const iovec *iov, size_t cnt, size_t total)
 {
 	t->owned.reset(new char[total ? total : 1]);
-	gather(t->owned.get(), iov, cnt);
+	copy_from_iov(iov, cnt, 0, t->owned.get(), total);
 	t->cnt = 1;
 	if (total)
 		t->iov[t->cnt++] = {t->owned.get(), total};
@@ -675,7 +660,7 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 			ssize_t n;
 			if (total <= small_send_max) {
 				/* One flat buffer: cheaper for the kernel than an iovec. */
-				size_t off = frame::hdr_size + gather(reinterpret_cast<char *>(hb) + frame::hdr_size, iov, cnt);
+				size_t off = frame::hdr_size + copy_from_iov(iov, cnt, 0, reinterpret_cast<char *>(hb) + frame::hdr_size, total);
 				n = send(c->fd, hb, off, MSG_NOSIGNAL | MSG_DONTWAIT);
 			} else {
 				iovec v[max_iov + 1];

@@ -42,8 +42,10 @@ void finish_body(tcp_ep *ep, conn *c)
 		c->rop = nullptr;
 		bool release = rx_done(ep, o);
 		fi_addr_t src = (ep->b.info->caps & FI_SOURCE) || directed(ep) ? src_of(ep, c) : FI_ADDR_NOTAVAIL;
-		complete_rx(ep, o, c->seg, c->body_into, src, tagged, h.tag, has_data, h.data, c->body_trunc,
-			    c->body_trunc ? FI_ETRUNC : 0, release);
+		complete_rx(ep, o,
+			    {.buf = c->seg, .len = c->body_into, .olen = c->body_trunc, .src = src,
+			     .kind = prov::msg_kind(tagged, has_data), .tag = h.tag, .data = h.data,
+			     .err = c->body_trunc ? FI_ETRUNC : 0, .release = release});
 		break;
 	}
 	case B_UNEXP: {
@@ -57,9 +59,11 @@ void finish_body(tcp_ep *ep, conn *c)
 			iovec first[max_iov];
 			size_t k = slice(o, u->claim_off, into, first);
 			bool release = rx_done(ep, o);
-			complete_rx(ep, o, k ? first[0].iov_base : (o->iov_cnt ? o->iov[0].iov_base : nullptr), into, u->src, u->tagged,
-				    u->tag, u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0,
-				    release);
+			complete_rx(ep, o,
+				    {.buf = k ? first[0].iov_base : (o->iov_cnt ? o->iov[0].iov_base : nullptr),
+				     .len = into, .olen = u->len - into, .src = u->src,
+				     .kind = prov::msg_kind(u->tagged, u->has_data), .tag = u->tag, .data = u->data,
+				     .err = u->len > into ? FI_ETRUNC : 0, .release = release});
 			free_unexp(ep, u);
 		}
 		break;
@@ -93,8 +97,10 @@ void finish_body(tcp_ep *ep, conn *c)
 		c->rop = nullptr;
 		bool release = rx_done(ep, o);
 		const rndv_rx &r = c->rv;
-		complete_rx(ep, o, c->seg, c->body_into, r.src, r.tagged, r.tag, r.has_data, r.data, c->body_trunc,
-			    c->body_trunc ? FI_ETRUNC : 0, release);
+		complete_rx(ep, o,
+			    {.buf = c->seg, .len = c->body_into, .olen = c->body_trunc, .src = r.src,
+			     .kind = prov::msg_kind(r.tagged, r.has_data), .tag = r.tag, .data = r.data,
+			     .err = c->body_trunc ? FI_ETRUNC : 0, .release = release});
 		break;
 	}
 	case B_SMALL:
@@ -263,24 +269,7 @@ void on_header(tcp_ep *ep, conn *c)
 	}
 }
 
-void consume_iov(iovec *v, size_t &cnt, size_t n)
-{
-	size_t k = 0;
-	while (n && k < cnt) {
-		if (n >= v[k].iov_len) {
-			n -= v[k].iov_len;
-			k++;
-		} else {
-			v[k].iov_base = static_cast<char *>(v[k].iov_base) + n;
-			v[k].iov_len -= n;
-			n = 0;
-		}
-	}
-	while (k < cnt && v[k].iov_len == 0)
-		k++;
-	memmove(v, v + k, (cnt - k) * sizeof(iovec));
-	cnt -= k;
-}
+
 
 /* Reads from the socket into the staging buffer: >0 bytes, 0 would block,
  * -1 the connection failed (already handled). */
@@ -407,7 +396,7 @@ void read_conn(tcp_ep *ep, conn *c)
 					done += t;
 				}
 				g.reset();
-				consume_iov(c->tgt, c->tgt_cnt, n);
+				iov_consume(c->tgt, c->tgt_cnt, n);
 				c->rpos += n;
 				c->body_left -= n;
 				continue;
@@ -427,7 +416,7 @@ void read_conn(tcp_ep *ep, conn *c)
 				if (n > 0) {
 					c->drained = size_t(n) < want;
 					ep->reads++;
-					consume_iov(c->tgt, c->tgt_cnt, size_t(n));
+					iov_consume(c->tgt, c->tgt_cnt, size_t(n));
 					c->body_left -= size_t(n);
 					budget++;
 					continue;

@@ -209,8 +209,9 @@ void ep_transport::start(match::engine &e, match::recv *r, const match::message 
 	auto *u = static_cast<unexp *>(m.cookie);
 	op *o = op_of(r);
 	if (!u) [[unlikely]] {
-		complete_rx(ep, o, nullptr, 0, m.src, false, m.tag, false, 0, 0, FI_EIO,
-			    !(o->flags & FI_MULTI_RECV) || e.recv_done(r));
+		complete_rx(ep, o,
+			    {.src = m.src, .tag = m.tag, .err = FI_EIO,
+			     .release = !(o->flags & FI_MULTI_RECV) || e.recv_done(r)});
 		return;
 	}
 	u->qe = nullptr;
@@ -219,8 +220,9 @@ void ep_transport::start(match::engine &e, match::recv *r, const match::message 
 	resolve_src(ep, u);
 	bool multi = o->flags & FI_MULTI_RECV;
 	if (u->claim_err || (u->rts && !u->from)) {
-		complete_rx(ep, o, nullptr, 0, u->src, u->tagged, u->tag, false, 0, 0,
-			    u->claim_err ? u->claim_err : FI_ECONNRESET, !multi || e.recv_done(r));
+		complete_rx(ep, o,
+			    {.src = u->src, .kind = prov::msg_kind(u->tagged), .tag = u->tag,
+			     .err = u->claim_err ? u->claim_err : FI_ECONNRESET, .release = !multi || e.recv_done(r)});
 		delete u;
 		return;
 	}
@@ -250,9 +252,11 @@ void ep_transport::start(match::engine &e, match::recv *r, const match::message 
 	copy_to_op(o, off, u->buf.get(), into);
 	iovec first[max_iov];
 	size_t k = slice(o, off, into, first);
-	complete_rx(ep, o, k ? first[0].iov_base : (o->iov_cnt ? o->iov[0].iov_base : nullptr), into, u->src,
-		    u->tagged, u->tag, u->has_data, u->data, u->len - into, u->len > into ? FI_ETRUNC : 0,
-		    !multi || e.recv_done(r));
+	complete_rx(ep, o,
+		    {.buf = k ? first[0].iov_base : (o->iov_cnt ? o->iov[0].iov_base : nullptr),
+		     .len = into, .olen = u->len - into, .src = u->src, .kind = prov::msg_kind(u->tagged, u->has_data),
+		     .tag = u->tag, .data = u->data, .err = u->len > into ? FI_ETRUNC : 0,
+		     .release = !multi || e.recv_done(r)});
 	free_unexp(ep, u);
 }
 

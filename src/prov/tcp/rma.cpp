@@ -115,68 +115,18 @@ ssize_t refuse(const char *where, ssize_t err, const char *why)
 	return err;
 }
 
-/* Elements over an ioc list as byte iovecs of elements of size bytes;
- * false for a malformed list (no entries, too many, NULL addresses). */
-bool ioc_bytes(const fi_ioc *v, size_t cnt, size_t size, iovec *out, size_t &elems)
-{
-	if (!v || !cnt || cnt > max_iov)
-		return false;
-	elems = 0;
-	for (size_t i = 0; i < cnt; i++) {
-		if ((!v[i].addr && v[i].count) || v[i].count > atomic::max_bytes)
-			return false;
-		out[i] = {v[i].addr, v[i].count * size};
-		elems += v[i].count;
-	}
-	return true;
-}
-
 } // namespace
 
 ssize_t do_atomic(tcp_ep *ep, const prov::atomic_xfer &a)
 {
 	const fi_msg_atomic *m = a.m;
-	if (!m)
-		return refuse(a.where, -FI_EINVAL, "msg is NULL");
 	const char *why = nullptr;
-	size_t max = 0;
-	if (int r = atomic::check(m->datatype, m->op, a.k, &max, &why))
+	atomic::call ac;
+	if (int r = atomic::check_call(a, ep->b.info->tx_attr->inject_size, &ac, &why))
 		return refuse(a.where, r, why);
-	if (a.flags & FI_TAGGED)
-		return refuse(a.where, -FI_EOPNOTSUPP, "atomics on tagged receive buffers (FI_TAGGED) are not supported");
-	if (a.flags & FI_REMOTE_CQ_DATA)
-		return refuse(a.where, -FI_EOPNOTSUPP, "remote CQ data is not carried by atomics");
-	size_t size = atomic::size_of(m->datatype);
-	bool fetch = a.k != atomic::kind::write;
-	unsigned nops = atomic::operands(m->op);
-	/* Operands (and compare values) go out as one payload. */
-	iovec v[2 * max_iov];
-	size_t k = 0, count = 0, n = 0;
-	if (nops) {
-		if (!ioc_bytes(m->msg_iov, m->iov_count, size, v, count))
-			return refuse(a.where, -FI_EINVAL, "operand iocs missing, NULL or more than iov_limit");
-		k = m->iov_count;
-	}
-	if (nops == 2) {
-		if (!ioc_bytes(a.cmp, a.cmp_cnt, size, v + k, n) || n != count)
-			return refuse(a.where, -FI_EINVAL, "compare iocs missing, NULL, too many or not matching the operands");
-		k += a.cmp_cnt;
-	}
-	iovec rv[max_iov];
-	if (fetch) {
-		if (!ioc_bytes(a.res, a.res_cnt, size, rv, n) || (nops && n != count))
-			return refuse(a.where, -FI_EINVAL, "result iocs missing, NULL, too many or not matching the operands");
-		count = n; /* ATOMIC_READ: the results say how many */
-	}
-	if (!count)
-		return refuse(a.where, -FI_EINVAL, "count is 0");
-	if (count > max)
-		return refuse(a.where, -FI_EMSGSIZE, "more elements than fi_atomicvalid's count");
-	if (!m->rma_iov || m->rma_iov_count != 1 || m->rma_iov->count != count)
-		return refuse(a.where, -FI_EINVAL, "needs one remote ioc of as many elements as the operands");
-	size_t bytes = count * size;
-	if ((a.inject_api || (a.flags & FI_INJECT)) && bytes > ep->b.info->tx_attr->inject_size)
-		return refuse(a.where, -FI_EINVAL, "FI_INJECT operands above inject_size");
+	/* Operands (and compare values) go out as one payload, ac.v[0..ac.k). */
+	const size_t count = ac.count, bytes = ac.bytes;
+	const bool fetch = ac.fetch;
 	{
 		std::lock_guard g(ep->b.mtx);
 		ssize_t err = 0;
@@ -188,9 +138,9 @@ ssize_t do_atomic(tcp_ep *ep, const prov::atomic_xfer &a)
 		o->context = m->context;
 		o->flags = a.flags;
 		if (fetch) {
-			for (size_t i = 0; i < a.res_cnt; i++)
-				o->iov[i] = rv[i];
-			o->iov_cnt = a.res_cnt;
+			for (size_t i = 0; i < ac.res_cnt; i++)
+				o->iov[i] = ac.res[i];
+			o->iov_cnt = ac.res_cnt;
 			o->len = bytes;
 		}
 		o->id = ep->next_id++;
@@ -207,11 +157,11 @@ ssize_t do_atomic(tcp_ep *ep, const prov::atomic_xfer &a)
 		d.family = uint8_t(a.k);
 		d.count = uint32_t(count);
 		h.data = frame::pack(d);
-		h.len = bytes * nops;
+		h.len = bytes * ac.nops;
 		/* Always a copy: the caller's buffers are free at once (FI_INJECT
 		 * costs nothing more) and compare values need no second iovec run. */
 		txitem *t = make_item(h, nullptr, 0);
-		own_payload(t, v, k, h.len);
+		own_payload(t, ac.v, ac.k, h.len);
 		t->left += h.len;
 		queue_pending(ep, c, t, o);
 	}

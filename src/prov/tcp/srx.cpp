@@ -13,6 +13,7 @@
  * once the endpoint locks are released, still under bind_mtx so that no
  * bound endpoint closes meanwhile. */
 #include "config.h"
+#include "prov/common/ops_tables.h"
 #include "prov/tcp/tcp_impl.h"
 
 namespace wu::tcp::detail {
@@ -194,16 +195,7 @@ fi_ops_atomic srx_atomic_ops = {sizeof(fi_ops_atomic),
 				WU_NOSYS(fi_ops_atomic, readwritevalid),
 				WU_NOSYS(fi_ops_atomic, compwritevalid)};
 
-fi_ops_cm srx_cm_ops = {sizeof(fi_ops_cm),
-			WU_NOSYS(fi_ops_cm, setname),
-			WU_NOSYS(fi_ops_cm, getname),
-			WU_NOSYS(fi_ops_cm, getpeer),
-			WU_NOSYS(fi_ops_cm, connect),
-			WU_NOSYS(fi_ops_cm, listen),
-			WU_NOSYS(fi_ops_cm, accept),
-			WU_NOSYS(fi_ops_cm, reject),
-			WU_NOSYS(fi_ops_cm, shutdown),
-			WU_NOSYS(fi_ops_cm, join)};
+constinit fi_ops_cm srx_cm_ops = prov::rdm_cm_ops(WU_NOSYS(fi_ops_cm, setname), WU_NOSYS(fi_ops_cm, getname));
 
 /* fi_ops_ep */
 
@@ -265,14 +257,8 @@ ssize_t srx_rx_left(fid_ep *e) noexcept
 	});
 }
 
-fi_ops_ep srx_ep_ops = {sizeof(fi_ops_ep),
-			srx_cancel,
-			srx_getopt,
-			srx_setopt,
-			WU_NOSYS(fi_ops_ep, tx_ctx),
-			WU_NOSYS(fi_ops_ep, rx_ctx),
-			srx_rx_left,
-			WU_NOSYS(fi_ops_ep, tx_size_left)};
+constinit fi_ops_ep srx_ep_ops =
+	prov::ep_core_ops(srx_cancel, srx_getopt, srx_setopt, srx_rx_left, WU_NOSYS(fi_ops_ep, tx_size_left));
 
 /* fi_ops */
 
@@ -308,10 +294,7 @@ int srx_control(fid *f, int command, void *) noexcept
 	});
 }
 
-fi_ops srx_fi_ops = {sizeof(fi_ops),	       srx_close,
-		     WU_NOSYS(fi_ops, bind),   srx_control,
-		     WU_NOSYS(fi_ops, ops_open), WU_NOSYS(fi_ops, tostr),
-		     WU_NOSYS(fi_ops, ops_set)};
+constinit fi_ops srx_fi_ops = prov::ep_fi_ops(srx_close, WU_NOSYS(fi_ops, bind), srx_control);
 
 } // namespace
 

@@ -147,7 +147,6 @@ using prov::OP_FETCH;
 /* The operation record (prov/common/rx.h): receives, sends, RMA, atomics. */
 using prov::op;
 using prov::new_op;
-using prov::iov_total;
 using prov::slice;
 using prov::copy_to_op;
 
@@ -527,10 +526,9 @@ void flush(tcp_ep *ep) noexcept;
 void complete_tx(tcp_ep *ep, op *o, int err);
 fi_addr_t src_of(tcp_ep *ep, conn *c);
 /* A receive's completion on ep (prov::complete_rx). */
-inline void complete_rx(tcp_ep *ep, op *o, void *buf, size_t len, fi_addr_t src, bool tagged, uint64_t tag,
-			bool has_data, uint64_t data, size_t olen, int err, bool release)
+inline void complete_rx(tcp_ep *ep, op *o, const prov::rx_end &e)
 {
-	prov::complete_rx(ep->b, o, buf, len, src, tagged, tag, has_data, data, olen, err, release);
+	prov::complete_rx(ep->b, o, e);
 }
 
 /* recv.cpp */
@@ -643,6 +641,10 @@ int srx_bind_av(tcp_ep *ep, tcp_srx *srx, fid *av, uint64_t flags);
 
 /* pep.cpp */
 void free_connreq(tcp_connreq *cr);
+/* fi_getopt / fi_setopt of FI_OPT_CM_DATA_SIZE (endpoints and passive
+ * endpoints alike): -FI_ENOPROTOOPT for another option. */
+int cm_data_getopt(int name, void *val, size_t *len) noexcept;
+int cm_data_setopt(int name, const void *val, size_t len) noexcept;
 
 } // namespace wu::tcp::detail
 

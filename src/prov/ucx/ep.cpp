@@ -21,6 +21,8 @@
 #include "core/param.h"
 #include "core/shim.h"
 #include "prov/common/ep_control.h"
+#include "core/iov.h"
+#include "prov/common/ep_ctl_ops.h"
 #include "prov/common/ep_ops.h"
 #include "prov/common/ops_tables.h"
 #include "prov/ucx/ucx_ep.h"
@@ -54,25 +56,11 @@ void free_op_slow(op *o) noexcept
 	delete_op(o);
 }
 
-void trim_spare(ucx_ep *ep) noexcept
-{
-	while (ep->nspare > spare_max) {
-		op *o = ep->spare;
-		ep->spare = o->next;
-		ep->nspare--;
-		delete_op(o);
-	}
-}
 
 void gather(op *o, const iovec *iov, size_t count, size_t len)
 {
 	o->copy.resize(len);
-	size_t off = 0;
-	for (size_t i = 0; i < count; i++) {
-		if (iov[i].iov_len)
-			memcpy(o->copy.data() + off, iov[i].iov_base, iov[i].iov_len);
-		off += iov[i].iov_len;
-	}
+	copy_from_iov(iov, count, 0, o->copy.data(), len);
 }
 
 void complete_tx(op *o, int err)
@@ -134,8 +122,8 @@ void progress_cb(void *arg) noexcept
 				flush_rx(ep);
 				ucp_worker_progress(ep->worker);
 			}
-			if (ep->nspare > spare_max) [[unlikely]]
-				trim_spare(ep);
+			if (ep->spare.size() > spare_max) [[unlikely]]
+				ep->spare.trim(spare_max);
 		});
 	});
 }
@@ -450,11 +438,7 @@ void close_worker(ucx_ep *ep)
 		free_op(o);
 	/* After the worker: the room before a spare op may hold a request
 	 * UCP touched until then. */
-	while (op *o = ep->spare) {
-		ep->spare = o->next;
-		delete_op(o);
-	}
-	ep->nspare = 0;
+	ep->spare.clear();
 }
 
 int enable_locked(ucx_ep *ep);
@@ -467,8 +451,13 @@ struct ctl_hooks {
 	static void finish_auto(ucx_ep *ep) { ucx::finish_auto(ep); }
 	/* Without UCP's event fd nothing can wake a sleeper. */
 	static bool can_block(ucx_ep *ep) { return ep->efd >= 0; }
+	/* fi_ops_ep (prov/common/ep_ctl_ops.h): receives are UCP's, no FI_MULTI_RECV. */
+	static ssize_t cancel_locked(ucx_ep *ep, void *context) { return ucx::cancel_locked(ep, context); }
+	static size_t rx_busy(ucx_ep *ep) { return ep->rx_busy; }
+	static size_t tx_busy(ucx_ep *ep) { return ep->tx_busy; }
 };
 using ctl = prov::ep_control<ctl_hooks>;
+using ctl_ops = prov::ep_ctl_ops<ctl_hooks>;
 
 int ep_close(fid *f) noexcept
 {
@@ -502,67 +491,6 @@ int enable_locked(ucx_ep *ep)
 }
 
 
-ssize_t ep_cancel(fid *f, void *context) noexcept
-{
-	return guard("fi_cancel", [&]() -> ssize_t {
-		ucx_ep *ep = ep_of(f);
-		if (!ep)
-			return -FI_EINVAL;
-		return ep->b.locked([&] { return cancel_locked(ep, context); });
-	});
-}
-
-int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
-{
-	return guard("fi_getopt", [&]() -> int {
-		ucx_ep *ep = ep_of(f);
-		if (!ep || !val || !len)
-			return -FI_EINVAL;
-		if (level != FI_OPT_ENDPOINT)
-			return -FI_ENOPROTOOPT;
-		/* no FI_MULTI_RECV, so no FI_OPT_MIN_MULTI_RECV */
-		return prov::ep_base::limit_getopt(ep->b.info, name, val, len);
-	});
-}
-
-int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
-{
-	return guard("fi_setopt", [&]() -> int {
-		ucx_ep *ep = ep_of(f);
-		if (!ep || !val)
-			return -FI_EINVAL;
-		if (level != FI_OPT_ENDPOINT || name == FI_OPT_MIN_MULTI_RECV)
-			return -FI_ENOPROTOOPT;
-		size_t unused = 0;
-		return ep->b.setopt(&unused, name, val, len);
-	});
-}
-
-template <class F>
-ssize_t ep_call(fid_ep *e, const char *where, F &&fn) noexcept
-{
-	return guard(where, [&]() -> ssize_t {
-		ucx_ep *ep = ep_of(e);
-		return ep ? fn(ep) : -FI_EINVAL;
-	});
-}
-
-ssize_t ep_rx_left(fid_ep *e) noexcept
-{
-	return ep_call(e, "fi_rx_size_left", [&](ucx_ep *ep) -> ssize_t {
-		std::lock_guard g(ep->b.mtx);
-		return ssize_t(ep->b.info->rx_attr->size - std::min(ep->rx_busy, ep->b.info->rx_attr->size));
-	});
-}
-
-ssize_t ep_tx_left(fid_ep *e) noexcept
-{
-	return ep_call(e, "fi_tx_size_left", [&](ucx_ep *ep) -> ssize_t {
-		std::lock_guard g(ep->b.mtx);
-		return ssize_t(ep->b.info->tx_attr->size - std::min(ep->tx_busy, ep->b.info->tx_attr->size));
-	});
-}
-
 int ep_getname(fid *f, void *addr, size_t *addrlen) noexcept
 {
 	return guard("fi_getname", [&]() -> int {
@@ -591,8 +519,6 @@ int ep_setname(fid *f, void *, size_t) noexcept
 }
 
 constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ctl::bind, ctl::control);
-
-constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
 
 constinit fi_ops_cm ep_cm_ops = prov::rdm_cm_ops(ep_setname, ep_getname);
 
@@ -661,7 +587,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		auto ep = std::make_unique<ucx_ep>();
 		data_tables t = data_ops();
 		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context,
-				 {&ep_fi_ops, &ep_ops, &ep_cm_ops, t.msg, t.rma, t.tagged, t.atomic});
+				 {&ep_fi_ops, ctl_ops::ops(), &ep_cm_ops, t.msg, t.rma, t.tagged, t.atomic});
 		ep->dom = ud;
 		fi_info *mine = info_dup(info);
 		if (!mine)

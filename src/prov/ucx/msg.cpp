@@ -8,19 +8,12 @@
 #include <cstring>
 
 #include "av/av.h"
+#include "core/iov.h"
 #include "prov/common/ep_ops.h"
 #include "prov/ucx/ucx_ep.h"
 
 namespace wu::ucx {
 namespace {
-
-size_t iov_total(const prov::msg_xfer &x)
-{
-	size_t t = 0;
-	for (size_t i = 0; i < x.count; i++)
-		t += x.iov[i].iov_len;
-	return t;
-}
 
 /* Argument checks every send and receive shares; 0 or a negative errno. */
 int check_common(ucx_ep *ep, const prov::msg_xfer &x, size_t limit)
@@ -314,7 +307,7 @@ op *new_recv(ucx_ep *ep, const prov::msg_xfer &x, uint32_t src)
 	o->flags = x.flags;
 	o->tagged = x.tagged;
 	o->src_id = src;
-	o->len = iov_total(x);
+	o->len = wu::iov_total(x.iov, x.count);
 	ep->rx_busy++;
 	return o;
 }
@@ -467,7 +460,7 @@ ssize_t do_send(ucx_ep *ep, const prov::msg_xfer &x)
 			return -FI_EINVAL;
 		}
 		const bool inject = x.inject_api || (x.flags & FI_INJECT);
-		size_t len = iov_total(x);
+		size_t len = wu::iov_total(x.iov, x.count);
 		peer *p;
 		if (int r = tx_checks(ep, x.where, inject && len > ep->b.info->tx_attr->inject_size, len, x.addr, &p))
 			return r;
@@ -590,8 +583,9 @@ namespace {
 /* The short paths of fi_inject / fi_tinject and fi_recv / fi_trecv (the
  * ep_ops traits hooks): prov::general_path when do_send / do_recv must
  * take the call, nothing changed then. */
-ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, bool tagged, bool has_data)
+ssize_t inject_one(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t kind)
 {
+	const bool tagged = kind & FI_TAGGED, has_data = kind & FI_REMOTE_CQ_DATA;
 	const fi_info *info = ep->b.info;
 	/* What do_send would refuse (it logs why) or send otherwise goes to it. */
 	if (has_data || len > info->tx_attr->inject_size || (!buf && len) ||
@@ -667,9 +661,9 @@ struct ucx_traits {
 	static ssize_t send(ucx_ep *ep, const prov::msg_xfer &x) { return do_send(ep, x); }
 	static ssize_t recv(ucx_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
 	static ssize_t inject(ucx_ep *ep, const void *buf, size_t len, fi_addr_t dest, uint64_t tag, uint64_t,
-			      bool tagged, bool has_data)
+			      uint64_t kind)
 	{
-		return inject_one(ep, buf, len, dest, tag, tagged, has_data);
+		return inject_one(ep, buf, len, dest, tag, kind);
 	}
 	static ssize_t recv1(ucx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
 			     void *ctx, bool tagged)

@@ -27,6 +27,7 @@
 #include <rdma/fi_endpoint.h>
 
 #include "core/fid.h"
+#include "core/free_list.h"
 #include "core/log.h"
 #include "prov/common/ep_base.h"
 #include "prov/common/progress.h"
@@ -228,6 +229,11 @@ struct op_list {
 };
 
 inline constexpr size_t spare_max = 64;
+/* An op's allocation has room before it (new_op_alloc): ops go through delete_op. */
+void delete_op(op *o) noexcept;
+struct op_deleter {
+	void operator()(op *o) const noexcept { delete_op(o); }
+};
 
 inline constexpr uint32_t ep_magic = 0x55435845; /* "UCXE" */
 
@@ -296,8 +302,7 @@ struct ucx_ep {
 	/* Peers whose sender id we answered rkey requests from (no AV entry needed). */
 	std::unordered_map<uint32_t, ucp_ep_h> repliers;
 	op_list live;		      /* every op UCP holds */
-	op *spare = nullptr;	      /* freed ops kept for reuse (up to spare_max), through next */
-	size_t nspare = 0;
+	free_list<op, &op::next, op_deleter> spare; /* freed ops kept for reuse (up to spare_max) */
 	std::vector<void *> closes;  /* ucp_ep_close_nbx requests still running */
 	/* Claimed messages (FI_PEEK | FI_CLAIM), by the context of the peek. */
 	std::unordered_map<void *, std::pair<ucp_tag_message_h, ucp_tag_recv_info_t>> claimed;
@@ -388,15 +393,11 @@ inline fi_addr_t source_of(ucx_ep *ep, uint32_t id) noexcept
 op *new_op_alloc(ucx_ep *ep, op_kind k);
 void free_op_slow(op *o) noexcept;
 void delete_op(op *o) noexcept;
-/* Under b.mtx, outside UCP's calls: spare ops beyond spare_max go. */
-void trim_spare(ucx_ep *ep) noexcept;
 inline op *new_op(ucx_ep *ep, op_kind k)
 {
-	op *o = ep->spare;
+	op *o = ep->spare.pop();
 	if (!o) [[unlikely]]
 		return new_op_alloc(ep, k);
-	ep->spare = o->next;
-	ep->nspare--;
 	o->ep = ep;
 	o->kind = k;
 	ep->live.insert(o);
@@ -407,8 +408,8 @@ inline void free_op(op *o) noexcept
 	ucx_ep *ep = o->ep;
 	/* An op whose room holds UCP's request stays allocated: UCP still
 	 * marks the request done after the callback that freed the op
-	 * returns.  trim_spare and close_worker delete it later. */
-	if ((ep->nspare >= spare_max || ep->closing) && !o->ureq) [[unlikely]] {
+	 * returns.  progress's trim and close_worker delete it later. */
+	if ((ep->spare.size() >= spare_max || ep->closing) && !o->ureq) [[unlikely]] {
 		free_op_slow(o);
 		return;
 	}
@@ -421,9 +422,7 @@ inline void free_op(op *o) noexcept
 	static_cast<op_state &>(*o) = blank;
 	o->copy.clear();
 	o->liov.clear();
-	o->next = ep->spare;
-	ep->spare = o;
-	ep->nspare++;
+	ep->spare.push(o);
 }
 /* An inject's payload: the count buffers of iov (len bytes in all) into
  * o->copy, since the caller's are free on return. */

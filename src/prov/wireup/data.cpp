@@ -226,7 +226,7 @@ inline ssize_t inject(fid_ep *e, const void *buf, size_t len, uint64_t data, fi_
 {
 	wx_ep *ep = wx_of(e);
 	if (ep && ep->shm_inject && shm_route(ep, dest)) [[likely]] {
-		ssize_t r = ep->shm_inject(ep->sub[part_shm], buf, len, dest, tag, data, Tagged, Data);
+		ssize_t r = ep->shm_inject(ep->sub[part_shm], buf, len, dest, tag, data, prov::msg_kind(Tagged, Data));
 		if (r != prov::general_path)
 			return r;
 	}

@@ -24,6 +24,7 @@
 #include "core/log.h"
 #include "core/param.h"
 #include "core/shim.h"
+#include "prov/common/ep_ctl_ops.h"
 #include "prov/common/ops_tables.h"
 #include "prov/common/sub_ep.h"
 #include "prov/shm/shm.h"
@@ -447,75 +448,21 @@ int ep_control(fid *f, int command, void *arg) noexcept
 	});
 }
 
-ssize_t ep_cancel(fid *f, void *context) noexcept
-{
-	return guard("fi_cancel", [&]() -> ssize_t {
+/* fi_ops_ep (prov/common/ep_ctl_ops.h): receives are posted through rb,
+ * whose lock is ours, to our receive context; transmits go to the
+ * sub-endpoints, so room to send is the least either has. */
+struct ctl_hooks {
+	using ep_type = wx_ep;
+	static wx_ep *lookup(fid *f) noexcept
+	{
 		wx_ep *ep = wx_of(f);
-		if (!ep)
-			return -FI_EINVAL;
-		unsigned fl;
-		{
-			std::lock_guard g(ep->mtx);
-			prov::op *o = ep->rx.cancel(context);
-			if (!o)
-				return -FI_ENOENT;
-			prov::complete_canceled(*ep->rb, o);
-			fl = collected(ep);
-		}
-		flush(ep, fl);
-		return 0;
-	});
-}
-
-int ep_getopt(fid *f, int level, int name, void *val, size_t *len) noexcept
-{
-	return guard("fi_getopt", [&]() -> int {
-		wx_ep *ep = wx_of(f);
-		if (!ep || !val || !len)
-			return -FI_EINVAL;
-		if (level != FI_OPT_ENDPOINT)
-			return -FI_ENOPROTOOPT;
-		if (name != FI_OPT_MIN_MULTI_RECV)
-			return prov::ep_base::limit_getopt(ep->info, name, val, len);
-		size_t v;
-		{
-			std::lock_guard g(ep->mtx);
-			v = ep->rx.min_multi_recv;
-		}
-		return prov::ep_base::put_size_opt(v, val, len);
-	});
-}
-
-int ep_setopt(fid *f, int level, int name, const void *val, size_t len) noexcept
-{
-	return guard("fi_setopt", [&]() -> int {
-		wx_ep *ep = wx_of(f);
-		if (!ep || !val || !ep->rb)
-			return -FI_EINVAL;
-		if (level != FI_OPT_ENDPOINT)
-			return -FI_ENOPROTOOPT;
-		/* rb's lock is ours: the shared context's value is set under it. */
-		return ep->rb->setopt(&ep->rx.min_multi_recv, name, val, len);
-	});
-}
-
-ssize_t ep_rx_left(fid_ep *e) noexcept
-{
-	return guard("fi_rx_size_left", [&]() -> ssize_t {
-		wx_ep *ep = wx_of(e);
-		if (!ep)
-			return -FI_EINVAL;
-		std::lock_guard g(ep->mtx);
-		return ssize_t(ep->rx.size - std::min(ep->rx.posted.load(), ep->rx.size));
-	});
-}
-
-ssize_t ep_tx_left(fid_ep *e) noexcept
-{
-	return guard("fi_tx_size_left", [&]() -> ssize_t {
-		wx_ep *ep = wx_of(e);
-		if (!ep)
-			return -FI_EINVAL;
+		return ep && ep->rb ? ep : nullptr;
+	}
+	static prov::ep_base &base(wx_ep *ep) { return *ep->rb; }
+	static const fi_info *info(wx_ep *ep) { return ep->info; }
+	static prov::rx_ctx *rx(wx_ep *ep) { return &ep->rx; }
+	static ssize_t tx_left(wx_ep *ep)
+	{
 		ssize_t best = -FI_EOPBADSTATE;
 		for (fid_ep *s : ep->sub) {
 			if (!s)
@@ -526,8 +473,9 @@ ssize_t ep_tx_left(fid_ep *e) noexcept
 			best = best < 0 ? n : std::min(best, n);
 		}
 		return best;
-	});
-}
+	}
+};
+using ctl_ops = prov::ep_ctl_ops<ctl_hooks>;
 
 int ep_getname(fid *f, void *addr, size_t *addrlen) noexcept
 {
@@ -552,8 +500,6 @@ int ep_setname(fid *f, void *, size_t) noexcept
 
 constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ep_control);
 
-constinit fi_ops_ep ep_ops = prov::ep_core_ops(ep_cancel, ep_getopt, ep_setopt, ep_rx_left, ep_tx_left);
-
 constinit fi_ops_cm ep_cm_ops = prov::rdm_cm_ops(ep_setname, ep_getname);
 
 } // namespace
@@ -570,7 +516,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			return -FI_EINVAL;
 		}
 		auto ep = std::make_unique<wx_ep>();
-		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, &ep_ops, &ep_cm_ops, &wx_msg_ops, &wx_rma_ops,
+		prov::set_ep_fid(ep->ep, FI_CLASS_EP, context, {&ep_fi_ops, ctl_ops::ops(), &ep_cm_ops, &wx_msg_ops, &wx_rma_ops,
 							     &wx_tagged_ops, &wx_atomic_ops});
 		ep->dom = dom;
 		ep->info = info_dup(info);
