@@ -480,7 +480,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			}
 			ep->cr = cr;
 		}
-		dom->children.get();
+		ep->b.parent = child_ref(dom->children);
 		*out = &ep.release()->ep;
 		return 0;
 	});

@@ -400,7 +400,6 @@ int pep_close(fid *f) noexcept
 		pep->eq_ref.reset(); /* its events about us go with the binding */
 		pep->lfd.reset();
 		info_free(pep->info);
-		pep->fab->children.put();
 		pep->magic = 0;
 		delete pep;
 		return 0;
@@ -618,7 +617,7 @@ int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 		delete pep; /* closes the socket */
 		return -FI_ENOMEM;
 	}
-	fab->children.get();
+	pep->parent = child_ref(fab->children);
 	*out = &pep->pep;
 	return 0;
 }

@@ -264,7 +264,6 @@ int ep_close(fid *f) noexcept
 		}
 		free_routes(ep);
 		info_free(ep->info);
-		ep->dom->children.put();
 		ep->magic = 0;
 		delete ep;
 		return 0;
@@ -581,7 +580,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			return rt;
 		ep->rb = ep->sb[part_shm] ? ep->sb[part_shm] : ep->sb[part_tcp];
 		own.e = nullptr;
-		dom->children.get();
+		ep->parent = child_ref(dom->children);
 		*out = &ep.release()->ep;
 		return 0;
 	});
