@@ -17,6 +17,7 @@
 
 #include "av/av.h"
 #include "core/info.h"
+#include "core/launcher.h"
 #include "core/log.h"
 #include "core/param.h"
 #include "core/shim.h"
@@ -25,9 +26,6 @@
 #include "prov/shm/shm.h"
 #include "prov/tcp/tcp.h"
 #include "prov/wireup/wx_ep.h"
-#ifdef WU_HAVE_PMIX
-#include "pmix_glue/wireup.h"
-#endif
 
 namespace wu::wireup {
 
@@ -387,17 +385,13 @@ int ep_control(fid *f, int command, void *arg) noexcept
 			bool was = ep->enabled;
 			if (int r = enable(ep))
 				return r;
-#ifdef WU_HAVE_PMIX
 			/* Lets "pmix:" AVs of other ranks resolve this endpoint. */
 			if (!was) {
 				unsigned char a[addr_max];
 				size_t l = sizeof a;
 				if (!get_name(ep, a, &l))
-					pmix::endpoint_named(a, l, format()->addr_format);
+					launcher::endpoint_named(a, l, format()->addr_format);
 			}
-#else
-			(void)was;
-#endif
 			return 0;
 		}
 		case FI_GETOPSFLAG:
