@@ -40,7 +40,7 @@
 #include <rdma/fi_ext_wireup.h>
 
 #include "av/av.h"
-#include "../../test/pmix/fake_client.h"
+#include "pmix_glue/fake_client.h"
 #include "pmix_glue/wireup.h"
 
 #ifdef WU_HAVE_UCX

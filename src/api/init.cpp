@@ -8,6 +8,7 @@
 #ifdef WU_HAVE_PMIX
 #include "pmix_glue/wireup.h"
 #endif
+#include "prov/wireup/wireup.h"
 
 namespace wu::api {
 
@@ -18,9 +19,10 @@ void init_once() noexcept
 	try {
 		std::call_once(once, [] {
 #ifdef WU_HAVE_PMIX
-			pmix::register_av_names();
-			register_pmix_local();
+			/* "pmix:" AV names and core/launcher.h's hooks. */
+			pmix::register_hooks();
 #endif
+			wireup::register_local_format();
 		});
 	} catch (...) {
 		/* call_once throws only on a system error; registration retries

@@ -10,10 +10,6 @@ namespace wu::api {
 /* Idempotent and cheap after the first call. */
 void init_once() noexcept;
 
-/* With PMIx: registers the wireup provider's addresses with the wire-up as
- * computable for node-local peers (pmix_local.cpp).  0 or a negative FI_E*. */
-int register_pmix_local() noexcept;
-
 } // namespace wu::api
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "core/domain.h"
@@ -22,6 +23,15 @@ namespace detail {
 
 std::atomic<uint64_t> n_resolves{0};
 std::atomic<uint64_t> n_recoveries{0};
+
+av_obj::~av_obj()
+{
+	if (uids)
+		munmap(uids, slots * sizeof(uint64_t));
+	if (auth_of)
+		munmap(auth_of, slots * sizeof(uint32_t));
+	magic = 0;
+}
 
 } // namespace detail
 
@@ -225,22 +235,6 @@ fi_ops_av av_ops = {
 	av_set_user_id,
 };
 
-void destroy(av_obj *a)
-{
-	if (a->reg)
-		release_region(a->reg);
-	if (a->uids)
-		munmap(a->uids, a->slots * sizeof(uint64_t));
-	if (a->auth_of)
-		munmap(a->auth_of, a->slots * sizeof(uint32_t));
-	delete a->local;
-	delete a->rev;
-	delete a->parts;
-	delete a->keys;
-	a->magic = 0;
-	delete a;
-}
-
 int av_close_body(fid *f)
 {
 	av_obj *a = av_of(f);
@@ -253,9 +247,7 @@ int av_close_body(fid *f)
 	/* Events already queued stay on the EQ (fi_av(3)). */
 	if (a->eq)
 		eq_unbind(&a->eq->fid);
-	prov::domain *d = a->dom;
-	destroy(a);
-	d->children.put();
+	std::unique_ptr<av_obj> gone(a); /* drops its reference on the domain */
 	return 0;
 }
 
@@ -355,9 +347,10 @@ int open_body(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av 
 		return -FI_EINVAL;
 	}
 	const fi_domain_attr *da = dom->info ? dom->info->domain_attr : nullptr;
-	auto *a = new av_obj{};
+	auto a = std::make_unique<av_obj>();
 	a->magic = av_magic;
 	a->dom = dom;
+	a->parent = child_ref(dom->children);
 	a->prov = prov;
 	a->fmt = fmt;
 	a->type = attr->type == FI_AV_UNSPEC ? FI_AV_TABLE : fi_av_type(attr->type);
@@ -371,38 +364,31 @@ int open_body(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av 
 	a->auth_av = da && da->auth_key_size == FI_AV_AUTH_KEY;
 	a->max_auth_keys = da && da->max_ep_auth_key ? da->max_ep_auth_key : 64;
 	a->uids_on = a->user_id_av;
-	a->local = new std::mutex;
-	a->rev = new rev_index;
-	a->parts = fmt->part ? new part_index : nullptr;
-	a->keys = new std::vector<auth_key_slot>;
+	a->local = make_owned<std::mutex>();
+	a->rev = make_owned<rev_index>();
+	if (fmt->part)
+		a->parts = make_owned<part_index>();
+	a->keys = make_owned<std::vector<auth_key_slot>>();
 	const uint32_t blob_size = uint32_t((fmt->max_addrlen + 4 + 7) & ~size_t(7));
 	if (attr->name) {
-		if (int r = shared_region(a, attr->name, attr->flags & FI_READ, attr->count, blob_size,
-					  a->type, attr->map_addr, &a->reg)) {
-			destroy(a);
+		if (int r = shared_region(a.get(), attr->name, attr->flags & FI_READ, attr->count, blob_size,
+					  a->type, attr->map_addr, &a->reg))
 			return r;
-		}
 		attr->map_addr = a->reg->base;
 	} else {
 		uint64_t slots = private_slots;
 		while (slots < attr->count)
 			slots <<= 1;
-		try {
-			a->reg = private_region(slots, blob_size, fmt->addr_format, a->type, attr->count);
-		} catch (...) {
-			destroy(a);
-			throw;
-		}
+		a->reg = private_region(slots, blob_size, fmt->addr_format, a->type, attr->count);
 	}
 	a->slots = a->reg->hdr->max_slots;
-	enable_fast_path(a);
+	enable_fast_path(a.get());
 	a->fid.fid.fclass = FI_CLASS_AV;
 	a->fid.fid.context = context;
 	a->fid.fid.ops = &av_fi_ops;
 	a->fid.ops = &av_ops;
 	attr->type = a->type;
-	dom->children.get();
-	*out = &a->fid;
+	*out = &a.release()->fid;
 	return 0;
 }
 

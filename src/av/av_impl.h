@@ -24,8 +24,10 @@
 #include "av/av.h"
 #include "av/region.h"
 #include "core/addr.h"
+#include "core/child_ref.h"
 #include "core/fid.h"
 #include "core/hash.h"
+#include "core/owned.h"
 #include "core/shim.h"
 
 namespace wu::av::detail {
@@ -88,14 +90,23 @@ struct auth_key_slot {
 	bool live = false;
 };
 
+/* Releases a mapped region (region_map.cpp): unmaps it, and unlinks a
+ * named AV's object when its last writer lets go. */
+struct region_release {
+	void operator()(region *r) const noexcept;
+};
+using region_ptr = owned<region, region_release>;
+
+/* Standard-layout (fid first): its owning members are owned<>, which stays
+ * so under every compiler (core/owned.h). */
 struct av_obj {
 	fid_av fid; /* first: the C view */
-	fi_ops_av *ops_copy;
 	uint32_t magic;
 	prov::domain *dom;
+	child_ref parent; /* on dom->children */
 	const fi_provider *prov;
 	const av_format *fmt;
-	region *reg;
+	region_ptr reg;
 	fi_av_type type;
 	uint64_t flags;
 	uint64_t idx_mask;
@@ -116,10 +127,10 @@ struct av_obj {
 	uint32_t *auth_of;    /* auth key handle index + 1 per fi_addr */
 	uint64_t slots;       /* region max_slots (sizes uids, auth_of) */
 	size_t max_auth_keys;
-	std::mutex *local;    /* reverse index, auth keys, resolver */
-	rev_index *rev;
-	part_index *parts;    /* formats with parts only (parts.cpp) */
-	std::vector<auth_key_slot> *keys;
+	owned<std::mutex> local; /* reverse index, auth keys, resolver */
+	owned<rev_index> rev;
+	owned<part_index> parts; /* formats with parts only (parts.cpp) */
+	owned<std::vector<auth_key_slot>> keys;
 	resolver_fn resolver;
 	void *resolver_ctx;
 	/* fi_av_lookup / addr_of fast path (see lookup_v4): set once at open;
@@ -127,6 +138,8 @@ struct av_obj {
 	bool v4_fast;
 	const uint64_t *rec;
 	const header *hdr;
+
+	~av_obj(); /* unmaps uids and auth_of; the owned members free themselves */
 };
 
 inline av_obj *av_of(fid_av *f)
@@ -243,11 +256,10 @@ int av_set_user_id_body(av_obj *a, fi_addr_t fi_addr, fi_addr_t user_id, uint64_
 
 /* ---- region_map.cpp ---- */
 
-region *private_region(uint64_t max_slots, uint32_t blob_size, uint32_t addr_format, fi_av_type type,
-		       uint64_t count);
+region_ptr private_region(uint64_t max_slots, uint32_t blob_size, uint32_t addr_format, fi_av_type type,
+			  uint64_t count);
 int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t count,
-		  uint32_t blob_size, fi_av_type type, void *hint, region **out);
-void release_region(region *r);
+		  uint32_t blob_size, fi_av_type type, void *hint, region_ptr *out);
 
 /* The writers' lock; a robust mutex in named AVs. */
 class wlock {

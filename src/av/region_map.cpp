@@ -9,8 +9,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <memory>
 #include <new>
 
+#include "core/fd.h"
 #include "core/log.h"
 #include "core/shm.h"
 
@@ -18,12 +20,28 @@ namespace wu::av::detail {
 
 /* ---- regions ---- */
 
-void unmap_region(region *r)
+namespace {
+
+/* Unmaps r and frees it (no unlink: see region_release). */
+struct region_unmap {
+	void operator()(region *r) const noexcept
+	{
+		std::unique_ptr<region> gone(r);
+		if (r->base && r->base != MAP_FAILED)
+			munmap(r->base, r->size);
+	}
+};
+
+/* A region this file is still setting up: unmapped on an error. */
+using new_region = std::unique_ptr<region, region_unmap>;
+
+/* A region set up: from now on released as the AV's. */
+region_ptr done(new_region r)
 {
-	if (r->base && r->base != MAP_FAILED)
-		munmap(r->base, r->size);
-	delete r;
+	return region_ptr(r.release());
 }
+
+} // namespace
 
 void init_header(region &r, uint64_t max_slots, uint32_t blob_size, uint32_t addr_format,
 		 fi_av_type type, bool shared)
@@ -65,22 +83,20 @@ void populate_records(region &r, uint64_t count)
 				  __ATOMIC_RELAXED);
 }
 
-region *private_region(uint64_t max_slots, uint32_t blob_size, uint32_t addr_format, fi_av_type type,
-		       uint64_t count)
+region_ptr private_region(uint64_t max_slots, uint32_t blob_size, uint32_t addr_format, fi_av_type type,
+			  uint64_t count)
 {
-	auto *r = new region{};
+	new_region r(std::make_unique<region>().release());
 	r->size = region::layout(*r, max_slots, blob_size);
 	r->base = mmap(nullptr, r->size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (r->base == MAP_FAILED) {
-		delete r;
+	if (r->base == MAP_FAILED)
 		throw std::bad_alloc();
-	}
 	region::layout(*r, max_slots, blob_size);
 	init_header(*r, max_slots, blob_size, addr_format, type, false);
 	r->hdr->magic = region_magic;
 	populate_records(*r, count);
-	return r;
+	return done(std::move(r));
 }
 
 std::string shm_name_of(const char *name)
@@ -94,10 +110,10 @@ std::string shm_name_of(const char *name)
 /* Creates or opens the named AV's shm object.  The creator publishes the
  * magic last, so openers never see a half-initialised header. */
 int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t count,
-		  uint32_t blob_size, fi_av_type type, void *hint, region **out)
+		  uint32_t blob_size, fi_av_type type, void *hint, region_ptr *out)
 {
 	std::string sn = shm_name_of(name);
-	auto *r = new region{};
+	new_region r(std::make_unique<region>().release());
 	r->shared = true;
 	r->read_only = read_only;
 	r->shm_name = sn;
@@ -105,22 +121,21 @@ int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t co
 	while (max_slots < count)
 		max_slots <<= 1;
 	bool created = false;
-	int fd = -1;
+	unique_fd fd;
 	const std::string what = std::string("fi_av_open(\"") + name + "\")";
 	if (!read_only) {
 		/* O_EXCL: an object that already exists is opened below, and
 		 * trusted only once it is shown to be ours. */
-		fd = shm::create_excl(sn.c_str());
+		fd.reset(shm::create_excl(sn.c_str()));
 		created = fd >= 0;
 		if (fd < 0 && fd != -EEXIST) {
-			delete r;
 			WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s): %s\n", name, sn.c_str(),
 				strerror(-fd));
 			return -FI_EACCES;
 		}
 	}
 	if (fd < 0) {
-		fd = shm::open_ours(sn.c_str(), read_only, a->prov, FI_LOG_AV, what.c_str());
+		fd.reset(shm::open_ours(sn.c_str(), read_only, a->prov, FI_LOG_AV, what.c_str()));
 		if (fd == -FI_ENOENT) {
 			/* MPICH probes for a read-only AV at MPI_Init, before anyone
 			 * created it: an expected answer, not a warning. */
@@ -132,31 +147,32 @@ int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t co
 				WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s) was removed while opening it\n",
 					name, sn.c_str());
 		}
-		if (fd < 0) {
-			delete r;
+		if (fd < 0)
 			return fd;
-		}
 	}
 	const int prot = read_only ? PROT_READ : PROT_READ | PROT_WRITE;
 	if (created) {
 		r->size = region::layout(*r, max_slots, blob_size);
 		if (ftruncate(fd, off_t(r->size)) != 0) {
-			close(fd);
+			int e = errno;
 			shm_unlink(sn.c_str());
-			delete r;
+			WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s): sizing it failed: %s\n", name,
+				sn.c_str(), strerror(e));
 			return -FI_ENOMEM;
 		}
 		r->base = mmap(hint, r->size, prot, MAP_SHARED | MAP_NORESERVE, fd, 0);
-		close(fd);
+		fd.reset();
 		if (r->base == MAP_FAILED) {
+			int e = errno;
 			shm_unlink(sn.c_str());
-			delete r;
+			WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s): mapping it failed: %s\n", name,
+				sn.c_str(), strerror(e));
 			return -FI_ENOMEM;
 		}
 		region::layout(*r, max_slots, blob_size);
 		init_header(*r, max_slots, blob_size, a->fmt->addr_format, type, true);
 		__atomic_store_n(&r->hdr->magic, region_magic, __ATOMIC_RELEASE);
-		*out = r;
+		*out = done(std::move(r));
 		return 0;
 	}
 	/* Wait (bounded) for the creator to size and initialise it. */
@@ -167,30 +183,27 @@ int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t co
 		usleep(1000);
 	}
 	if (size_t(sb.st_size) < 4096) {
-		close(fd);
-		delete r;
 		WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" was never initialised by its creator\n",
 			name);
 		return -FI_EIO;
 	}
 	r->size = size_t(sb.st_size);
 	r->base = mmap(hint, r->size, prot, MAP_SHARED | MAP_NORESERVE, fd, 0);
-	close(fd);
+	fd.reset();
 	if (r->base == MAP_FAILED) {
-		delete r;
+		WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s): mapping it failed: %s\n", name,
+			sn.c_str(), strerror(errno));
 		return -FI_ENOMEM;
 	}
 	auto *h = static_cast<header *>(r->base);
 	for (int i = 0; i < 5000 && __atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != region_magic; i++)
 		usleep(1000);
 	if (__atomic_load_n(&h->magic, __ATOMIC_ACQUIRE) != region_magic || h->version != region_version) {
-		unmap_region(r);
 		WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s) is not a Wireup AV of this version\n",
 			name, sn.c_str());
 		return -FI_EINVAL;
 	}
 	if (h->addr_format != a->fmt->addr_format) {
-		unmap_region(r);
 		WU_WARN(a->prov, FI_LOG_AV,
 			"fi_av_open: named AV \"%s\" holds address format %u, this domain uses %u\n", name,
 			h->addr_format, a->fmt->addr_format);
@@ -209,7 +222,6 @@ int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t co
 		usleep(1000);
 	}
 	if (why) {
-		unmap_region(r);
 		WU_WARN(a->prov, FI_LOG_AV, "fi_av_open: named AV \"%s\" (%s) is corrupt: %s; refused\n", name,
 			sn.c_str(), why);
 		return -FI_EINVAL;
@@ -219,22 +231,27 @@ int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t co
 		wlock lk(*r);
 		h->attached++;
 	}
-	*out = r;
+	*out = done(std::move(r));
 	return 0;
 }
 
-void release_region(region *r)
+void region_release::operator()(region *r) const noexcept
 {
+	new_region gone(r);
 	if (r->shared && !r->read_only) {
 		bool last;
-		{
+		try {
 			wlock lk(*r);
 			last = --r->hdr->attached == 0;
+		} catch (...) {
+			/* The lock is broken: leave the object to the others. */
+			WU_WARN(&core_prov, FI_LOG_AV, "fi_close(av): named AV %s: its lock failed; not unlinked\n",
+				r->shm_name.c_str());
+			return;
 		}
 		if (last)
 			shm_unlink(r->shm_name.c_str());
 	}
-	unmap_region(r);
 }
 
 } // namespace wu::av::detail

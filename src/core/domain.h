@@ -15,18 +15,10 @@
 #include <rdma/fi_domain.h>
 #include <rdma/providers/fi_prov.h>
 
+#include "core/child_ref.h"
 #include "core/fid.h"
 
 namespace wu::prov {
-
-/* Children (domains, EQs, passive endpoints ...) hold a reference on their
- * parent; close refuses while any is held. */
-struct refs {
-	std::atomic<int> n{0};
-	void get() noexcept { n.fetch_add(1, std::memory_order_relaxed); }
-	void put() noexcept { n.fetch_sub(1, std::memory_order_acq_rel); }
-	bool busy() const noexcept { return n.load(std::memory_order_acquire) != 0; }
-};
 
 struct domain_hooks;
 
@@ -70,6 +62,7 @@ struct domain {
 	fi_info *info; /* our copy of the info it was opened with */
 	uint32_t api_version;
 	refs children;
+	child_ref parent; /* on fab->children */
 };
 
 /* The domain behind a fid, or nullptr if the fid is not one of ours. */

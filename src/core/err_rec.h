@@ -13,6 +13,8 @@
 
 #include <rdma/fi_errno.h>
 
+#include "core/owned.h"
+
 namespace wu {
 
 /* Entry: fi_eq_err_entry or fi_cq_err_entry (both end in err_data and
@@ -31,7 +33,7 @@ struct err_record {
 		e.err_data_size = 0;
 		if (!p || !n)
 			return 0;
-		data.reset(new (std::nothrow) unsigned char[n]);
+		data = try_make_array<unsigned char>(n);
 		if (!data)
 			return -FI_ENOMEM;
 		memcpy(data.get(), p, n);

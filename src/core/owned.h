@@ -6,22 +6,26 @@
 #ifndef WU_CORE_OWNED_H
 #define WU_CORE_OWNED_H
 
+#include <cstddef>
+#include <memory>
+#include <new>
 #include <type_traits>
 #include <utility>
 
 namespace wu {
 
-template <class T>
+/* Drop is an empty type whose call operator frees a T (default: delete),
+ * so the holder stays one pointer wide. */
+template <class T, class Drop = std::default_delete<T>>
 class owned {
 	using elem = std::remove_extent_t<T>;
+	static_assert(std::is_empty_v<Drop>, "owned<> keeps no deleter state");
 	elem *p_ = nullptr;
 
 	void drop() noexcept
 	{
-		if constexpr (std::is_array_v<T>)
-			delete[] p_;
-		else
-			delete p_;
+		if (p_)
+			Drop{}(p_);
 	}
 
 public:
@@ -51,6 +55,37 @@ public:
 	}
 	elem *release() noexcept { return std::exchange(p_, nullptr); }
 };
+
+/* owned's make_unique. */
+template <class T, class... A>
+owned<T> make_owned(A &&...a)
+{
+	return owned<T>(new T(std::forward<A>(a)...));
+}
+
+/* A new T, or null when memory is short (for noexcept paths). */
+template <class T, class... A>
+std::unique_ptr<T> try_make(A &&...a) noexcept(std::is_nothrow_constructible_v<T, A...>)
+{
+	return std::unique_ptr<T>(new (std::nothrow) T(std::forward<A>(a)...));
+}
+
+/* n default-initialised T, or null when memory is short: for a path that
+ * must report -FI_ENOMEM (or keep what it had) rather than throw. */
+template <class T>
+std::unique_ptr<T[]> try_make_array(size_t n) noexcept
+{
+	return std::unique_ptr<T[]>(new (std::nothrow) T[n]);
+}
+
+/* A T that lives as long as the process and is never destroyed (it may be
+ * used from atexit handlers or other static destructors): keep the result
+ * in a function-local static. */
+template <class T, class... A>
+T &make_immortal(A &&...a)
+{
+	return *new T(std::forward<A>(a)...);
+}
 
 } // namespace wu
 

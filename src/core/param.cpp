@@ -12,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <strings.h>
@@ -79,7 +80,7 @@ const char *type_name(enum fi_param_type t) noexcept
 registry &reg_locked()
 {
 	if (!g_reg) {
-		auto *r = new registry;
+		auto r = std::make_unique<registry>();
 		for (const def &d : core_defs) {
 			entry e{&core_prov, d.name, env_name(&core_prov, d.name), d.help, d.type,
 				std::nullopt, true};
@@ -87,7 +88,7 @@ registry &reg_locked()
 				e.dflt = d.dflt;
 			r->entries.push_back(std::move(e));
 		}
-		g_reg = r;
+		g_reg = r.release(); /* never destroyed: knobs are read from atexit handlers too */
 	}
 	return *g_reg;
 }

@@ -12,6 +12,7 @@
 
 #include <rdma/fi_errno.h>
 
+#include "core/fd.h"
 #include "core/log.h"
 
 namespace wu::shm {
@@ -20,17 +21,16 @@ int create_excl(const char *name) noexcept
 {
 	if (!name)
 		return -EINVAL;
-	int fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+	unique_fd fd(shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600));
 	if (fd < 0)
 		return -errno;
 	/* The umask may have taken bits away; openers insist on exactly 0600. */
 	if (fchmod(fd, 0600) != 0) {
 		int e = errno;
-		close(fd);
 		shm_unlink(name);
 		return -e;
 	}
-	return fd;
+	return fd.release();
 }
 
 int check_ours(int fd, const char *name, const fi_provider *prov,
@@ -67,7 +67,7 @@ int open_ours(const char *name, bool read_only, const fi_provider *prov,
 	if (!name)
 		return -FI_EINVAL;
 	/* O_NOFOLLOW: /dev/shm is world-writable, a link there is someone else's. */
-	int fd = shm_open(name, (read_only ? O_RDONLY : O_RDWR) | O_NOFOLLOW, 0);
+	unique_fd fd(shm_open(name, (read_only ? O_RDONLY : O_RDWR) | O_NOFOLLOW, 0));
 	if (fd < 0) {
 		int e = errno;
 		if (e == ENOENT)
@@ -76,11 +76,9 @@ int open_ours(const char *name, bool read_only, const fi_provider *prov,
 			strerror(e));
 		return -FI_EACCES;
 	}
-	if (int r = check_ours(fd, name, prov, subsys, what)) {
-		close(fd);
+	if (int r = check_ours(fd, name, prov, subsys, what))
 		return r;
-	}
-	return fd;
+	return fd.release();
 }
 
 } // namespace wu::shm

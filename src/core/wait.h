@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Native wait objects and closed handles, shared by event queues, wait sets,
  * completion queues and counters: the eventfd and mutex+cond pair handed out
- * by FI_GETWAIT, the FI_GETWAIT / FI_GETWAITOBJ control, the quarantine that
- * keeps closed shells readable, and the ops of a closed handle. */
+ * by FI_GETWAIT, the FI_GETWAIT / FI_GETWAITOBJ control and the ops of a
+ * closed handle (the shell that outlives fi_close: core/shell.h). */
 #ifndef WU_CORE_WAIT_H
 #define WU_CORE_WAIT_H
 
@@ -22,6 +22,7 @@
 #include <rdma/fi_errno.h>
 
 #include "core/log.h"
+#include "core/shell.h"
 #include "core/sync.h"
 
 namespace wu::waitobj {
@@ -123,36 +124,6 @@ inline int control(int command, void *arg, const names &n, fi_wait_obj obj, int 
 		return -FI_ENOSYS;
 	}
 }
-
-/* Closed shells stay readable memory (their ops return -FI_EBADF) for the
- * next Max closes, so calls on a closed handle fail cleanly. */
-template <class Shell, size_t Max>
-struct graveyard {
-	eqd::spinlock lk;
-	Shell *head = nullptr;
-	Shell *tail = nullptr;
-	size_t n = 0;
-
-	void bury(Shell *s) noexcept
-	{
-		Shell *evict = nullptr;
-		{
-			eqd::lock_guard g(lk);
-			s->next_dead = nullptr;
-			if (tail)
-				tail->next_dead = s;
-			else
-				head = s;
-			tail = s;
-			if (++n > Max) {
-				evict = head;
-				head = head->next_dead;
-				n--;
-			}
-		}
-		delete evict;
-	}
-};
 
 /* The ops of a closed handle: every call logs Closed::warning under
  * Closed::subsys and fails with -FI_EBADF (a uint64_t result is 0 when

@@ -32,10 +32,12 @@
 #include <rdma/fi_errno.h>
 
 #include "core/err_rec.h"
+#include "core/fd.h"
 #include "core/fid.h"
 #include "core/hash.h"
 #include "core/info.h"
 #include "core/log.h"
+#include "core/owned.h"
 #include "core/shim.h"
 #include "core/wait.h"
 #include "core/sync.h"
@@ -96,17 +98,8 @@ struct eq_impl;
 struct wait_impl;
 
 /* What the application's fid_eq / fid_wait points at. */
-struct eq_shell {
-	fid_eq fid;
-	eq_impl *impl;
-	eq_shell *next_dead;
-};
-
-struct wait_shell {
-	fid_wait fid;
-	wait_impl *impl;
-	wait_shell *next_dead;
-};
+using eq_shell = waitobj::shell<fid_eq, eq_impl>;
+using wait_shell = waitobj::shell<fid_wait, wait_impl>;
 
 struct alignas(64) slot {
 	uint32_t event;
@@ -146,15 +139,9 @@ struct wait_impl {
 	size_t members = 0; /* attached EQs */
 	size_t ready = 0;   /* attached EQs with something to report */
 	eqd::wake_word ww;
-	int efd = -1;
+	unique_fd efd;
 	std::unique_ptr<mutex_cond> mc;
-	close_hook on_close;
-
-	~wait_impl()
-	{
-		if (efd >= 0)
-			close(efd);
-	}
+	child_ref parent; /* on the fabric, dropped when this closes */
 
 	/* An attached EQ's level changed (called under that EQ's lock). */
 	void adjust(bool up) noexcept
@@ -232,7 +219,7 @@ struct eq_impl {
 	size_t limit = 0;
 
 	eqd::biased_lock lk;
-	slot *ring = nullptr;
+	std::unique_ptr<slot[]> ring;
 	size_t mask = 0;
 	uint64_t head = 0;
 	uint64_t tail = 0;
@@ -247,19 +234,16 @@ struct eq_impl {
 	std::deque<err_rec> errs;
 	std::unique_ptr<unsigned char[]> owned_err; /* err_data handed out by readerr */
 
-	int efd = -1;
+	unique_fd efd;
 	std::unique_ptr<mutex_cond> mc;
 	wait_impl *set = nullptr;
 	std::atomic<int> binds{0};
-	close_hook on_close;
+	child_ref parent; /* on the fabric, dropped when this closes */
 
 	~eq_impl()
 	{
 		for (uint64_t i = head; i != tail; i++)
 			release(ring[i & mask]);
-		delete[] ring;
-		if (efd >= 0)
-			close(efd);
 	}
 
 	static unsigned char *payload(slot &s) noexcept
@@ -342,14 +326,13 @@ struct eq_impl {
 	bool grow() noexcept
 	{
 		size_t cap = mask + 1;
-		slot *n = new (std::nothrow) slot[cap * 2];
+		auto n = try_make_array<slot>(cap * 2);
 		if (!n)
 			return false;
 		size_t count = 0;
 		for (uint64_t i = head; i != tail; i++)
 			n[count++] = ring[i & mask];
-		delete[] ring;
-		ring = n;
+		ring = std::move(n);
 		mask = cap * 2 - 1;
 		head = 0;
 		tail = count;
@@ -804,14 +787,7 @@ int eq_close(fid *f)
 			return -FI_EBUSY;
 		}
 		detach_from_set(q);
-		sh->fid.fid.ops = &dead_fi_ops;
-		sh->fid.ops = &dead_eq_ops;
-		sh->impl = nullptr;
-		close_hook hook = q->on_close;
-		delete q;
-		eq_graves.bury(sh);
-		if (hook.fn)
-			hook.fn(hook.arg);
+		waitobj::retire(sh, eq_graves, &dead_fi_ops, &dead_eq_ops);
 		return 0;
 	});
 }
@@ -860,14 +836,7 @@ int wait_close(fid *f)
 				return -FI_EBUSY;
 			}
 		}
-		sh->fid.fid.ops = &dead_fi_ops;
-		sh->fid.ops = &dead_wait_ops;
-		sh->impl = nullptr;
-		close_hook hook = w->on_close;
-		delete w;
-		wait_graves.bury(sh);
-		if (hook.fn)
-			hook.fn(hook.arg);
+		waitobj::retire(sh, wait_graves, &dead_fi_ops, &dead_wait_ops);
 		return 0;
 	});
 }
@@ -878,7 +847,7 @@ bool valid_wait_obj(int w) noexcept
 }
 
 int open_eq(fid_fabric *fabric, uint32_t api_version, fi_eq_attr *attr, fid_eq **eqp,
-	    void *context, close_hook on_close)
+	    void *context, child_ref parent)
 {
 	if (!fabric || !attr || !eqp) {
 		WU_WARN(&core_prov, FI_LOG_EQ, "fi_eq_open: %s is NULL\n",
@@ -921,46 +890,37 @@ int open_eq(fid_fabric *fabric, uint32_t api_version, fi_eq_attr *attr, fid_eq *
 			attr->signaling_vector);
 
 	auto q = std::make_unique<eq_impl>();
-	auto sh = std::make_unique<eq_shell>();
 	q->fabric = fabric;
 	q->api_version = api_version;
 	q->flags = attr->flags;
 	q->wait_obj = attr->wait_obj;
-	q->on_close = on_close;
+	q->parent = std::move(parent);
 	q->limit = attr->size ? attr->size : eq_default_size;
 	size_t slots = std::min(pow2_ceil(q->limit), initial_slots);
-	q->ring = new slot[slots];
+	q->ring = std::make_unique<slot[]>(slots);
 	q->mask = slots - 1;
 	if (q->wait_obj == FI_WAIT_FD || q->wait_obj == FI_WAIT_POLLFD) {
-		q->efd = make_eventfd();
-		if (q->efd < 0) {
-			int e = q->efd;
-			q->efd = -1;
+		int e = make_eventfd();
+		if (e < 0) {
 			WU_WARN(&core_prov, FI_LOG_EQ, "fi_eq_open: eventfd failed: %s\n", strerror(-e));
 			return e;
 		}
+		q->efd.reset(e);
 	}
 	if (q->wait_obj == FI_WAIT_MUTEX_COND)
 		q->mc = std::make_unique<mutex_cond>();
 
-	sh->fid.fid.fclass = FI_CLASS_EQ;
-	sh->fid.fid.context = context;
-	sh->fid.fid.ops = &eq_fi_ops;
-	sh->fid.ops = &eq_ops;
-	sh->impl = q.get();
-	q->shell = sh.get();
 	if (set) {
 		std::lock_guard g(set->m);
 		set->members++;
 		q->set = set;
 		q->hooks = hook_set;
 	}
-	q.release();
-	*eqp = &sh.release()->fid;
+	*eqp = waitobj::publish<fid_eq>(std::move(q), FI_CLASS_EQ, context, &eq_fi_ops, &eq_ops);
 	return 0;
 }
 
-int open_wait(fid_fabric *fabric, fi_wait_attr *attr, fid_wait **waitp, close_hook on_close)
+int open_wait(fid_fabric *fabric, fi_wait_attr *attr, fid_wait **waitp, child_ref parent)
 {
 	if (!fabric || !attr || !waitp) {
 		WU_WARN(&core_prov, FI_LOG_EQ, "fi_wait_open: %s is NULL\n",
@@ -989,27 +949,19 @@ int open_wait(fid_fabric *fabric, fi_wait_attr *attr, fid_wait **waitp, close_ho
 		return -FI_EINVAL;
 	}
 	auto w = std::make_unique<wait_impl>();
-	auto sh = std::make_unique<wait_shell>();
 	w->obj = attr->wait_obj;
-	w->on_close = on_close;
+	w->parent = std::move(parent);
 	if (w->obj == FI_WAIT_FD) {
-		w->efd = make_eventfd();
-		if (w->efd < 0) {
-			int e = w->efd;
-			w->efd = -1;
+		int e = make_eventfd();
+		if (e < 0) {
+			WU_WARN(&core_prov, FI_LOG_EQ, "fi_wait_open: eventfd failed: %s\n", strerror(-e));
 			return e;
 		}
+		w->efd.reset(e);
 	}
 	if (w->obj == FI_WAIT_MUTEX_COND)
 		w->mc = std::make_unique<mutex_cond>();
-	sh->fid.fid.fclass = FI_CLASS_WAIT;
-	sh->fid.fid.context = nullptr;
-	sh->fid.fid.ops = &wait_fi_ops;
-	sh->fid.ops = &wait_ops;
-	sh->impl = w.get();
-	w->shell = sh.get();
-	w.release();
-	*waitp = &sh.release()->fid;
+	*waitp = waitobj::publish<fid_wait>(std::move(w), FI_CLASS_WAIT, nullptr, &wait_fi_ops, &wait_ops);
 	return 0;
 }
 
@@ -1035,15 +987,15 @@ bool is_wait(const struct fid *f) noexcept
 }
 
 int eq_open(struct fid_fabric *fabric, uint32_t api_version, struct fi_eq_attr *attr,
-	    struct fid_eq **eq, void *context, close_hook on_close) noexcept
+	    struct fid_eq **eq, void *context, child_ref parent) noexcept
 {
-	return WU_GUARD(return open_eq(fabric, api_version, attr, eq, context, on_close););
+	return WU_GUARD(return open_eq(fabric, api_version, attr, eq, context, std::move(parent)););
 }
 
 int wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr, struct fid_wait **waitset,
-	      close_hook on_close) noexcept
+	      child_ref parent) noexcept
 {
-	return WU_GUARD(return open_wait(fabric, attr, waitset, on_close););
+	return WU_GUARD(return open_wait(fabric, attr, waitset, std::move(parent)););
 }
 
 int trywait(struct fid_fabric *, struct fid **fids, int count) noexcept

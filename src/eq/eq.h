@@ -23,6 +23,8 @@
 #include <rdma/fabric.h>
 #include <rdma/fi_eq.h>
 
+#include "core/child_ref.h"
+
 namespace wu {
 
 /* Payload bytes stored inside a queue slot; larger events allocate. */
@@ -37,21 +39,16 @@ inline constexpr size_t eq_default_size = 1024;
 /* Largest single event (fi_eq_write len); larger is -FI_EMSGSIZE. */
 inline constexpr size_t eq_max_event_bytes = 64 * 1024;
 
-/* Run once after a successful fi_close of the EQ / wait set, e.g. to drop
- * the child reference the provider took on its fabric before opening. */
-struct close_hook {
-	void (*fn)(void *arg) noexcept = nullptr;
-	void *arg = nullptr;
-};
-
 /* fi_ops_fabric::eq_open.  api_version is the fabric's; it decides the
- * err_data rules and how much of fi_eq_err_entry readerr writes. */
+ * err_data rules and how much of fi_eq_err_entry readerr writes.  The EQ
+ * keeps parent (the provider's reference on its fabric) until it closes;
+ * a failed open drops it. */
 int eq_open(struct fid_fabric *fabric, uint32_t api_version, struct fi_eq_attr *attr,
-	    struct fid_eq **eq, void *context, close_hook on_close = {}) noexcept;
+	    struct fid_eq **eq, void *context, child_ref parent = {}) noexcept;
 
-/* fi_ops_fabric::wait_open. */
+/* fi_ops_fabric::wait_open (parent: as for eq_open). */
 int wait_open(struct fid_fabric *fabric, struct fi_wait_attr *attr, struct fid_wait **waitset,
-	      close_hook on_close = {}) noexcept;
+	      child_ref parent = {}) noexcept;
 
 /* fi_trywait over EQs and wait sets: 0 when blocking on their native wait
  * objects is safe, -FI_EAGAIN when something is queued, -FI_EINVAL for a

@@ -27,8 +27,10 @@
 #include <infiniband/verbs.h>
 #endif
 
+#include "core/fd.h"
 #include "core/info.h"
 #include "core/log.h"
+#include "core/owned.h"
 
 namespace wu::nics {
 namespace {
@@ -49,12 +51,12 @@ bitmap_ptr bitmap_new()
 /* First line of a small sysfs file, without the newline; "" on error. */
 std::string read_line(const std::string &path)
 {
-	int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
 	if (fd < 0)
 		return {};
 	char buf[256];
 	ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
-	::close(fd);
+	fd.reset();
 	if (n <= 0)
 		return {};
 	buf[n] = '\0';
@@ -630,8 +632,8 @@ const nic_table &system_table()
 {
 	/* Leaked on purpose: no destructor runs at exit, so fi_getinfo from
 	 * another atexit handler still finds a live table. */
-	static const nic_table *table = new nic_table(topology_source::machine(), scan_system());
-	return *table;
+	static const nic_table &table = make_immortal<nic_table>(topology_source::machine(), scan_system());
+	return table;
 }
 
 std::vector<nic_info> discover(const topology_source &src)

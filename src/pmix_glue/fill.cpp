@@ -81,7 +81,7 @@ bool sym_format(uint32_t f)
 }
 
 /* Whether the symmetric layout applies to names of format f: sockaddrs,
- * or a local format that tells their network part (local_addr.h). */
+ * or a local format that tells their network part (core/launcher.h). */
 bool sym_ok(uint32_t f)
 {
 	const local_format *lf = local_format_for(f);
@@ -267,7 +267,7 @@ int fill_symmetric(session &s, fid_av *av, const layout &lay, uint32_t size,
 			  [](const auto &a, const auto &b) { return a.first < b.first; });
 	}
 	/* This node's ranks of a local format: as local peers reach them
-	 * (local_addr.h), one by one, not the generator's network names. */
+	 * (core/launcher.h), one by one, not the generator's network names. */
 	if (const local_format *lf = local_format_for(addr_format); lf && ns == s.nspace) {
 		auto &mine = devs[lay.my_pos];
 		mine.clear();

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Node-local peers without exchange (local_addr.h): the registry of
- * formats that compute a local peer's address, and the notes of ranks
- * whose endpoint could not take its computed name.
+/* Node-local peers without exchange (core/launcher.h's local_format): the
+ * notes of ranks whose endpoint could not take its computed name.
  *
  * A note is /dev/shm/wu<uid>.x<job id>.<rank>, mode 0600: a header naming
  * the writer (pid and start time, so that a note left by a crashed process
@@ -9,7 +8,6 @@
  * a temporary name and renamed, so a reader never sees half of one, before
  * the rank's publish returns: in modex the fence orders it before every
  * read.  Readers trust only notes of their own user. */
-#include "pmix_glue/local_addr.h"
 #include "pmix_glue/wireup_impl.h"
 
 #include <fcntl.h>
@@ -27,50 +25,11 @@
 
 #include <rdma/fi_errno.h>
 
+#include "core/fd.h"
 #include "core/log.h"
 #include "pmix_glue/wire.h"
 
 namespace wu::pmix {
-
-namespace {
-
-std::atomic<const local_format *> g_formats[4];
-
-} // namespace
-
-int register_local_format(const local_format *f) noexcept
-{
-	if (!f || !f->local_addr || !f->computable) {
-		WU_WARN(&pmix_prov, FI_LOG_CORE, "register_local_format: %s\n",
-			!f ? "format is NULL" : "local_addr and computable are required");
-		return -FI_EINVAL;
-	}
-	for (auto &slot : g_formats) {
-		const local_format *cur = slot.load();
-		if (cur && cur->addr_format == f->addr_format) {
-			slot.store(f);
-			return 0;
-		}
-	}
-	for (auto &slot : g_formats) {
-		const local_format *none = nullptr;
-		if (slot.compare_exchange_strong(none, f))
-			return 0;
-	}
-	WU_WARN(&pmix_prov, FI_LOG_CORE, "register_local_format: more than %zu formats\n",
-		std::size(g_formats));
-	return -FI_ENOSPC;
-}
-
-const local_format *local_format_for(uint32_t addr_format) noexcept
-{
-	for (auto &slot : g_formats) {
-		const local_format *f = slot.load();
-		if (f && f->addr_format == addr_format)
-			return f;
-	}
-	return nullptr;
-}
 
 namespace detail {
 
@@ -98,11 +57,11 @@ uint64_t start_time(pid_t pid)
 {
 	char path[40], buf[512];
 	snprintf(path, sizeof path, "/proc/%d/stat", int(pid));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	unique_fd fd(open(path, O_RDONLY | O_CLOEXEC));
 	if (fd < 0)
 		return 0;
 	ssize_t n = read(fd, buf, sizeof buf - 1);
-	::close(fd);
+	fd.reset();
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
@@ -129,18 +88,16 @@ bool writer_alive(const note_hdr &h)
  * it belongs to another user or may be written by others (ignored). */
 int read_note(const std::string &path, std::vector<uint8_t> &out)
 {
-	int fd = open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	unique_fd fd(open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
 	if (fd < 0)
 		return errno == ENOENT ? -FI_ENOENT : errno == ELOOP ? -FI_EPERM : -FI_EIO;
 	struct stat st;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() ||
-	    (st.st_mode & 077)) {
-		::close(fd);
+	    (st.st_mode & 077))
 		return -FI_EPERM;
-	}
 	out.resize(sizeof(note_hdr) + sizeof(wire::ep_hdr) + 256);
 	ssize_t n = read(fd, out.data(), out.size());
-	::close(fd);
+	fd.reset();
 	if (n < 0)
 		return -FI_EIO;
 	out.resize(size_t(n));
@@ -164,11 +121,10 @@ int write_file(const session &s, uint32_t magic, const std::string &path, uint32
 	char sfx[40];
 	snprintf(sfx, sizeof sfx, ".%d.%016llx.tmp", int(getpid()), (unsigned long long)rnd);
 	std::string tmp = path + sfx;
-	int fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	unique_fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
 	bool ok = fd >= 0 && write(fd, buf.data(), buf.size()) == ssize_t(buf.size());
 	int err = errno;
-	if (fd >= 0)
-		::close(fd);
+	fd.reset();
 	if (ok && rename(tmp.c_str(), path.c_str()) != 0) {
 		ok = false;
 		err = errno;

@@ -29,7 +29,9 @@
 #include "av/av.h"
 #include "core/addr.h"
 #include "core/domain.h"
+#include "core/launcher.h"
 #include "core/log.h"
+#include "core/owned.h"
 #include "core/param.h"
 #include "core/shim.h"
 #include "pmix_glue/layout.h"
@@ -118,7 +120,7 @@ std::vector<uint32_t> parse_ranks(const std::string &s)
 int get_session(session *&out)
 {
 	if (!g_sess)
-		g_sess = new session;
+		g_sess = &make_immortal<session>();
 	session &s = *g_sess;
 	if (s.up) {
 		out = &s;
@@ -184,7 +186,7 @@ int get_peer(session &s, const std::string &ns, uint32_t rank, const char *key, 
 	     std::vector<uint8_t> &out)
 {
 	/* Counted by whose data it is: fetches of node-local peers are what
-	 * a local_format (local_addr.h) saves. */
+	 * a local_format (core/launcher.h) saves. */
 	bool local = rank != wildcard_rank && is_local_peer(s, ns, rank);
 	auto count = [&](int r) {
 		s.gets++;
@@ -625,7 +627,10 @@ int domain_ops_open(struct fid *fid, const char *name, uint64_t flags, void **op
 } // namespace wu::pmix
 
 /* Called by src/api before the first fabric opens. */
-void wu::pmix::register_av_names() noexcept
+void wu::pmix::register_hooks() noexcept
 {
+	static constexpr wu::launcher::hooks hooks = {wu::pmix::job_secret, wu::pmix::endpoint_named,
+						      wu::pmix::domain_ops_open, wu::pmix::symmetric_port};
 	wu::av::register_named_open(FI_WIREUP_AV_PREFIX, wu::pmix::named_av_open);
+	wu::launcher::set_hooks(&hooks);
 }

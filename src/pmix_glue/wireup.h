@@ -46,7 +46,8 @@ int job_info(const char *nspace, fi_wireup_info *info) noexcept;
 int is_local(uint32_t rank) noexcept;
 int close() noexcept;
 
-/* For providers: an endpoint of this process got its name (fi_enable).
+/* Providers reach the next two through core/launcher.h (register_hooks).
+ * An endpoint of this process got its name (fi_enable).
  * Publishes it for direct resolution when FI_PMIX_AUTO_PUBLISH is on and
  * the process runs under a PMIx launcher; silent otherwise. */
 void endpoint_named(const void *name, size_t len, uint32_t addr_format) noexcept;
@@ -57,15 +58,17 @@ void endpoint_named(const void *name, size_t len, uint32_t addr_format) noexcept
  * process (later endpoints take any port).  0 and *port, or -FI_ENODATA. */
 int symmetric_port(uint16_t *port) noexcept;
 
-/* For the tcp provider: the job's shared secret (len random bytes), one
+/* The tcp provider's job key: the job's shared secret (len random bytes), one
  * value per namespace: rank 0 generates and puts it, the others get it
  * from rank 0.  -FI_ENODATA when the process is not a PMIx client. */
 int job_secret(unsigned char *out, size_t len) noexcept;
 
+/* Registers named_av_open for "pmix:" with the AV engine and the hooks of
+ * core/launcher.h (job_secret, endpoint_named, domain_ops_open), so every
+ * provider reaches them without including this part.  src/api calls it
+ * before the first fabric opens; calling it again changes nothing. */
+void register_hooks() noexcept;
 /* fi_av_open of "pmix:" / "pmix:<nspace>" (AV engine hook). */
-/* Registers named_av_open for "pmix:" with the AV engine (src/api calls it
- * before the first fabric opens; calling it again changes nothing). */
-void register_av_names() noexcept;
 int named_av_open(prov::domain *dom, const av::av_format *fmt, fi_av_attr *attr, fid_av **av,
 		  void *context) noexcept;
 

@@ -17,11 +17,17 @@
 #include <rdma/fi_domain.h>
 #include <rdma/fi_ext_wireup.h>
 
+#include "core/launcher.h"
 #include "pmix_glue/client.h"
 #include "pmix_glue/layout.h"
-#include "pmix_glue/local_addr.h"
 #include "pmix_glue/wire.h"
 #include "pmix_glue/wireup.h"
+
+namespace wu::pmix {
+/* Registered by providers in core (launcher.h). */
+using launcher::local_format;
+using launcher::local_format_for;
+} // namespace wu::pmix
 
 namespace wu::pmix::detail {
 

@@ -958,29 +958,32 @@ TEST(fi_close, closing_objects_purge_their_events)
 	EXPECT_EQ(wu::eq_purge(eq.get(), &av), 0u);
 }
 
-TEST(fi_close, close_hook_runs_once_after_close)
+TEST(fi_close, parent_reference_is_held_until_close)
 {
 	fake_fabric fab;
-	static int calls;
-	calls = 0;
-	wu::close_hook h;
-	h.fn = [](void *arg) noexcept { calls += *static_cast<int *>(arg); };
-	int one = 1;
-	h.arg = &one;
+	wu::refs parent;
 	fid_eq *eq = nullptr;
 	fi_eq_attr a{};
-	ASSERT_EQ(wu::eq_open(fab.get(), FI_VERSION(1, 17), &a, &eq, nullptr, h), 0);
+	ASSERT_EQ(wu::eq_open(fab.get(), FI_VERSION(1, 17), &a, &eq, nullptr, wu::child_ref(parent)), 0);
+	EXPECT_EQ(parent.count(), 1);
 	ASSERT_EQ(wu::eq_bind(&eq->fid), 0);
 	EXPECT_EQ(fi_close(&eq->fid), -FI_EBUSY);
-	EXPECT_EQ(calls, 0);
+	EXPECT_EQ(parent.count(), 1);
 	wu::eq_unbind(&eq->fid);
 	EXPECT_EQ(fi_close(&eq->fid), 0);
-	EXPECT_EQ(calls, 1);
+	EXPECT_EQ(parent.count(), 0);
 	EXPECT_EQ(fi_close(&eq->fid), -FI_EBADF);
-	EXPECT_EQ(calls, 1);
+	EXPECT_EQ(parent.count(), 0);
+	/* A refused open drops the reference it was handed. */
+	fi_eq_attr bad{};
+	bad.flags = ~uint64_t{0};
+	EXPECT_EQ(wu::eq_open(fab.get(), FI_VERSION(1, 17), &bad, &eq, nullptr, wu::child_ref(parent)),
+		  -FI_EBADFLAGS);
+	EXPECT_EQ(parent.count(), 0);
 	fid_wait *w = nullptr;
 	fi_wait_attr wa{FI_WAIT_UNSPEC, 0};
-	ASSERT_EQ(wu::wait_open(fab.get(), &wa, &w, h), 0);
+	ASSERT_EQ(wu::wait_open(fab.get(), &wa, &w, wu::child_ref(parent)), 0);
+	EXPECT_EQ(parent.count(), 1);
 	EXPECT_EQ(fi_close(&w->fid), 0);
-	EXPECT_EQ(calls, 2);
+	EXPECT_EQ(parent.count(), 0);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Issue 15: the PMIx wire-up fetches nothing for node-local peers when the
- * AV's format registered a local_format (pmix_glue/local_addr.h), in every
+ * AV's format registered a local_format (core/launcher.h), in every
  * mode and in the "pmix:" AV; a rank whose endpoint did not take its
  * computed name is found through its note.  Against the in-memory PMIx
  * (fake_client) with a test format of its own ("tx": a host, an optional
@@ -23,19 +23,22 @@
 #include <rdma/fi_ext_wireup.h>
 
 #include "../av/av_fixture.h"
-#include "api/init.h"
 #include "av/av.h"
 #include "core/domain.h"
-#include "fake_client.h"
-#include "pmix_glue/local_addr.h"
+#include "core/launcher.h"
+#include "pmix_glue/fake_client.h"
 #include "pmix_glue/wire.h"
 #include "pmix_glue/wireup.h"
 #include "prov/shm/shm_addr.h"
+#include "prov/wireup/wireup.h"
 #include "prov/wireup/wx_addr.h"
 
 namespace {
 
 using namespace wu::pmix;
+using wu::launcher::local_format;
+using wu::launcher::local_format_for;
+using wu::launcher::register_local_format;
 
 /* ---- the "tx" format: 'T', has_net, name_len, 0, host (u32), port (u16), name ---- */
 
@@ -535,11 +538,11 @@ TEST_F(WireupNote, SecondLiveWriterOfOneRankIsRefused)
 		  -FI_EADDRINUSE);
 }
 
-/* The wireup provider's format as src/api registers it: a local peer is
+/* The wireup provider's format as it registers it: a local peer is
  * {this host, no tcp part, its shm rank name}; remote ones are fetched. */
 TEST_F(WireupLocal, WireupFormatComputesRankNames)
 {
-	ASSERT_EQ(wu::api::register_pmix_local(), 0);
+	ASSERT_EQ(wu::wireup::register_local_format(), 0);
 	const uint32_t wx = wu::wireup::format()->addr_format;
 	fake_client &f = job(2, 2, 2);
 	f.job.addr_format = wx;

@@ -11,7 +11,7 @@
 #include <rdma/fi_ext_wireup.h>
 
 #include "../av/av_fixture.h"
-#include "fake_client.h"
+#include "pmix_glue/fake_client.h"
 #include "pmix_glue/layout.h"
 #include "pmix_glue/wire.h"
 #include "pmix_glue/wireup.h"

@@ -6,9 +6,16 @@ if WU_HAVE_GTEST
 check_PROGRAMS += test/pmix/test_wireup_unit
 TESTS += test/pmix/test_wireup_unit
 UNIT_TESTS += test/pmix/test_wireup_unit
-test_pmix_test_wireup_unit_SOURCES = test/pmix/test_wireup_unit.cpp test/pmix/fake_client.cpp test/pmix/fake_client.h
+test_pmix_test_wireup_unit_SOURCES = test/pmix/test_wireup_unit.cpp src/pmix_glue/fake_client.cpp src/pmix_glue/fake_client.h
 test_pmix_test_wireup_unit_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_pmix_test_wireup_unit_LDADD = $(GTEST_LDADD_ALL)
+# fi_open_ops("wireup_pmix") on every provider's domain (core/launcher.h).
+check_PROGRAMS += test/pmix/test_ext_every_domain
+TESTS += test/pmix/test_ext_every_domain
+UNIT_TESTS += test/pmix/test_ext_every_domain
+test_pmix_test_ext_every_domain_SOURCES = test/pmix/test_ext_every_domain.cpp
+test_pmix_test_ext_every_domain_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_pmix_test_ext_every_domain_LDADD = $(GTEST_LDADD_ALL)
 endif
 endif
 if WU_HAVE_PMIX
@@ -42,13 +49,13 @@ TESTS += test/pmix/netns.sh
 endif
 EXTRA_DIST += test/pmix/netns.sh
 # Issue 15: nothing fetched for node-local peers of a format that computes
-# them (pmix_glue/local_addr.h), on the in-memory PMIx with a test format.
+# them (core/launcher.h's local_format), on the in-memory PMIx with a test format.
 if WU_HAVE_PMIX
 if WU_HAVE_GTEST
 check_PROGRAMS += test/pmix/test_wireup_local
 TESTS += test/pmix/test_wireup_local
 UNIT_TESTS += test/pmix/test_wireup_local
-test_pmix_test_wireup_local_SOURCES = test/pmix/test_wireup_local.cpp test/pmix/fake_client.cpp test/pmix/fake_client.h
+test_pmix_test_wireup_local_SOURCES = test/pmix/test_wireup_local.cpp src/pmix_glue/fake_client.cpp src/pmix_glue/fake_client.h
 test_pmix_test_wireup_local_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_pmix_test_wireup_local_LDADD = $(GTEST_LDADD_ALL)
 endif

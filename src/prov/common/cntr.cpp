@@ -37,15 +37,12 @@ constexpr long progress_slice_ns = 1000 * 1000;
 
 struct cntr_impl;
 
-struct cntr_shell {
-	fid_cntr fid;
-	cntr_impl *impl;
-	cntr_shell *next_dead;
-};
+using cntr_shell = waitobj::shell<fid_cntr, cntr_impl>;
 
 struct cntr_impl {
 	cntr_shell *shell = nullptr;
 	prov::domain *dom = nullptr;
+	child_ref parent; /* on dom->children */
 	std::atomic<uint64_t> val{0};
 	std::atomic<uint64_t> err{0};
 	std::atomic<uint32_t> sleepers{0};
@@ -286,13 +283,7 @@ int cntr_close_impl(fid *f)
 			static_cast<void *>(f), b);
 		return -FI_EBUSY;
 	}
-	prov::domain *dom = k->dom;
-	sh->fid.fid.ops = &dead_fi_ops;
-	sh->fid.ops = &dead_cntr_ops;
-	sh->impl = nullptr;
-	delete k;
-	graves.bury(sh);
-	dom->children.put();
+	waitobj::retire(sh, graves, &dead_fi_ops, &dead_cntr_ops);
 	return 0;
 }
 
@@ -332,17 +323,9 @@ int open_cntr(prov::domain *dom, fi_cntr_attr *attr, fid_cntr **out, void *conte
 	auto k = std::make_unique<cntr_impl>();
 	if (int r = k->nw.init(dom, wobj, attr->wait_set, "fi_cntr_open"))
 		return r;
-	auto sh = std::make_unique<cntr_shell>();
 	k->dom = dom;
-	sh->fid.fid.fclass = FI_CLASS_CNTR;
-	sh->fid.fid.context = context;
-	sh->fid.fid.ops = &cntr_fi_ops;
-	sh->fid.ops = &cntr_ops;
-	sh->impl = k.get();
-	k->shell = sh.get();
-	dom->children.get();
-	k.release();
-	*out = &sh.release()->fid;
+	k->parent = child_ref(dom->children);
+	*out = waitobj::publish<fid_cntr>(std::move(k), FI_CLASS_CNTR, context, &cntr_fi_ops, &cntr_ops);
 	return 0;
 }
 

@@ -36,6 +36,7 @@
 #include "core/fid.h"
 #include "core/hash.h"
 #include "core/log.h"
+#include "core/owned.h"
 #include "core/shim.h"
 #include "eq/eq.h"
 #include "core/sync.h"
@@ -143,8 +144,6 @@ native_wait::~native_wait()
 			WU_WARN(&core_prov, FI_LOG_CQ, "closing the wait-set attachment failed: %s\n",
 				fi_strerror(-r));
 	}
-	if (efd_ >= 0)
-		close(efd_);
 }
 
 int native_wait::init(prov::domain *dom, int obj, fid_wait *set, const char *what) noexcept
@@ -156,7 +155,7 @@ int native_wait::init(prov::domain *dom, int obj, fid_wait *set, const char *wha
 		break;
 	case FI_WAIT_FD:
 	case FI_WAIT_POLLFD:
-		efd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		efd_.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
 		if (efd_ < 0) {
 			int e = errno;
 			WU_WARN(&core_prov, FI_LOG_CQ, "%s: eventfd failed: %s\n", what, strerror(e));
@@ -164,9 +163,11 @@ int native_wait::init(prov::domain *dom, int obj, fid_wait *set, const char *wha
 		}
 		break;
 	case FI_WAIT_MUTEX_COND:
-		mc_.reset(new (std::nothrow) waitobj::mutex_cond);
-		if (!mc_)
+		mc_ = try_make<waitobj::mutex_cond>();
+		if (!mc_) {
+			WU_WARN(&core_prov, FI_LOG_CQ, "%s: no memory for the mutex and condition\n", what);
 			return -FI_ENOMEM;
+		}
 		break;
 	case FI_WAIT_SET: {
 		if (!set || !is_wait(&set->fid)) {
@@ -274,11 +275,7 @@ constexpr long progress_slice_ns = 1000 * 1000;
 
 struct cq_impl;
 
-struct cq_shell {
-	fid_cq fid;
-	cq_impl *impl;
-	cq_shell *next_dead;
-};
+using cq_shell = waitobj::shell<fid_cq, cq_impl>;
 
 struct err_rec : err_record<fi_cq_err_entry> {
 	uint64_t pos = 0; /* ring position it was posted at: reads stop there */
@@ -301,6 +298,7 @@ size_t entry_size(fi_cq_format f) noexcept
 struct cq_impl {
 	cq_shell *shell = nullptr;
 	prov::domain *dom = nullptr;
+	child_ref parent; /* on dom->children */
 	uint32_t api_version = 0;
 	fi_cq_format format = FI_CQ_FORMAT_CONTEXT;
 	size_t esize = sizeof(fi_cq_entry);
@@ -309,7 +307,7 @@ struct cq_impl {
 	size_t limit = 0; /* entries + errors allowed at once */
 
 	spinlock lk;
-	completion *ring = nullptr;
+	std::unique_ptr<completion[]> ring;
 	size_t mask = 0;
 	uint64_t head = 0;
 	uint64_t tail = 0;
@@ -328,8 +326,6 @@ struct cq_impl {
 
 	native_wait nw;
 	progress_set prog;
-
-	~cq_impl() { delete[] ring; }
 
 	bool level() const noexcept { return head != tail || nerr; }
 
@@ -355,7 +351,7 @@ struct cq_impl {
 	bool grow() noexcept
 	{
 		size_t cap = mask + 1;
-		auto *n = new (std::nothrow) completion[cap * 2];
+		auto n = try_make_array<completion>(cap * 2);
 		if (!n)
 			return false;
 		size_t count = 0;
@@ -366,8 +362,7 @@ struct cq_impl {
 			r.pos -= head;
 		if (nerr)
 			err_at -= head;
-		delete[] ring;
-		ring = n;
+		ring = std::move(n);
 		mask = cap * 2 - 1;
 		put(head, uint64_t(0));
 		put(tail, uint64_t(count));
@@ -805,13 +800,7 @@ int cq_close_impl(fid *f)
 			static_cast<void *>(f), b);
 		return -FI_EBUSY;
 	}
-	prov::domain *dom = q->dom;
-	sh->fid.fid.ops = &dead_fi_ops;
-	sh->fid.ops = &dead_cq_ops;
-	sh->impl = nullptr;
-	delete q;
-	graves.bury(sh);
-	dom->children.put();
+	waitobj::retire(sh, graves, &dead_fi_ops, &dead_cq_ops);
 	return 0;
 }
 
@@ -882,8 +871,8 @@ int open_cq(prov::domain *dom, fi_cq_attr *attr, fid_cq **cqp, void *context)
 	auto q = std::make_unique<cq_impl>();
 	if (int r = q->nw.init(dom, wobj, attr->wait_set, "fi_cq_open"))
 		return r;
-	auto sh = std::make_unique<cq_shell>();
 	q->dom = dom;
+	q->parent = child_ref(dom->children);
 	q->api_version = dom->api_version;
 	q->format = fmt == FI_CQ_FORMAT_UNSPEC ? FI_CQ_FORMAT_CONTEXT : static_cast<fi_cq_format>(fmt);
 	q->esize = entry_size(q->format);
@@ -891,18 +880,10 @@ int open_cq(prov::domain *dom, fi_cq_attr *attr, fid_cq **cqp, void *context)
 	q->leaf = leaf_wait(q->nw.obj());
 	q->limit = attr->size ? std::max(attr->size, min_size) : default_size;
 	size_t slots = std::min(pow2_ceil(q->limit), initial_slots);
-	q->ring = new completion[slots];
+	q->ring = std::make_unique<completion[]>(slots);
 	q->mask = slots - 1;
 
-	sh->fid.fid.fclass = FI_CLASS_CQ;
-	sh->fid.fid.context = context;
-	sh->fid.fid.ops = &cq_fi_ops;
-	sh->fid.ops = &cq_ops;
-	sh->impl = q.get();
-	q->shell = sh.get();
-	dom->children.get();
-	q.release();
-	*cqp = &sh.release()->fid;
+	*cqp = waitobj::publish<fid_cq>(std::move(q), FI_CLASS_CQ, context, &cq_fi_ops, &cq_ops);
 	return 0;
 }
 

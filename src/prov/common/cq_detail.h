@@ -12,6 +12,8 @@
 
 #include <rdma/fi_eq.h>
 
+#include "core/child_ref.h"
+#include "core/fd.h"
 #include "core/wait.h"
 #include "core/sync.h"
 #include "prov/common/cq.h"
@@ -102,7 +104,7 @@ public:
 private:
 	enum : uint32_t { hook_fd = 1, hook_set = 2 };
 	fi_wait_obj obj_ = FI_WAIT_NONE;
-	int efd_ = -1;
+	unique_fd efd_;
 	std::unique_ptr<waitobj::mutex_cond> mc_;
 	fid_eq *set_eq_ = nullptr; /* hidden EQ attached to the wait set */
 	std::atomic<uint32_t> hooks_{0};

@@ -120,6 +120,7 @@ struct ep_base {
 	const fid *self = nullptr;
 	fi_provider *prov = nullptr; /* its log lines */
 	domain *dom = nullptr;
+	child_ref parent; /* on dom->children, from the end of a successful open */
 	fi_info *info = nullptr; /* owned by the provider (freed at its close) */
 	fi_ep_type type = FI_EP_UNSPEC;
 	bool enabled = false;

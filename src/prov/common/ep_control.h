@@ -100,9 +100,8 @@ public:
 	static void destroy(ep_t *ep) noexcept
 	{
 		info_free(ep->b.info);
-		ep->b.dom->children.put();
 		ep->magic = 0;
-		delete ep;
+		delete ep; /* its child_ref lets the domain close */
 	}
 
 	/* progress_fn::block: the application is about to sleep on a bound CQ's

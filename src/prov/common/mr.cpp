@@ -26,6 +26,7 @@
 #include "core/fid.h"
 #include "core/hash.h"
 #include "core/log.h"
+#include "core/owned.h"
 #include "core/shim.h"
 #include "core/sync.h"
 #include "prov/common/cq.h"
@@ -46,6 +47,7 @@ struct region {
 	fid_mr fid; /* first: the C view */
 	uint32_t magic;
 	prov::domain *dom;
+	child_ref parent; /* on dom->children */
 	uint64_t access;
 	uint64_t flags;
 	uint64_t serial; /* unique per registration (mr::ref) */
@@ -76,8 +78,8 @@ struct registry {
 /* Never destroyed: regions may be closed from atexit handlers. */
 registry &reg_table()
 {
-	static registry *r = new registry;
-	return *r;
+	static registry &r = make_immortal<registry>();
+	return r;
 }
 
 /* Effective mr_mode bits, the deprecated enum values spelled out. */
@@ -126,10 +128,8 @@ int mr_close(fid *f)
 		/* Counter bindings end with the region (there is no unbind call). */
 		for (const cntr_binding &b : r->cntrs)
 			cntr::unbind(&b.cntr->fid, {});
-		prov::domain *dom = r->dom;
 		r->magic = 0;
-		delete r;
-		dom->children.put();
+		std::unique_ptr<region> gone(r);
 		return 0;
 	});
 }
@@ -400,7 +400,7 @@ int regattr_impl(fid *fid_dom, const fi_mr_attr *attr, uint64_t flags, fid_mr **
 		t.by_key.erase({dom, r->fid.key});
 		throw;
 	}
-	dom->children.get();
+	r->parent = child_ref(dom->children);
 	*out = &r.release()->fid;
 	return 0;
 }

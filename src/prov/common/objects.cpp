@@ -2,6 +2,7 @@
 #include "prov/common/objects.h"
 
 #include <cstring>
+#include <memory>
 #include <new>
 
 #include "core/fid.h"
@@ -23,11 +24,11 @@ int fabric_close(struct fid *f) noexcept
 		if (fab->children.busy()) {
 			WU_WARN(fab->hooks->prov, FI_LOG_FABRIC,
 				"fi_close(fabric): %d domain(s), EQ(s) or other objects are still open on it\n",
-				fab->children.n.load());
+				fab->children.count());
 			return -FI_EBUSY;
 		}
 		fab->magic = 0;
-		delete fab;
+		std::unique_ptr<fabric> gone(fab);
 		return 0;
 	});
 }
@@ -71,12 +72,6 @@ int fabric_passive_ep(fid_fabric *f, fi_info *info, fid_pep **pep, void *context
 	});
 }
 
-/* EQs and wait sets hold a reference on their fabric until they close. */
-void put_fabric(void *arg) noexcept
-{
-	static_cast<fabric *>(arg)->children.put();
-}
-
 int fabric_eq_open(fid_fabric *f, fi_eq_attr *attr, fid_eq **eq, void *context) noexcept
 {
 	fabric *fab = fabric_of(f);
@@ -84,11 +79,8 @@ int fabric_eq_open(fid_fabric *f, fi_eq_attr *attr, fid_eq **eq, void *context) 
 		WU_WARN(&core_prov, FI_LOG_EQ, "fi_eq_open: fabric is not an open fabric\n");
 		return -FI_EINVAL;
 	}
-	fab->children.get();
-	int ret = eq_open(f, f->api_version, attr, eq, context, {put_fabric, fab});
-	if (ret)
-		fab->children.put();
-	return ret;
+	/* The EQ holds a reference on its fabric until it closes. */
+	return eq_open(f, f->api_version, attr, eq, context, child_ref(fab->children));
 }
 
 int fabric_wait_open(fid_fabric *f, fi_wait_attr *attr, fid_wait **waitset) noexcept
@@ -98,11 +90,7 @@ int fabric_wait_open(fid_fabric *f, fi_wait_attr *attr, fid_wait **waitset) noex
 		WU_WARN(&core_prov, FI_LOG_EQ, "fi_wait_open: fabric is not an open fabric\n");
 		return -FI_EINVAL;
 	}
-	fab->children.get();
-	int ret = wait_open(f, attr, waitset, {put_fabric, fab});
-	if (ret)
-		fab->children.put();
-	return ret;
+	return wait_open(f, attr, waitset, child_ref(fab->children));
 }
 
 /* fi_trywait over any mix of EQs, wait sets, CQs and counters: each kind
@@ -161,7 +149,7 @@ int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **ou
 				attr->name ? attr->name : "(null)");
 			return -FI_ENODATA;
 		}
-		auto *fab = new fabric{};
+		auto fab = std::make_unique<fabric>();
 		fab->fid.fid.fclass = FI_CLASS_FABRIC;
 		fab->fid.fid.context = context;
 		fab->fid.fid.ops = &fabric_fi_ops;
@@ -173,7 +161,7 @@ int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **ou
 		fab->magic = fabric_magic;
 		fab->hooks = hooks;
 		fab->name = attr->name ? attr->name : "";
-		*out = &fab->fid;
+		*out = &fab.release()->fid;
 		return 0;
 	});
 }
@@ -228,7 +216,7 @@ int domain_init(domain *d, fabric *fab, const fi_info *info, fi_ops_domain *ops,
 	d->magic = domain_magic;
 	d->fab = fab;
 	d->api_version = fab->fid.api_version;
-	fab->children.get();
+	d->parent = child_ref(fab->children);
 	return 0;
 }
 
@@ -237,26 +225,23 @@ int domain_fini(domain *d)
 	if (d->children.busy()) {
 		WU_WARN(d->fab->hooks->prov, FI_LOG_DOMAIN,
 			"fi_close(domain): %d endpoint(s), AV(s), CQ(s) or MRs are still open on it\n",
-			d->children.n.load());
+			d->children.count());
 		return -FI_EBUSY;
 	}
 	info_free(d->info);
 	d->info = nullptr;
 	d->magic = 0;
-	d->fab->children.put();
+	d->parent.reset();
 	return 0;
 }
 
 int domain_open(fabric *fab, const fi_info *info, fi_ops_domain *ops, fi_ops_mr *mr, fi_ops *fi_ops_tbl,
 		void *context, fid_domain **out)
 {
-	auto *d = new domain{};
-	int ret = domain_init(d, fab, info, ops, mr, fi_ops_tbl, context);
-	if (ret) {
-		delete d;
+	auto d = std::make_unique<domain>();
+	if (int ret = domain_init(d.get(), fab, info, ops, mr, fi_ops_tbl, context))
 		return ret;
-	}
-	*out = &d->fid;
+	*out = &d.release()->fid;
 	return 0;
 }
 
@@ -266,10 +251,9 @@ int domain_close(struct fid *f) noexcept
 		domain *d = domain_of(reinterpret_cast<fid_domain *>(f));
 		if (!d)
 			return -FI_EINVAL;
-		int ret = domain_fini(d);
-		if (ret)
+		if (int ret = domain_fini(d))
 			return ret;
-		delete d;
+		std::unique_ptr<domain> gone(d);
 		return 0;
 	});
 }

@@ -12,6 +12,7 @@
 #include <rdma/fi_endpoint.h>
 
 #include "core/fid.h"
+#include "core/launcher.h"
 #include "core/shim.h"
 #include "prov/common/atomic.h"
 #include "prov/common/cq.h"
@@ -21,8 +22,9 @@
 namespace wu::prov {
 
 /* fi_ops of a domain: close is prov::domain_close unless the provider's
- * domain holds more; ops_open (fi_open_ops) is the provider's to give. */
-constexpr fi_ops domain_fi_ops(decltype(fi_ops::ops_open) ops_open = WU_NOSYS(fi_ops, ops_open),
+ * domain holds more; fi_open_ops gives the launcher's extension
+ * ("wireup_pmix", core/launcher.h) on every provider's domain. */
+constexpr fi_ops domain_fi_ops(decltype(fi_ops::ops_open) ops_open = launcher::domain_ops_open,
 			       decltype(fi_ops::close) close = domain_close)
 {
 	return {sizeof(fi_ops),	   close,		    WU_NOSYS(fi_ops, bind), WU_NOSYS(fi_ops, control),

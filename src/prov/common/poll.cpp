@@ -11,6 +11,7 @@
  * libfabric allows closing a poll set that still has members). */
 #include "prov/common/poll.h"
 
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct poll_set {
 	fid_poll fid; /* first: the C view */
 	uint32_t magic;
 	prov::domain *dom;
+	child_ref parent; /* on dom->children, dropped at fi_close */
 	std::mutex mu;
 	std::vector<member> members; /* guarded by mu */
 	size_t next = 0;	     /* first member checked by the next fi_poll */
@@ -184,12 +186,11 @@ int poll_close_impl(fid *f)
 			release(m);
 		s->members.clear();
 	}
-	prov::domain *dom = s->dom;
 	s->magic = 0;
 	s->fid.fid.ops = &dead_fi_ops;
 	s->fid.ops = &dead_poll_ops;
+	s->parent.reset();
 	graves.bury(s);
-	dom->children.put();
 	return 0;
 }
 
@@ -243,15 +244,15 @@ int poll_open_impl(fid_domain *domain, fi_poll_attr *attr, fid_poll **pollset)
 			static_cast<unsigned long long>(attr->flags));
 		return -FI_EINVAL;
 	}
-	auto *s = new poll_set{};
+	auto s = std::make_unique<poll_set>();
 	s->fid.fid.fclass = FI_CLASS_POLL;
 	s->fid.fid.context = nullptr;
 	s->fid.fid.ops = &poll_fi_ops;
 	s->fid.ops = &poll_ops;
 	s->magic = poll_magic;
 	s->dom = dom;
-	dom->children.get();
-	*pollset = &s->fid;
+	s->parent = child_ref(dom->children);
+	*pollset = &s.release()->fid;
 	return 0;
 }
 

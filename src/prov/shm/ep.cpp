@@ -346,7 +346,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		ep->split_min = split_min_param();
 		ep->pipe_max = param::get_size(P(), "pipe_max").value;
 		ep->pipe_frag = std::clamp<size_t>(param::get_size(P(), "pipe_frag").value, 1024, bounce_size_param());
-		dom->children.get();
+		ep->b.parent = child_ref(dom->children);
 		*out = &ep.release()->ep;
 		return 0;
 	});

@@ -20,7 +20,7 @@
  * Without a usable key file, rank names fall back to the predictable
  * "wu<uid>.j<job>.<rank>"; an endpoint that finds its rank name held by
  * someone else says so in a log line and takes a generated name (the PMIx
- * wire-up then publishes a note, pmix_glue/local_addr.h).
+ * wire-up then publishes a note, core/launcher.h).
  *
  * A node/service pair (fi_getinfo, fi_av_insertsvc, fi_av_insertsym) names
  * an endpoint without any exchange: the service is a port number that

@@ -20,12 +20,10 @@
 
 #include <rdma/fi_errno.h>
 
+#include "core/launcher.h"
 #include "core/log.h"
 #include "core/param.h"
 #include "prov/tcp/tcp_ep.h"
-#ifdef WU_HAVE_PMIX
-#include "pmix_glue/wireup.h"
-#endif
 
 namespace wu::tcp::auth {
 
@@ -35,15 +33,15 @@ fi_provider *P() noexcept { return prov_desc(); }
 
 constexpr char label[] = "wireup-tcp-auth-v2"; /* v2: both ends in every proof */
 
-#ifdef WU_HAVE_PMIX
-int pmix_key(key &out)
+/* The launcher's job secret (core/launcher.h): -FI_ENODATA outside a
+ * launched job. */
+int launcher_key(key &out)
 {
-	int r = pmix::job_secret(out.b, key_len);
+	int r = launcher::job_secret(out.b, key_len);
 	if (r == 0)
 		out.set = true;
 	return r;
 }
-#endif
 
 } // namespace
 
@@ -78,10 +76,8 @@ int job_key(key &out)
 		out = key_from_text(v.value);
 		return 0;
 	}
-#ifdef WU_HAVE_PMIX
-	if (pmix_key(out) == 0)
+	if (launcher_key(out) == 0)
 		return 0;
-#endif
 	std::string path = key_file_path();
 	if (path.empty()) {
 		WU_WARN(P(), FI_LOG_EP_CTRL,

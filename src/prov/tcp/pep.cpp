@@ -418,7 +418,6 @@ int pep_close(fid *f) noexcept
 		pep->eq_ref.reset(); /* its events about us go with the binding */
 		pep->lfd.reset();
 		info_free(pep->info);
-		pep->fab->children.put();
 		pep->magic = 0;
 		delete pep;
 		return 0;
@@ -623,7 +622,7 @@ int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 	pep->key = key;
 	if (!pep->info)
 		return -FI_ENOMEM; /* pep goes, and the socket with it */
-	fab->children.get();
+	pep->parent = child_ref(fab->children);
 	*out = &pep.release()->pep;
 	return 0;
 }

@@ -278,7 +278,6 @@ int srx_close(fid *f) noexcept
 			/* Receives still posted go without completions (fi_close(3)). */
 			s->rx.drain();
 		}
-		s->dom->children.put();
 		s->magic = 0;
 		delete s;
 		return 0;
@@ -454,7 +453,7 @@ int srx_open(fid_domain *domain, fi_rx_attr *attr, fid_ep **out, void *context) 
 		s->rx.directed = s->attr.caps & FI_DIRECTED_RECV;
 		s->rx.shared = true;
 		s->rx.prov = P();
-		dom->children.get();
+		s->parent = child_ref(dom->children);
 		*out = &s.release()->ep;
 		return 0;
 	});

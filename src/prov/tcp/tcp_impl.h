@@ -401,6 +401,7 @@ struct tcp_srx {
 	fid_ep ep; /* first; fclass FI_CLASS_SRX_CTX */
 	uint32_t magic;
 	prov::domain *dom;
+	child_ref parent; /* on dom->children */
 	fi_rx_attr attr{};
 	std::mutex bind_mtx;
 	std::recursive_mutex mtx;
@@ -419,6 +420,7 @@ struct tcp_pep {
 	fid_pep pep; /* first */
 	uint32_t magic;
 	prov::fabric *fab;
+	child_ref parent; /* on fab->children */
 	fi_info *info;
 	fid_eq *eq = nullptr;
 	prov::bound_ref eq_ref; /* holds the binding of eq */

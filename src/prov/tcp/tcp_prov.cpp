@@ -25,9 +25,6 @@
 #include "prov/common/info_template.h"
 #include "prov/common/objects.h"
 #include "prov/common/ops_tables.h"
-#ifdef WU_HAVE_PMIX
-#include "pmix_glue/wireup.h"
-#endif
 #include "core/param.h"
 #include "prov/common/atomic.h"
 #include "prov/common/cq.h"
@@ -227,12 +224,7 @@ int tcp_getinfo(uint32_t version, const char *node, const char *service, uint64_
 
 /* ---- domain ---- */
 
-#ifdef WU_HAVE_PMIX
-/* fi_open_ops "wireup_pmix": the PMIx wire-up extension (rdma/fi_ext_wireup.h). */
-constinit fi_ops tcp_domain_fi_ops = prov::domain_fi_ops(pmix::domain_ops_open);
-#else
 constinit fi_ops tcp_domain_fi_ops = prov::domain_fi_ops();
-#endif
 
 /* CQs, counters, MRs and atomics are the shared engine's (src/prov/common). */
 constinit fi_ops_domain tcp_domain_ops =

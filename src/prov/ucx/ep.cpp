@@ -620,7 +620,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			info_free(ep->b.info);
 			return r;
 		}
-		dom->children.get();
+		ep->b.parent = child_ref(dom->children);
 		*out = &ep.release()->ep;
 		return 0;
 	});

@@ -165,7 +165,7 @@ int ucx_domain_close(fid *f) noexcept
 	});
 }
 
-constinit fi_ops ucx_domain_fi_ops = prov::domain_fi_ops(WU_NOSYS(fi_ops, ops_open), ucx_domain_close);
+constinit fi_ops ucx_domain_fi_ops = prov::domain_fi_ops(launcher::domain_ops_open, ucx_domain_close);
 
 /* No atomics: fi_query_atomic is -FI_ENOSYS (getinfo refuses FI_ATOMIC). */
 constinit fi_ops_domain ucx_domain_ops =

@@ -21,6 +21,7 @@
 #include "av/av.h"
 #include "core/fd.h"
 #include "core/info.h"
+#include "core/launcher.h"
 #include "core/log.h"
 #include "core/param.h"
 #include "core/shim.h"
@@ -30,9 +31,6 @@
 #include "prov/shm/shm.h"
 #include "prov/tcp/tcp.h"
 #include "prov/wireup/wx_ep.h"
-#ifdef WU_HAVE_PMIX
-#include "pmix_glue/wireup.h"
-#endif
 
 namespace wu::wireup {
 
@@ -176,13 +174,12 @@ fi_info *sub_info(const fi_info *mine, int part, const parts &src)
 			}
 			memcpy(i->src_addr, sa, len);
 			i->src_addrlen = len;
-#ifdef WU_HAVE_PMIX
 			/* Any port asked for: in a PMIx job's symmetric layout the
 			 * first endpoint takes its slot's port, so that other nodes
-			 * compute its address (pmix_glue, FI_PMIX_PORT_BASE). */
+			 * compute its address (the launcher hook, FI_PMIX_PORT_BASE). */
 			auto *sin = static_cast<sockaddr_in *>(i->src_addr);
 			uint16_t port;
-			if (sin->sin_port == 0 && pmix::symmetric_port(&port) == 0) {
+			if (sin->sin_port == 0 && launcher::symmetric_port(&port) == 0) {
 				/* A port another process holds would leave this endpoint
 				 * without tcp: then any port, and the rank is off the
 				 * layout (published on its own, or a clear error). */
@@ -199,7 +196,6 @@ fi_info *sub_info(const fi_info *mine, int part, const parts &src)
 					sin->sin_port = 0;
 				}
 			}
-#endif
 		}
 		if (got)
 			info_free(got);
@@ -293,7 +289,6 @@ int ep_close(fid *f) noexcept
 		}
 		free_routes(ep);
 		info_free(ep->info);
-		ep->dom->children.put();
 		ep->magic = 0;
 		delete ep;
 		return 0;
@@ -417,17 +412,13 @@ int ep_control(fid *f, int command, void *arg) noexcept
 			bool was = ep->enabled;
 			if (int r = enable(ep))
 				return r;
-#ifdef WU_HAVE_PMIX
 			/* Lets "pmix:" AVs of other ranks resolve this endpoint. */
 			if (!was) {
 				unsigned char a[addr_max];
 				size_t l = sizeof a;
 				if (!get_name(ep, a, &l))
-					pmix::endpoint_named(a, l, format()->addr_format);
+					launcher::endpoint_named(a, l, format()->addr_format);
 			}
-#else
-			(void)was;
-#endif
 			return 0;
 		}
 		case FI_GETOPSFLAG:
@@ -555,7 +546,7 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 			return rt;
 		ep->rb = ep->sb[part_shm] ? ep->sb[part_shm] : ep->sb[part_tcp];
 		own.e = nullptr;
-		dom->children.get();
+		ep->parent = child_ref(dom->children);
 		*out = &ep.release()->ep;
 		return 0;
 	});

@@ -28,6 +28,11 @@ struct route_stats {
 };
 int stats_of(fid_ep *ep, route_stats *out) noexcept;
 
+/* Registers the provider's addresses as computable for node-local ranks
+ * (core/launcher.h's local_format; local_peers.cpp), so the launcher's
+ * glue fetches only remote ranks' addresses.  0 or a negative FI_E*. */
+int register_local_format() noexcept;
+
 } // namespace wu::wireup
 
 #endif

@@ -46,6 +46,7 @@ struct wx_ep {
 	uint32_t magic = wx_magic;
 	prov::ep_mutex mtx; /* the sub-endpoints' one lock (ep_lock::share) */
 	prov::domain *dom = nullptr;
+	child_ref parent; /* on dom->children */
 	fi_info *info = nullptr; /* ours (freed at close) */
 	prov::rx_ctx rx; /* lent to both sub-endpoints */
 	/* Indexed by part_tcp / part_shm; nullptr: none (shm refused). */

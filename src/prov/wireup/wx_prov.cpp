@@ -34,9 +34,6 @@
 #include "prov/tcp/tcp.h"
 #include "prov/wireup/wx_addr.h"
 #include "prov/wireup/wx_ep.h"
-#ifdef WU_HAVE_PMIX
-#include "pmix_glue/wireup.h"
-#endif
 
 namespace wu::wireup {
 namespace {
@@ -342,12 +339,7 @@ int wx_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) no
 	return av::open(prov::domain_of(dom), av_format_of(), attr, av, context);
 }
 
-#ifdef WU_HAVE_PMIX
-/* fi_open_ops "wireup_pmix": the PMIx wire-up extension (rdma/fi_ext_wireup.h). */
-constinit fi_ops wx_domain_fi_ops = prov::domain_fi_ops(pmix::domain_ops_open);
-#else
 constinit fi_ops wx_domain_fi_ops = prov::domain_fi_ops();
-#endif
 
 constinit fi_ops_domain wx_domain_ops =
 	prov::rdm_domain_ops(wx_av_open, ep_open, prov::query_atomic<&wx_prov_desc>);

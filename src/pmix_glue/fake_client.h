@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* An in-memory PMIx for unit tests and the benchmark's simulated jobs: the
+/* An in-memory PMIx for unit tests and the benchmark's simulated jobs (not
+ * built into the library: test/pmix and contrib/bench link it): the
  * job data a launcher would give (sizes, node map, local peers), this
  * process's own puts, and what every peer would have published,
  * synthesised on demand so that a job of a million ranks costs no memory
  * per rank.  Faults: silent ranks, ranks off the symmetric layout, and
  * arbitrary stored values (corrupt blobs) that win over synthesis. */
-#ifndef WU_TEST_PMIX_FAKE_CLIENT_H
-#define WU_TEST_PMIX_FAKE_CLIENT_H
+#ifndef WU_PMIX_GLUE_FAKE_CLIENT_H
+#define WU_PMIX_GLUE_FAKE_CLIENT_H
 
 #include <cstdint>
 #include <functional>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* In-memory PMIx (fake_client.h). */
-#include "fake_client.h"
+#include "pmix_glue/fake_client.h"
 
 #include <pmix.h>
 

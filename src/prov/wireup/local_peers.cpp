@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The wireup provider's addresses and the PMIx wire-up (issue 15): a
- * node-local peer's address is computed, not exchanged.  Here, at the top
- * of the layering, because it joins three parts that may not include each
- * other: the wire-up's hook, the wireup address and the shm rank name.  Under PMIx the shm
- * sub-endpoint of a rank's first wireup endpoint takes the rank's name
- * (shm::rank_addr), so a peer on the same host reaches it through
- * {this host's id, no tcp part, that name}; only remote peers need the tcp
- * part, and the wire-up fetches it for them alone (pmix_glue/local_addr.h). */
-#include "api/init.h"
+/* The wireup provider's addresses of node-local ranks (issue 15): computed,
+ * not exchanged.  Under PMIx the shm sub-endpoint of a rank's first wireup
+ * endpoint takes the rank's name (shm::rank_addr), so a peer on the same
+ * host reaches it through {this host's id, no tcp part, that name}; only
+ * remote peers need the tcp part, and the launcher's glue fetches it for
+ * them alone (the local_format of core/launcher.h, registered here). */
+#include "prov/wireup/wireup.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -15,13 +13,11 @@
 #include <rdma/fi_errno.h>
 
 #include "av/av.h"
-#include "pmix_glue/local_addr.h"
+#include "core/launcher.h"
 #include "prov/shm/shm_addr.h"
 #include "prov/wireup/wx_addr.h"
 
-namespace wu::api {
-
-using namespace wu::wireup;
+namespace wu::wireup {
 
 namespace {
 
@@ -86,12 +82,12 @@ long net_part(const void *addr, size_t len, void *sa, size_t salen) noexcept
 
 } // namespace
 
-int register_pmix_local() noexcept
+int register_local_format() noexcept
 {
 	/* Stride 0: the AV takes composite addresses back to back. */
-	static pmix::local_format f = {0, 0, local_addr, computable, net_part};
+	static launcher::local_format f = {0, 0, local_addr, computable, net_part};
 	f.addr_format = format()->addr_format;
-	return pmix::register_local_format(&f);
+	return launcher::register_local_format(&f);
 }
 
-} // namespace wu::api
+} // namespace wu::wireup
