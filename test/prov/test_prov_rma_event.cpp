@@ -73,6 +73,21 @@ struct rma_order : provider_test, rdm_pair {
 		base = (env.info->domain_attr->mr_mode & FI_MR_VIRT_ADDR) ? uint64_t(uintptr_t(target.data())) : 0;
 		return mr;
 	}
+	enum class rw { read, write };
+	/* Posts `first` then `second` (buffers b1, b2) on n bytes at base of
+	 * key, with no wait in between, then waits for both. */
+	void back_to_back(rw first, char *b1, rw second, char *b2, size_t n, uint64_t base, uint64_t key)
+	{
+		const rw ops[2] = {first, second};
+		char *bufs[2] = {b1, b2};
+		int ctx[2];
+		for (int k = 0; k < 2; k++) {
+			ssize_t r = ops[k] == rw::write ? fi_write(a.ep, bufs[k], n, nullptr, a_to_b, base, key, &ctx[k])
+							: fi_read(a.ep, bufs[k], n, nullptr, a_to_b, base, key, &ctx[k]);
+			ASSERT_EQ(r, 0);
+		}
+		complete(2);
+	}
 	/* Waits for n transmit completions of a. */
 	void complete(int n)
 	{
@@ -137,10 +152,7 @@ TEST_P(rma_order, read_after_write_sees_the_write)
 		uint64_t key, base;
 		fid_mr *mr = reg(target, FI_REMOTE_WRITE | FI_REMOTE_READ, 0, key, base, 11);
 		ASSERT_NE(mr, nullptr);
-		int c1, c2;
-		ASSERT_EQ(fi_write(a.ep, out.data(), n, nullptr, a_to_b, base, key, &c1), 0);
-		ASSERT_EQ(fi_read(a.ep, back.data(), n, nullptr, a_to_b, base, key, &c2), 0);
-		complete(2);
+		back_to_back(rw::write, out.data(), rw::read, back.data(), n, base, key);
 		EXPECT_EQ(memcmp(back.data(), out.data(), n), 0) << n << " bytes";
 		EXPECT_EQ(fi_close(&mr->fid), 0);
 	}
@@ -157,10 +169,7 @@ TEST_P(rma_order, write_after_read_leaves_the_read_alone)
 		uint64_t key, base;
 		fid_mr *mr = reg(target, FI_REMOTE_WRITE | FI_REMOTE_READ, 0, key, base, 12);
 		ASSERT_NE(mr, nullptr);
-		int c1, c2;
-		ASSERT_EQ(fi_read(a.ep, back.data(), n, nullptr, a_to_b, base, key, &c1), 0);
-		ASSERT_EQ(fi_write(a.ep, out.data(), n, nullptr, a_to_b, base, key, &c2), 0);
-		complete(2);
+		back_to_back(rw::read, back.data(), rw::write, out.data(), n, base, key);
 		EXPECT_EQ(back, std::vector<char>(n, 'o')) << n << " bytes";
 		EXPECT_EQ(target, out);
 		EXPECT_EQ(fi_close(&mr->fid), 0);
@@ -177,10 +186,7 @@ TEST_P(rma_order, write_after_write_lands_last)
 		uint64_t key, base;
 		fid_mr *mr = reg(target, FI_REMOTE_WRITE, 0, key, base, 13);
 		ASSERT_NE(mr, nullptr);
-		int c1, c2;
-		ASSERT_EQ(fi_write(a.ep, first.data(), n, nullptr, a_to_b, base, key, &c1), 0);
-		ASSERT_EQ(fi_write(a.ep, second.data(), n, nullptr, a_to_b, base, key, &c2), 0);
-		complete(2);
+		back_to_back(rw::write, first.data(), rw::write, second.data(), n, base, key);
 		EXPECT_EQ(target, second) << n << " bytes";
 		EXPECT_EQ(fi_close(&mr->fid), 0);
 	}
