@@ -113,7 +113,7 @@ inline uint64_t refused(const std::string &prov)
 {
 	if (prov == "ucx") /* src/prov/ucx/ucx_prov.cpp: not mapped onto UCP */
 		return FI_MULTI_RECV | FI_ATOMIC | FI_RMA_EVENT | feat_cq_data;
-	return FI_RMA_EVENT; /* no provider counts remote writes through FI_RMA_EVENT */
+	return 0;
 }
 /* The RDM fi_getinfo answer for prov asking for f (a cap or feat_*). */
 inline int getinfo_with(const std::string &prov, uint64_t f)

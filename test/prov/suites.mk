@@ -52,3 +52,14 @@ test_prov_test_prov_api26_SOURCES = test/prov/test_prov_api26.cpp test/prov/prov
 test_prov_test_prov_api26_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_prov_api26_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
+# Issue 28 on every provider: RMA ordering (getinfo hints, back-to-back
+# operations) and FI_RMA_EVENT counters.
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_prov_rma_event
+TESTS += test/prov/test_prov_rma_event
+UNIT_TESTS += test/prov/test_prov_rma_event
+TSAN_TESTS += test/prov/test_prov_rma_event
+test_prov_test_prov_rma_event_SOURCES = test/prov/test_prov_rma_event.cpp test/prov/prov_fixture.h
+test_prov_test_prov_rma_event_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_prov_rma_event_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif

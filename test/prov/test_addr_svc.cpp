@@ -140,7 +140,8 @@ TEST_P(getinfo_addrs, a_format_it_cannot_use_matches_nothing)
 {
 	const char *prov = GetParam();
 	info_ptr i;
-	uint32_t other = !strcmp(prov, "tcp") ? FI_ADDR_PSMX2 : FI_SOCKADDR_IN;
+	/* wireup takes FI_SOCKADDR* too (sockaddr mode, test_wireup_sockaddr.cpp). */
+	uint32_t other = !strcmp(prov, "shm") ? FI_SOCKADDR_IN : FI_ADDR_PSMX2;
 	EXPECT_EQ(getinfo(prov, nullptr, nullptr, 0, &i.p, other), -FI_ENODATA);
 	if (!strcmp(prov, "tcp")) {
 		/* FI_SOCKADDR: any socket address (fabtests' msg_sockets). */

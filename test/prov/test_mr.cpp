@@ -205,6 +205,7 @@ TEST_P(mr_check, regions_of_several_buffers)
 
 TEST_P(mr_bind, counter_counts_remote_writes)
 {
+	WU_NEEDS(FI_RMA_EVENT); /* fi_mr_bind to a counter counts remote accesses */
 	cq_domain d{prov()};
 	cntr_ptr c = d.cntr();
 	char buf[8];
@@ -228,8 +229,23 @@ TEST_P(mr_bind, counter_counts_remote_writes)
 	EXPECT_EQ(fi_mr_bind(m, &cq->fid, FI_REMOTE_WRITE), -FI_EINVAL);
 }
 
+/* fi_mr_bind to a counter is FI_RMA_EVENT's: a domain whose fi_info does
+ * not carry the capability refuses it. */
+TEST_P(mr_bind, counter_needs_rma_event_in_the_domain_info)
+{
+	cq_domain d(prov(), FI_VERSION(2, 0), [](fi_info *i) { i->caps &= ~FI_RMA_EVENT; });
+	cntr_ptr c = d.cntr();
+	char buf[8];
+	fid_mr *m = nullptr;
+	ASSERT_EQ(d.reg(buf, 8, rw, 0, 4, 0, &m), 0);
+	mr_ptr hm(m);
+	EXPECT_EQ(fi_mr_bind(m, &c->fid, FI_REMOTE_WRITE), -FI_EOPNOTSUPP);
+	EXPECT_EQ(fi_mr_bind(m, &c->fid, FI_REMOTE_READ), -FI_EOPNOTSUPP);
+}
+
 TEST_P(mr_bind, rma_event_regions_start_disabled)
 {
+	WU_NEEDS(FI_RMA_EVENT); /* fi_mr_bind to a counter counts remote accesses */
 	cq_domain d(prov(), FI_VERSION(2, 0), rma_event);
 	cntr_ptr c = d.cntr();
 	char buf[8];

@@ -10,5 +10,13 @@ TSAN_TESTS += test/prov/test_wireup
 test_prov_test_wireup_SOURCES = test/prov/test_wireup.cpp test/prov/prov_fixture.h test/prov/tcp_fixture.h
 test_prov_test_wireup_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_wireup_LDADD = $(GTEST_LDADD_ALL) -lpthread
+# Issue 28: sockaddr mode (FI_SOCKADDR* hints, fabtests' fi_av_test).
+check_PROGRAMS += test/prov/test_wireup_sockaddr
+TESTS += test/prov/test_wireup_sockaddr
+UNIT_TESTS += test/prov/test_wireup_sockaddr
+TSAN_TESTS += test/prov/test_wireup_sockaddr
+test_prov_test_wireup_sockaddr_SOURCES = test/prov/test_wireup_sockaddr.cpp test/prov/prov_fixture.h
+test_prov_test_wireup_sockaddr_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_wireup_sockaddr_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/wireup_fi_pingpong.sh test/prov/wireup_fi_info.sh

@@ -24,7 +24,7 @@ void fill_template(fi_info &i, const template_desc &t)
 	i.tx_attr->iov_limit = t.iov_limit;
 	i.tx_attr->rma_iov_limit = t.rma_iov_limit;
 	i.rx_attr->caps = t.caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |
-				    FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE);
+				    FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_RMA_EVENT);
 	i.rx_attr->msg_order = t.msg_order;
 	i.rx_attr->comp_order = FI_ORDER_NONE;
 	i.rx_attr->size = t.queue_size;

@@ -150,6 +150,14 @@ int bind_cntr(region *r, fid *bfid, uint64_t flags)
 			static_cast<unsigned long long>(flags));
 		return -FI_EBADFLAGS;
 	}
+	/* fi_mr(3): counting remote accesses is the FI_RMA_EVENT capability;
+	 * a domain opened without it (or a provider that cannot count) says no. */
+	if (!(r->dom->info->caps & FI_RMA_EVENT)) {
+		WU_WARN(prov, FI_LOG_MR,
+			"fi_mr_bind: a counter on a region needs FI_RMA_EVENT, which the domain's "
+			"fi_info does not carry (ask for it in the hints' caps)\n");
+		return -FI_EOPNOTSUPP;
+	}
 	if ((mode_of(r->dom) & FI_MR_RMA_EVENT) && !(r->flags & FI_RMA_EVENT)) {
 		WU_WARN(prov, FI_LOG_MR,
 			"fi_mr_bind: the domain requires FI_MR_RMA_EVENT: register the region with "

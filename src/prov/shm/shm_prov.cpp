@@ -3,6 +3,7 @@
  * and AV (FI_ADDR_STR names, shm_addr.h). */
 #include "prov/shm/shm.h"
 
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -36,9 +37,13 @@ fi_info *build_template()
 {
 	prov::template_desc d;
 	d.caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_RECV | FI_SEND | FI_REMOTE_READ |
-		 FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM;
+		 FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_LOCAL_COMM |
+		 /* the target applies every RMA itself (rma.cpp on_rma), then counts it */
+		 FI_RMA_EVENT;
 	/* One queue per receiver, filled in the order each sender pushes, and
-	 * the target applies RMA and atomics in arrival order. */
+	 * the target applies RMA and atomics in arrival order, every part of
+	 * one before the next (a large transfer's single copy included): the
+	 * orders hold for any size. */
 	d.msg_order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAR | FI_ORDER_WAW |
 		      FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW | FI_ORDER_ATOMIC_RAR | FI_ORDER_ATOMIC_RAW |
 		      FI_ORDER_ATOMIC_WAR | FI_ORDER_ATOMIC_WAW;
@@ -46,6 +51,7 @@ fi_info *build_template()
 	d.protocol = FI_PROTO_SHM;
 	d.inject_size = 4096;
 	d.rma_iov_limit = 4;
+	d.max_order_size = SIZE_MAX;
 	d.fabric_name = fabric_name;
 	d.domain_name = domain_name;
 	d.prov_name = "shm";

@@ -46,6 +46,7 @@ void fill_common(fi_info &i, fi_ep_type type)
 	d.type = type;
 	d.caps = FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_RECV | FI_SEND | FI_REMOTE_READ |
 		 FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_LOCAL_COMM | FI_REMOTE_COMM |
+		 FI_RMA_EVENT | /* the target counts each access (rma.cpp, reader.cpp) */
 		 (type == FI_EP_RDM ? FI_SOURCE : 0);
 	d.msg_order = FI_ORDER_SAS | FI_ORDER_RAR | FI_ORDER_RAW | FI_ORDER_RAS | FI_ORDER_WAR | FI_ORDER_WAW |
 		      FI_ORDER_WAS | FI_ORDER_SAR | FI_ORDER_SAW |

@@ -369,6 +369,13 @@ int enable(wx_ep *ep)
 /* Our address: host id, the tcp sub-endpoint's sockaddr, the shm one's name. */
 int get_name(wx_ep *ep, void *addr, size_t *addrlen)
 {
+	if (ep->sock) {
+		if (!ep->sub[part_tcp]) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_getname: no tcp sub-endpoint, so no sockaddr\n");
+			return -FI_EOPBADSTATE;
+		}
+		return fi_getname(&ep->sub[part_tcp]->fid, addr, addrlen);
+	}
 	unsigned char tcpa[sizeof(sockaddr_in6)];
 	char shma[80];
 	parts p;
@@ -413,7 +420,7 @@ int ep_control(fid *f, int command, void *arg) noexcept
 			if (int r = enable(ep))
 				return r;
 			/* Lets "pmix:" AVs of other ranks resolve this endpoint. */
-			if (!was) {
+			if (!was && !ep->sock) {
 				unsigned char a[addr_max];
 				size_t l = sizeof a;
 				if (!get_name(ep, a, &l))
@@ -502,7 +509,15 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		if (!dom)
 			return -FI_EINVAL;
 		parts src;
-		if (info->src_addr && decode(info->src_addr, info->src_addrlen, &src) < 0) {
+		const bool sock = is_sock_format(info->addr_format);
+		if (sock && info->src_addr) {
+			if (sock_len(info->src_addr, info->src_addrlen) < 0) {
+				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: info->src_addr is not a sockaddr_in or sockaddr_in6\n");
+				return -FI_EINVAL;
+			}
+			src.tcp = info->src_addr;
+			src.tcp_len = info->src_addrlen;
+		} else if (info->src_addr && decode(info->src_addr, info->src_addrlen, &src) < 0) {
 			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_endpoint: info->src_addr is not a wireup address\n");
 			return -FI_EINVAL;
 		}
@@ -537,8 +552,11 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 				}
 			}
 		} own{ep.get()};
+		ep->sock = sock;
 		ep->named_shm = src.shm_len && param::get_bool(P(), "shm").value;
-		int rs = param::get_bool(P(), "shm").value ? open_sub(ep.get(), domain, part_shm, src) : -FI_ENOSYS;
+		/* In sockaddr mode no address names a shm endpoint: none is opened. */
+		int rs = param::get_bool(P(), "shm").value && !sock ? open_sub(ep.get(), domain, part_shm, src)
+								      : -FI_ENOSYS;
 		if (rs && ep->named_shm)
 			return rs;
 		int rt = open_sub(ep.get(), domain, part_tcp, src);

@@ -45,6 +45,13 @@ route_table *table_for(wx_ep *ep, fi_addr_t a)
 route classify(wx_ep *ep, fi_addr_t a, unsigned char (&buf)[addr_max], parts &p)
 {
 	size_t n = av::addr_of(ep->av, a, buf, sizeof buf);
+	if (ep->sock) { /* the entry is a sockaddr: tcp's */
+		if (!n || n > sizeof buf || sock_len(buf, n) < 0)
+			return R_NONE;
+		p.tcp = buf;
+		p.tcp_len = n;
+		return ep->sub[part_tcp] ? R_TCP : R_BAD;
+	}
 	if (!n || n > sizeof buf || decode(buf, n, &p) < 0)
 		return R_NONE;
 	if (p.shm_len && p.host == ep->host && ep->sub[part_shm])
@@ -88,7 +95,7 @@ void log_route(wx_ep *ep, fi_addr_t a, route r)
 	unsigned char buf[addr_max];
 	char text[256] = "?";
 	size_t n = av::addr_of(ep->av, a, buf, sizeof buf);
-	if (n && n <= sizeof buf && format()->print)
+	if (n && n <= sizeof buf && !ep->sock && format()->print)
 		format()->print(buf, n, text, sizeof text);
 	WU_INFO(P(), FI_LOG_EP_DATA, "fi_addr %" PRIu64 " (%s) goes through %s\n", uint64_t(a), text,
 		r == R_SHM ? "shm" : "tcp");

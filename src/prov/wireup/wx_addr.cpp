@@ -247,4 +247,42 @@ const av::av_format *format() noexcept
 	return &wx_format;
 }
 
+bool is_sock_format(uint32_t f) noexcept
+{
+	return f == FI_SOCKADDR || f == FI_SOCKADDR_IN || f == FI_SOCKADDR_IN6;
+}
+
+long sock_len(const void *sa, size_t len) noexcept
+{
+	return valid_sockaddr(sa, len) ? long(len) : -FI_EINVAL;
+}
+
+namespace {
+
+/* A sockaddr entry is all tcp part. */
+size_t sock_part(const void *addr, size_t len, int which, void *out, size_t outlen)
+{
+	if (which != part_tcp || !valid_sockaddr(addr, len))
+		return 0;
+	if (out && outlen >= len)
+		memcpy(out, addr, len);
+	return len;
+}
+
+av::av_format with_parts(uint32_t af)
+{
+	av::av_format f = *av::ip_format(af);
+	f.part = sock_part;
+	return f;
+}
+
+} // namespace
+
+const av::av_format *sock_format(uint32_t af) noexcept
+{
+	static const av::av_format in = with_parts(FI_SOCKADDR_IN), in6 = with_parts(FI_SOCKADDR_IN6),
+				   any = with_parts(FI_SOCKADDR);
+	return af == FI_SOCKADDR_IN ? &in : af == FI_SOCKADDR_IN6 ? &in6 : is_sock_format(af) ? &any : nullptr;
+}
+
 } // namespace wu::wireup

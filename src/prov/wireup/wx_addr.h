@@ -70,6 +70,18 @@ uint64_t host_id() noexcept;
  * "fi_wx://<tcp address>/<host id>/<shm name>", parts). */
 const av::av_format *format() noexcept;
 
+/* Sockaddr mode: an fi_info of FI_SOCKADDR, FI_SOCKADDR_IN or
+ * FI_SOCKADDR_IN6 (asked for in the hints) carries only the tcp part of
+ * our addresses, and so do its endpoints' names and AV entries: every
+ * peer of such an endpoint goes through tcp, since a sockaddr has no room
+ * for the shm name or the host id. */
+bool is_sock_format(uint32_t addr_format) noexcept;
+/* len when sa is a sockaddr_in / sockaddr_in6 of that length, else -FI_EINVAL. */
+long sock_len(const void *sa, size_t len) noexcept;
+/* The AV format of a sockaddr-mode domain (the IP format, whose entries
+ * are their own tcp part); nullptr for another format. */
+const av::av_format *sock_format(uint32_t addr_format) noexcept;
+
 } // namespace wu::wireup
 
 #endif

@@ -63,6 +63,9 @@ struct wx_ep {
 	/* Bound to a shm name (node/service, shm_addr.h): peers on this host
 	 * reach us there, so without it the endpoint does not enable. */
 	bool named_shm = false;
+	/* Sockaddr mode (wx_addr.h): names and AV entries are the tcp part
+	 * alone; no shm sub-endpoint. */
+	bool sock = false;
 	bool watching = false; /* av::watch_removes */
 	uint64_t host = 0;
 	std::atomic<route_table *> routes{nullptr};

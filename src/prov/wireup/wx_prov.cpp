@@ -229,15 +229,56 @@ bool place(fi_info *i, uint32_t version, const char *node, const char *service, 
 	return source ? set_addr(&i->src_addr, &i->src_addrlen, p) : set_addr(&i->dest_addr, &i->dest_addrlen, p);
 }
 
+/* Sockaddr mode (wx_addr.h): entry i's addresses become their tcp parts,
+ * in format `want`; false when its interface is of the other family. */
+bool to_sockaddr(fi_info *i, uint32_t want)
+{
+	auto tcp_part = [](void *&a, size_t &len) {
+		parts p;
+		if (!a)
+			return true;
+		if (decode(a, len, &p) < 0 || !p.tcp)
+			return false;
+		void *c = malloc(p.tcp_len);
+		if (!c)
+			throw std::bad_alloc();
+		memcpy(c, p.tcp, p.tcp_len);
+		free(a);
+		a = c;
+		len = p.tcp_len;
+		return true;
+	};
+	if (!tcp_part(i->src_addr, i->src_addrlen) || !tcp_part(i->dest_addr, i->dest_addrlen))
+		return false;
+	size_t len = i->src_addr ? i->src_addrlen : i->dest_addrlen;
+	uint32_t have = len == sizeof(sockaddr_in6) ? FI_SOCKADDR_IN6 : FI_SOCKADDR_IN;
+	if (want != FI_SOCKADDR && want != have)
+		return false;
+	i->addr_format = have;
+	return true;
+}
+
+/* hints->src_addr / dest_addr into entry i: wireup addresses, or in
+ * sockaddr mode sockaddrs. */
+bool take_hint_addr(bool sock, const void *a, size_t len, void **out, size_t *outlen, const char *what)
+{
+	if (!sock)
+		return take_addr(a, len, out, outlen, what);
+	return prov::take_addr(&wx_prov_desc, a ? sock_len(a, len) : -FI_EINVAL, a, out, outlen, what,
+			       "a sockaddr_in or sockaddr_in6", getinfo::set_reason);
+}
+
 int wx_getinfo(uint32_t version, const char *node, const char *service, uint64_t flags, const fi_info *hints,
 	       fi_info **info) noexcept
 {
 	return guard("wireup_getinfo", [&]() -> int {
-		if (hints && hints->addr_format != FI_FORMAT_UNSPEC && hints->addr_format != format()->addr_format) {
+		const uint32_t want = hints ? hints->addr_format : uint32_t(FI_FORMAT_UNSPEC);
+		const bool sock = is_sock_format(want);
+		if (want != FI_FORMAT_UNSPEC && want != format()->addr_format && !sock) {
 			WU_INFO(&wx_prov_desc, FI_LOG_CORE,
-				"fi_getinfo: hints ask for addr_format %u; wireup addresses are FI_FORMAT_UNSPEC (their own binary form)\n",
-				hints->addr_format);
-			getinfo::set_reason("wireup addresses are their own format (FI_FORMAT_UNSPEC; fi_getname gives them)");
+				"fi_getinfo: hints ask for addr_format %u; wireup addresses are FI_FORMAT_UNSPEC (their own binary form) or, on request, FI_SOCKADDR*\n",
+				want);
+			getinfo::set_reason("wireup addresses are their own format (FI_FORMAT_UNSPEC) or FI_SOCKADDR*");
 			return -FI_ENODATA;
 		}
 		const bool has_node = node && *node, has_svc = service && *service;
@@ -247,6 +288,8 @@ int wx_getinfo(uint32_t version, const char *node, const char *service, uint64_t
 			return -FI_ENODATA;
 		}
 		prov::info_ptr h = prov::hints_without_addrs(hints);
+		if (sock)
+			h->addr_format = FI_FORMAT_UNSPEC; /* the templates' (converted below) */
 		const templates &t = get_templates();
 		if (t.all.empty()) {
 			getinfo::set_reason("tcp or shm offers no RDM endpoint here");
@@ -277,14 +320,32 @@ int wx_getinfo(uint32_t version, const char *node, const char *service, uint64_t
 				return -FI_ENODATA;
 			}
 		}
+		if (sock) {
+			fi_info *keep = nullptr, **tail = &keep;
+			while (fi_info *i = out.release()) {
+				out.reset(i->next);
+				i->next = nullptr;
+				info_ptr one(i, info_free);
+				if (to_sockaddr(i, want)) {
+					*tail = one.release();
+					tail = &(*tail)->next;
+				}
+			}
+			out.reset(keep);
+			if (!keep) {
+				WU_INFO(&wx_prov_desc, FI_LOG_CORE, "fi_getinfo: no interface has addr_format %u\n", want);
+				getinfo::set_reason("no interface of the asked sockaddr family");
+				return -FI_ENODATA;
+			}
+		}
 		for (fi_info *i = out.get(); i; i = i->next) {
 			if (hints && hints->src_addr && hints->src_addrlen &&
-			    !take_addr(hints->src_addr, hints->src_addrlen, &i->src_addr, &i->src_addrlen,
-				       "hints->src_addr"))
+			    !take_hint_addr(sock, hints->src_addr, hints->src_addrlen, &i->src_addr, &i->src_addrlen,
+					    "hints->src_addr"))
 				return -FI_ENODATA;
 			if (hints && hints->dest_addr && hints->dest_addrlen && !(has_node && !(flags & FI_SOURCE)) &&
-			    !take_addr(hints->dest_addr, hints->dest_addrlen, &i->dest_addr, &i->dest_addrlen,
-				       "hints->dest_addr"))
+			    !take_hint_addr(sock, hints->dest_addr, hints->dest_addrlen, &i->dest_addr,
+					    &i->dest_addrlen, "hints->dest_addr"))
 				return -FI_ENODATA;
 		}
 		*info = out.release();
@@ -336,7 +397,10 @@ const av::av_format *av_format_of() noexcept
 
 int wx_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) noexcept
 {
-	return av::open(prov::domain_of(dom), av_format_of(), attr, av, context);
+	prov::domain *d = prov::domain_of(dom);
+	/* A sockaddr-mode domain's entries are sockaddrs (wx_addr.h). */
+	const av::av_format *sf = d && d->info ? sock_format(d->info->addr_format) : nullptr;
+	return av::open(d, sf ? sf : av_format_of(), attr, av, context);
 }
 
 constinit fi_ops wx_domain_fi_ops = prov::domain_fi_ops();
