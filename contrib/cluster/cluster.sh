@@ -337,6 +337,18 @@ fi
 # Ranks of a finished job: none may still run, none may leave anything in
 # the run's /dev/shm once a new endpoint opened there (WU_CLUSTER_SHM_REAP).
 left=0
+# A launcher may return while its daemons still reap the ranks it killed
+# (mpirun after a node's fault): they get 5 s to be gone.
+i=0
+while [ $i -lt 50 ]; do
+	alive=0
+	for p in $(awk '{ print $2 }' "$tmp/pids.raw" | sort -u); do
+		[ "$(cat /proc/$p/comm 2>/dev/null)" = "$base" ] && alive=1 && break
+	done
+	[ $alive = 0 ] && break
+	sleep 0.1
+	i=$((i + 1))
+done
 for p in $(awk '{ print $2 }' "$tmp/pids.raw" | sort -u); do
 	if [ "$(cat /proc/$p/comm 2>/dev/null)" = "$base" ]; then
 		echo "cluster: LEFTOVER: rank pid $p still runs"

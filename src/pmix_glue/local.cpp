@@ -292,6 +292,17 @@ int read_card(const session &s, uint32_t rank, uint32_t addr_format, std::vector
 	return 0;
 }
 
+void consume_card(const session &s, uint32_t rank) noexcept
+{
+	/* read_card checked the file is this user's; /dev/shm is sticky, so
+	 * no one else can have swapped it since. */
+	try {
+		unlink(card_path(s.nspace, rank).c_str());
+	} catch (...) {
+		/* no memory for the path: the card stays until its owner exits */
+	}
+}
+
 int note_own(session &s, uint32_t addr_format, const void *name, size_t len)
 {
 	const local_format *f = local_format_for(addr_format);

@@ -35,17 +35,27 @@ int publish_node(session &s, uint32_t addr_format)
 	}
 	std::vector<wire::blob_name> names{{s.rank, s.own_name}};
 	std::vector<uint32_t> pending;
-	for (uint32_t r : s.local_peers)
-		if (r != s.rank)
+	for (uint32_t r : s.local_peers) {
+		if (r == s.rank)
+			continue;
+		/* A card taken by an earlier publish of this rank is gone: reuse. */
+		auto had = std::find_if(s.own_blob.begin(), s.own_blob.end(),
+					[&](const wire::blob_name &b) { return b.rank == r; });
+		if (had != s.own_blob.end())
+			names.push_back(*had);
+		else
 			pending.push_back(r);
+	}
 	const int wait_ms = std::max(1, param::get_int(&pmix_prov, "direct_retries").value) * 20;
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
 	for (;;) {
 		for (auto it = pending.begin(); it != pending.end();) {
 			std::vector<uint8_t> nm;
 			int r = read_card(s, *it, addr_format, nm);
-			if (r == 0)
+			if (r == 0) {
 				names.push_back({*it, std::move(nm)});
+				consume_card(s, *it);
+			}
 			if (r != -FI_ENOENT)
 				it = pending.erase(it); /* a bad card was logged */
 			else

@@ -128,6 +128,9 @@ void drop_note(session &s);
  * negative FI_E* for a bad one (logged). */
 int write_card(session &s, uint32_t addr_format, const void *name, size_t len);
 int read_card(const session &s, uint32_t rank, uint32_t addr_format, std::vector<uint8_t> &out);
+/* The node's first rank took rank's card into its blob: the file goes now,
+ * so a rank killed before it exits leaves nothing in /dev/shm. */
+void consume_card(const session &s, uint32_t rank) noexcept;
 
 /* ---- node.cpp ---- */
 

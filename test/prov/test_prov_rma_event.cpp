@@ -232,6 +232,35 @@ TEST_P(rma_event, region_counters_count_each_remote_access_once)
 	EXPECT_EQ(fi_close(&rd->fid), 0);
 }
 
+/* fi_cntr(3), manual progress: waiting on a counter bound only to a
+ * region (no endpoint, no CQ read) still makes the domain's endpoints
+ * progress, so the target applies the write (fabtests' fi_multi_mr). */
+TEST_P(rma_event, waiting_on_a_region_counter_alone_drives_progress)
+{
+	WU_NEEDS(FI_RMA_EVENT);
+	fi_cntr_attr ca{};
+	ca.events = FI_CNTR_EVENTS_COMP;
+	fid_cntr *wr = nullptr;
+	ASSERT_EQ(fi_cntr_open(env.domain, &ca, &wr, nullptr), 0);
+	const size_t n = sizes[1];
+	std::vector<char> target(n, 'o'), out(n, 'w');
+	uint64_t key, base;
+	fid_mr *mr = reg(target, FI_REMOTE_WRITE, FI_RMA_EVENT, key, base, 15);
+	ASSERT_NE(mr, nullptr);
+	ASSERT_EQ(fi_mr_bind(mr, &wr->fid, FI_REMOTE_WRITE), 0);
+	ASSERT_EQ(fi_mr_enable(mr), 0);
+	int ctx;
+	for (size_t len : sizes) {
+		uint64_t w0 = fi_cntr_read(wr);
+		ASSERT_EQ(fi_write(a.ep, out.data(), len, nullptr, a_to_b, base, key, &ctx), 0);
+		EXPECT_EQ(fi_cntr_wait(wr, w0 + 1, 10000), 0) << len << " bytes: only CQ reads drove progress";
+		EXPECT_EQ(memcmp(target.data(), out.data(), len), 0);
+		complete(1);
+	}
+	EXPECT_EQ(fi_close(&mr->fid), 0);
+	EXPECT_EQ(fi_close(&wr->fid), 0);
+}
+
 /* fi_endpoint(3) counters of FI_REMOTE_WRITE / FI_REMOTE_READ on the
  * target endpoint (what fabtests' fi_rdm_rma_event waits on): one each. */
 TEST_P(rma_event, target_endpoint_counters_count_remote_writes_and_reads)

@@ -447,13 +447,26 @@ void all_to_all_rounds(int k, int rounds, int n)
 			for (int s = 0; s < k; s++)
 				for (int i = 0; s != d && i < n; i++)
 					ASSERT_EQ(got[d][s][i], uint32_t(i)) << "round " << round << ", " << s << " to " << d;
-		/* Counted as soon as every message is in, with nobody driving
-		 * progress any more (as a rank counts its connections after its
-		 * traffic): a dialer that lost the tie-break must not still hold
-		 * its connection because its peer has not answered yet. */
-		int socks = 0;
-		for (auto &e : eps)
-			socks += established_with_port(port_of(*e));
+		/* Counted once every message is in: a dialer that lost the
+		 * tie-break closes its connection.  Under load the loser's close
+		 * can still be in flight then, so progress runs (CQ reads) for up
+		 * to 5 s until the count settles; a duplicate kept open fails. */
+		auto count = [&] {
+			int n = 0;
+			for (auto &e : eps)
+				n += established_with_port(port_of(*e));
+			return n;
+		};
+		int socks = count();
+		for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+		     socks != k * (k - 1) && std::chrono::steady_clock::now() < until; socks = count()) {
+			fi_cq_tagged_entry c;
+			for (auto &e : eps) {
+				fi_cq_read(e->rx, &c, 1);
+				fi_cq_read(e->tx, &c, 1);
+			}
+			std::this_thread::sleep_for(std::chrono::milliseconds(10));
+		}
 		/* A connection is two sockets here, each with the acceptor's
 		 * listening port at one end. */
 		EXPECT_EQ(socks, k * (k - 1)) << "round " << round << ": a pair holds more than one connection";

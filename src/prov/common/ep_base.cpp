@@ -9,6 +9,7 @@
 
 #include "core/log.h"
 #include "eq/eq.h"
+#include "prov/common/dom_progress.h"
 
 namespace wu::prov {
 
@@ -232,6 +233,9 @@ int ep_base::enable_locked()
 
 void ep_base::enabled_unlocked() noexcept
 {
+	/* Counters bound only to regions of the domain progress it too. */
+	if (!dom_progress_joined && dom && progress.fn && dom_progress::add(dom, progress) == 0)
+		dom_progress_joined = true;
 	if (type == FI_EP_RDM && av && av_removed && !av_watched && av::watch_removes(av, av_removed, av_arg) == 0)
 		av_watched = true;
 }
@@ -254,6 +258,10 @@ int ep_base::ops_flag(int command, uint64_t *fl)
 
 void ep_base::unbind_all() noexcept
 {
+	if (dom_progress_joined) {
+		dom_progress::remove(dom, progress);
+		dom_progress_joined = false;
+	}
 	for (auto &r : cq_refs)
 		r.reset();
 	for (auto &r : cntr_refs)

@@ -147,6 +147,7 @@ struct ep_base {
 	av::removed_fn av_removed = nullptr;
 	void *av_arg = nullptr;
 	bool av_watched = false;
+	bool dom_progress_joined = false; /* in dom_progress since fi_enable */
 	bound_ref cq_refs[2], cntr_refs[6], av_ref, eq_ref;
 
 	/* At open: self is the endpoint's fid, pf its progress. */

@@ -30,6 +30,7 @@
 #include "core/shim.h"
 #include "core/sync.h"
 #include "prov/common/cq.h"
+#include "prov/common/dom_progress.h"
 
 namespace wu::mr {
 namespace {
@@ -127,7 +128,7 @@ int mr_close(fid *f)
 		}
 		/* Counter bindings end with the region (there is no unbind call). */
 		for (const cntr_binding &b : r->cntrs)
-			cntr::unbind(&b.cntr->fid, {});
+			cntr::unbind(&b.cntr->fid, prov::dom_progress::of(r->dom));
 		r->magic = 0;
 		std::unique_ptr<region> gone(r);
 		return 0;
@@ -172,7 +173,7 @@ int bind_cntr(region *r, fid *bfid, uint64_t flags)
 		return 0;
 	}
 	r->cntrs.reserve(r->cntrs.size() + 1); /* may throw before anything changed */
-	if (int e = cntr::bind(bfid, {}))
+	if (int e = cntr::bind(bfid, prov::dom_progress::of(r->dom)))
 		return e;
 	r->cntrs.push_back({reinterpret_cast<fid_cntr *>(bfid), flags});
 	return 0;

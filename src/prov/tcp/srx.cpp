@@ -424,7 +424,7 @@ int srx_open(fid_domain *domain, fi_rx_attr *attr, fid_ep **out, void *context) 
 		}
 		const uint64_t ok_caps = FI_MSG | FI_TAGGED | FI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_MULTI_RECV |
 					 FI_RMA | FI_ATOMIC | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_READ | FI_WRITE |
-					 FI_SEND | FI_LOCAL_COMM | FI_REMOTE_COMM;
+					 FI_SEND | FI_LOCAL_COMM | FI_REMOTE_COMM | FI_RMA_EVENT;
 		if (attr && (attr->caps & ~ok_caps)) {
 			WU_WARN(P(), FI_LOG_EP_CTRL, "fi_srx_context: capabilities 0x%llx are not offered\n",
 				(unsigned long long)(attr->caps & ~ok_caps));
