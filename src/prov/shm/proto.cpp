@@ -673,17 +673,13 @@ namespace {
 inline void msg_cell(shm_tp::cell &c, cell_kind kind, uint32_t sender, size_t len, uint64_t mk, uint64_t tag,
 		     uint64_t data, uint64_t arg = 0) noexcept
 {
-	/* Bit arithmetic, not branches: this is the inject fast path
-	 * (bench-shm-icount counts its instructions). */
-	static_assert(F_TAGGED == 1 && F_DATA == 2);
-	static_assert((FI_TAGGED & (FI_TAGGED - 1)) == 0 && (FI_REMOTE_CQ_DATA & (FI_REMOTE_CQ_DATA - 1)) == 0);
-	const uint64_t tagged = (mk / FI_TAGGED) & 1, has_data = (mk / FI_REMOTE_CQ_DATA) & 1;
+	const bool tagged = mk & FI_TAGGED, has_data = mk & FI_REMOTE_CQ_DATA;
 	c.kind = kind;
-	c.flags = uint8_t(tagged | has_data << 1);
+	c.flags = uint8_t((tagged ? F_TAGGED : 0) | (has_data ? F_DATA : 0));
 	c.inline_len = uint16_t(kind == K_INLINE ? len : 0);
 	c.sender = sender;
-	c.tag = tag & (0 - tagged);
-	c.cq_data = data & (0 - has_data);
+	c.tag = tagged ? tag : 0;
+	c.cq_data = has_data ? data : 0;
 	c.len = len;
 	c.arg = arg;
 }
