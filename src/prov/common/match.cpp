@@ -423,6 +423,28 @@ recv *engine::first_posted(queue_kind q) const noexcept
 	return qu.recv_all.next == &qu.recv_all ? nullptr : static_cast<recv *>(qu.recv_all.next->owner);
 }
 
+recv *engine::unpost_from(fi_addr_t src) noexcept
+{
+	for (queue &qu : qs_)
+		for (link *l = qu.recv_all.next; l != &qu.recv_all; l = l->next) {
+			auto *r = static_cast<recv *>(l->owner);
+			if (r->src == src && r->busy == 0) {
+				dequeue_recv(r);
+				return r;
+			}
+		}
+	return nullptr;
+}
+
+bool engine::posted_from(fi_addr_t src) const noexcept
+{
+	for (const queue &qu : qs_)
+		for (const link *l = qu.recv_all.next; l != &qu.recv_all; l = l->next)
+			if (static_cast<const recv *>(l->owner)->src == src)
+				return true;
+	return false;
+}
+
 unexpected *engine::peek(queue_kind q, uint64_t tag, uint64_t ignore, fi_addr_t src) noexcept
 {
 	return find_ux(qs_[idx(q)], q, tag, q == queue_kind::msg ? ~uint64_t(0) : ignore, src);

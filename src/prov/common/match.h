@@ -189,6 +189,11 @@ public:
 	void unpost(recv *r) noexcept;
 	/* The oldest posted receive of a queue, or nullptr (to drain on close). */
 	recv *first_posted(queue_kind q) const noexcept;
+	/* A dead peer: the oldest posted receive (msg queue first) directed at
+	 * src with nothing landing in it, taken off its queue; nullptr if none. */
+	recv *unpost_from(fi_addr_t src) noexcept;
+	/* Whether a receive directed at src is posted. */
+	bool posted_from(fi_addr_t src) const noexcept;
 
 	/* FI_PEEK: the queued message a receive (tag, ignore, src) would take
 	 * now, or nullptr; nothing changes. */
