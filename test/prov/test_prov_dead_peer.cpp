@@ -21,30 +21,28 @@ constexpr uint64_t caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV | FI_SOURCE;
 
 struct dead_peer : provider_test {};
 
-bool write_all(int fd, const void *p, size_t n)
+/* All n bytes through a pipe end (write or read), or false. */
+bool pipe_all(int fd, void *p, size_t n, bool out)
 {
-	auto *c = static_cast<const char *>(p);
+	auto *c = static_cast<char *>(p);
 	while (n) {
-		ssize_t w = ::write(fd, c, n);
-		if (w <= 0)
+		ssize_t k = out ? ::write(fd, c, n) : ::read(fd, c, n);
+		if (k <= 0)
 			return false;
-		c += w;
-		n -= size_t(w);
+		c += k;
+		n -= size_t(k);
 	}
 	return true;
 }
 
+bool write_all(int fd, const void *p, size_t n)
+{
+	return pipe_all(fd, const_cast<void *>(p), n, true);
+}
+
 bool read_all(int fd, void *p, size_t n)
 {
-	auto *c = static_cast<char *>(p);
-	while (n) {
-		ssize_t r = ::read(fd, c, n);
-		if (r <= 0)
-			return false;
-		c += r;
-		n -= size_t(r);
-	}
-	return true;
+	return pipe_all(fd, p, n, false);
 }
 
 bool send_name(int fd, const std::vector<char> &name)

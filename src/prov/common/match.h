@@ -238,6 +238,10 @@ private:
 	unexpected *find_ux(queue &qu, queue_kind q, uint64_t tag, uint64_t ignore, fi_addr_t src);
 	void enqueue_recv(queue &qu, recv *r);
 	void dequeue_recv(recv *r);
+	/* The first posted receive (msg queue first) with nothing landing
+	 * in it that want(r) takes, off its queue; nullptr if none. */
+	template <class Pred>
+	recv *unpost_first(Pred &&want) noexcept;
 	void dequeue_ux(unexpected *u);
 	void grow(table &t, link &all, bool recvs, size_t want);
 	void relink(table &t, link *heads, size_t n, link &all, bool recvs);
