@@ -43,6 +43,16 @@ test_prov_test_prov_av_blobs_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_prov_flood_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_prov_av_blobs_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
+# Issue 30: receives directed at a peer killed with -9 fail with
+# FI_EHOSTDOWN (tcp, shm, wireup).
+if WU_HAVE_GTEST
+check_PROGRAMS += test/prov/test_prov_dead_peer
+TESTS += test/prov/test_prov_dead_peer
+UNIT_TESTS += test/prov/test_prov_dead_peer
+test_prov_test_prov_dead_peer_SOURCES = test/prov/test_prov_dead_peer.cpp test/prov/prov_fixture.h
+test_prov_test_prov_dead_peer_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_prov_dead_peer_LDADD = $(GTEST_LDADD_ALL) -lpthread
+endif
 # Issue 27: what a program built against libfabric 2.6 relies on.
 if WU_HAVE_GTEST
 check_PROGRAMS += test/prov/test_prov_api26

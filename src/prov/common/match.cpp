@@ -397,18 +397,23 @@ bool engine::recv_done(recv *r) noexcept
 	return r->busy == 0 && r->spent;
 }
 
-recv *engine::cancel(void *context) noexcept
+template <class Pred>
+recv *engine::unpost_first(Pred &&want) noexcept
 {
-	for (queue &qu : qs_) {
+	for (queue &qu : qs_)
 		for (link *l = qu.recv_all.next; l != &qu.recv_all; l = l->next) {
 			auto *r = static_cast<recv *>(l->owner);
-			if (r->context == context && r->busy == 0) {
+			if (r->busy == 0 && want(r)) {
 				dequeue_recv(r);
 				return r;
 			}
 		}
-	}
 	return nullptr;
+}
+
+recv *engine::cancel(void *context) noexcept
+{
+	return unpost_first([context](const recv *r) { return r->context == context; });
 }
 
 void engine::unpost(recv *r) noexcept
@@ -421,6 +426,20 @@ recv *engine::first_posted(queue_kind q) const noexcept
 {
 	const queue &qu = qs_[idx(q)];
 	return qu.recv_all.next == &qu.recv_all ? nullptr : static_cast<recv *>(qu.recv_all.next->owner);
+}
+
+recv *engine::unpost_from(fi_addr_t src) noexcept
+{
+	return unpost_first([src](const recv *r) { return r->src == src; });
+}
+
+bool engine::posted_from(fi_addr_t src) const noexcept
+{
+	for (const queue &qu : qs_)
+		for (const link *l = qu.recv_all.next; l != &qu.recv_all; l = l->next)
+			if (static_cast<const recv *>(l->owner)->src == src)
+				return true;
+	return false;
 }
 
 unexpected *engine::peek(queue_kind q, uint64_t tag, uint64_t ignore, fi_addr_t src) noexcept

@@ -189,6 +189,11 @@ public:
 	void unpost(recv *r) noexcept;
 	/* The oldest posted receive of a queue, or nullptr (to drain on close). */
 	recv *first_posted(queue_kind q) const noexcept;
+	/* A dead peer: the oldest posted receive (msg queue first) directed at
+	 * src with nothing landing in it, taken off its queue; nullptr if none. */
+	recv *unpost_from(fi_addr_t src) noexcept;
+	/* Whether a receive directed at src is posted. */
+	bool posted_from(fi_addr_t src) const noexcept;
 
 	/* FI_PEEK: the queued message a receive (tag, ignore, src) would take
 	 * now, or nullptr; nothing changes. */
@@ -233,6 +238,10 @@ private:
 	unexpected *find_ux(queue &qu, queue_kind q, uint64_t tag, uint64_t ignore, fi_addr_t src);
 	void enqueue_recv(queue &qu, recv *r);
 	void dequeue_recv(recv *r);
+	/* The first posted receive (msg queue first) with nothing landing
+	 * in it that want(r) takes, off its queue; nullptr if none. */
+	template <class Pred>
+	recv *unpost_first(Pred &&want) noexcept;
 	void dequeue_ux(unexpected *u);
 	void grow(table &t, link &all, bool recvs, size_t want);
 	void relink(table &t, link *heads, size_t n, link &all, bool recvs);

@@ -59,6 +59,58 @@ op *rx_ctx::cancel(void *context) noexcept
 	return r ? op_of(r) : nullptr;
 }
 
+namespace {
+
+/* A receive that failed because its peer is gone: nothing landed. */
+void complete_dead(ep_base &b, op *o, fi_addr_t a)
+{
+	complete_rx(b, o,
+		    {.buf = o->iov_cnt ? o->iov[0].iov_base : nullptr, .src = a, .kind = msg_kind(o->tagged),
+		     .tag = o->tag, .err = FI_EHOSTDOWN});
+}
+
+} // namespace
+
+void rx_ctx::peer_down(ep_base &b, fi_addr_t a) noexcept
+{
+	if (!directed || a == FI_ADDR_UNSPEC || a == FI_ADDR_NOTAVAIL)
+		return;
+	size_t n = 0;
+	while (match::recv *r = eng->unpost_from(a)) {
+		complete_dead(b, op_of(r), a);
+		n++;
+	}
+	if (n)
+		WU_WARN(prov, FI_LOG_EP_DATA, "peer fi_addr %llu is gone: %zu receive(s) directed at it fail with FI_EHOSTDOWN\n",
+			(unsigned long long)a, n);
+	for (dead_peer &d : dead_)
+		if (d.addr == a) {
+			d.by = &b;
+			return;
+		}
+	try {
+		dead_.push_back({a, &b});
+	} catch (...) {
+		/* Only later receives miss the mark: they wait as before. */
+		WU_WARN(prov, FI_LOG_EP_DATA, "out of memory marking peer fi_addr %llu as gone\n", (unsigned long long)a);
+	}
+}
+
+void rx_ctx::peer_up(fi_addr_t a) noexcept
+{
+	for (size_t i = 0; i < dead_.size(); i++)
+		if (dead_[i].addr == a) {
+			dead_[i] = dead_.back();
+			dead_.pop_back();
+			return;
+		}
+}
+
+void rx_ctx::forget(const ep_base *b) noexcept
+{
+	std::erase_if(dead_, [b](const dead_peer &d) { return d.by == b; });
+}
+
 /* ---- checks ---- */
 
 ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged) noexcept
@@ -104,6 +156,21 @@ const char *check_peek(const fi_msg_tagged *m, uint64_t flags) noexcept
 
 namespace {
 
+/* A directed receive o was queued while some peers are known gone. */
+[[gnu::noinline]] void posted_while_dead(rx_ctx &rx, ep_base *b, op *o)
+{
+	for (const rx_ctx::dead_peer &d : rx.dead_)
+		if (d.addr == o->addr) {
+			if (o->mr.busy)
+				return; /* an FI_MULTI_RECV buffer already took a message */
+			rx.eng->unpost(&o->mr);
+			WU_INFO(rx.prov, FI_LOG_EP_DATA, "receive directed at fi_addr %llu, which is gone: FI_EHOSTDOWN\n",
+				(unsigned long long)o->addr);
+			complete_dead(b ? *b : *d.by, o, o->addr);
+			return;
+		}
+}
+
 /* post_recv and post_recv1 once o's buffers are set. */
 [[gnu::always_inline]] inline void post_op(rx_ctx &rx, ep_base *b, op *o, void *ctx, uint64_t flags, bool tagged,
 					   fi_addr_t src, uint64_t tag, uint64_t ignore)
@@ -128,7 +195,11 @@ namespace {
 	r.len = o->len;
 	r.min_free = rx.min_multi_recv;
 	rx.posted.store(rx.posted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-	rx.eng->post(queue_of(tagged), &o->mr);
+	if (rx.eng->post(queue_of(tagged), &o->mr) && o->addr != FI_ADDR_UNSPEC) {
+		rx.directed_hint = true;
+		if (!rx.dead_.empty()) [[unlikely]]
+			posted_while_dead(rx, b, o);
+	}
 }
 
 } // namespace

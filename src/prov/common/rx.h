@@ -33,6 +33,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <rdma/fi_tagged.h>
 
@@ -106,7 +107,27 @@ struct rx_ctx {
 	/* fi_cancel: the first receive posted with context, off its queue. */
 	op *cancel(void *context) noexcept;
 
+	/* Dead peers (issue 30: a rank blocked on a receive from a killed
+	 * rank must see an error, not hang).  b learnt that peer a is gone
+	 * (its connection broke, its process exited): every receive directed
+	 * at a fails with FI_EHOSTDOWN on b, those posted now and those
+	 * posted later, until peer_up(a) (a new connection from a, or a left
+	 * the AV).  Any-source receives stay. */
+	void peer_down(ep_base &b, fi_addr_t a) noexcept;
+	void peer_up(fi_addr_t a) noexcept;
+	/* b leaves this (shared) context: its marks go. */
+	void forget(const ep_base *b) noexcept;
+
 	/* rx_ctx's own (public: its holders stay standard-layout). */
+	struct dead_peer {
+		fi_addr_t addr;
+		ep_base *by; /* where a later post without an endpoint completes */
+	};
+	std::vector<dead_peer> dead_; /* few: peers of this context known gone */
+	/* A directed receive was queued since a liveness scan cleared it:
+	 * providers that learn of deaths only by looking (shm) look then. */
+	bool directed_hint = false;
+
 	static constexpr size_t spare_max = 256;
 	free_list<op, &op::context> spare_; /* released receives, chained through their context */
 };

@@ -65,13 +65,15 @@ namespace {
 
 /* A peer found dead whose name a new process took: attach its region
  * and start over (a first cell again); false while it stays gone. */
-bool reattach(remote *r)
+bool reattach(shm_ep *ep, remote *r)
 {
 	shm_tp::peer *p = nullptr;
 	if (shm_tp::peer::attach(r->name.c_str(), &p))
 		return false;
 	r->p.reset(p);
 	r->dead = false;
+	if (!ep->rx->dead_.empty())
+		ep->rx->peer_up(src_of(ep, r)); /* its receives wait again */
 	r->id_there = no_slot;
 	r->hello_sent = false;
 	r->stuck_since = 0;
@@ -84,7 +86,7 @@ remote *add_remote(shm_ep *ep, const std::string &name, int *err)
 	if (it != ep->by_name.end()) {
 		remote *r = ep->remotes[it->second].get();
 		if (r->dead)
-			reattach(r);
+			reattach(ep, r);
 		return r;
 	}
 	shm_tp::peer *p = nullptr;
@@ -209,7 +211,7 @@ void on_hello(shm_ep *ep, const wire &c)
 	if (r->dead || !r->p->alive()) {
 		/* Its name was taken over by a new process: that one speaks now. */
 		peer_dead(ep, r, "its process is gone");
-		if (!reattach(r))
+		if (!reattach(ep, r))
 			return;
 	}
 	r->id_there = c.sender;
@@ -370,6 +372,8 @@ void check_liveness(shm_ep *ep)
 		return;
 	ep->next_live_check = now + ep->dead_ms;
 	bool pulls = !ep->pulls_in.empty() || !ep->splits_in.empty() || !ep->pipes->empty();
+	const bool directed = ep->rx->directed_hint;
+	bool still_directed = false;
 	for (auto &rp : ep->remotes) {
 		remote *r = rp.get();
 		if (r->dead)
@@ -383,9 +387,18 @@ void check_liveness(shm_ep *ep)
 				owes |= w.peer == r->slot;
 		if (!owes && pulls)
 			owes = pipe_owed(ep, r->slot);
+		if (!owes && directed) {
+			fi_addr_t a = src_of(ep, r);
+			owes = a != FI_ADDR_NOTAVAIL && ep->rx->eng->posted_from(a);
+			still_directed |= owes;
+		}
 		if (owes && !r->p->alive())
 			peer_dead(ep, r, "its process is gone");
 	}
+	/* No receive waits on a known peer: back to the quiet path (a new
+	 * directed receive sets the hint again). */
+	if (directed && !still_directed)
+		ep->rx->directed_hint = false;
 }
 
 } // namespace
@@ -402,7 +415,7 @@ remote *peer_of(shm_ep *ep, fi_addr_t addr, int *err)
 	if (addr < ep->fa_slot.size() && ep->fa_slot[addr]) {
 		remote *r = ep->remotes[ep->fa_slot[addr] - 1].get();
 		if (r->dead)
-			reattach(r);
+			reattach(ep, r);
 		return r;
 	}
 	char buf[addr_max + 1];
@@ -432,6 +445,7 @@ void av_removed(void *arg, fi_addr_t fa) noexcept
 	std::lock_guard g(ep->b.mtx);
 	if (fa < ep->fa_slot.size())
 		ep->fa_slot[fa] = 0;
+	ep->rx->peer_up(fa); /* fa may name another peer later */
 	for (auto &r : ep->remotes)
 		if (r->addr == fa)
 			r->addr = FI_ADDR_NOTAVAIL;
@@ -515,6 +529,9 @@ void peer_dead(shm_ep *ep, remote *r, const char *why)
 	}
 	split_peer_dead(ep, r->slot);
 	pipe_peer_dead(ep, r->slot);
+	/* Receives directed at it would wait forever (issue 30). */
+	if (ep->rx->directed)
+		ep->rx->peer_down(ep->b, src_of(ep, r));
 	/* A later first cell from a process that took its name again revives it. */
 	r->id_there = no_slot;
 	r->hello_sent = false;
@@ -588,7 +605,7 @@ int progress_locked(shm_ep *ep)
 	/* Nothing owed, queued or streaming (the common case): quiet. */
 	if (ep->backlogged.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
 	    ep->pulls_out.empty() && ep->splits_out.empty() && ep->splits_in.empty() && ep->parked_cells.empty() &&
-	    ep->pipes->empty()) {
+	    ep->pipes->empty() && !ep->rx->directed_hint) {
 		ep->quiet.store(true, std::memory_order_release);
 		return n;
 	}
@@ -618,11 +635,11 @@ namespace {
 	if (!ep->splits_out.empty() || !ep->splits_in.empty())
 		split_progress(ep);
 	if (!ep->waiting.empty() || !ep->pulls_in.empty() || !ep->splits_in.empty() || ep->tx_busy ||
-	    !ep->pipes->empty())
+	    !ep->pipes->empty() || ep->rx->directed_hint)
 		check_liveness(ep);
 	bool quiet = ep->backlogged.empty() && ep->pulls_out.empty() && ep->splits_out.empty() &&
 		     ep->splits_in.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
-		     ep->parked_cells.empty() && ep->pipes->empty();
+		     ep->parked_cells.empty() && ep->pipes->empty() && !ep->rx->directed_hint;
 	ep->quiet.store(quiet, std::memory_order_release);
 }
 

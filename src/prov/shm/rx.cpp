@@ -15,7 +15,6 @@
 #include "prov/shm/shm_ep.h"
 
 namespace wu::shm {
-namespace {
 
 fi_addr_t src_of(shm_ep *ep, remote *r)
 {
@@ -25,6 +24,8 @@ fi_addr_t src_of(shm_ep *ep, remote *r)
 	}
 	return r->addr;
 }
+
+namespace {
 
 /* A body landed in o: true when o is released (an FI_MULTI_RECV buffer
  * only once nothing more lands in it). */
@@ -416,6 +417,7 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 			/* It may have taken unexpected messages: set-aside cells go on
 			 * now, not only when progress next runs (FI_SHM_UNEXP_LIMIT). */
 			ux_gate(ep);
+			watch_directed(ep);
 			return 0;
 		},
 		[ep] { flush(ep); });
@@ -437,6 +439,7 @@ ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
 			prov::post_recv1(*ep->rx, &ep->b, buf, len, src, tag, ignore, ctx, flags, tagged);
 			/* As do_recv: set-aside cells go on. */
 			ux_gate(ep);
+			watch_directed(ep);
 			return 0;
 		},
 		[ep] { flush(ep); });
@@ -457,6 +460,8 @@ void free_rx(shm_ep *ep)
 	 * leave it with our queued messages. */
 	if (ep->rx == &ep->own_rx)
 		ep->rx->drain();
+	else
+		ep->rx->forget(&ep->b); /* the lender's context outlives us */
 	ep->rx->eng->detach(ep->tp.get());
 }
 

@@ -345,6 +345,14 @@ uint32_t bounce_size_param();
 
 /* Work for progress is queued (under ep->mtx): polls must take the lock. */
 inline void busy(shm_ep *ep) noexcept { ep->quiet.store(false, std::memory_order_relaxed); }
+/* A directed receive may wait on a peer (rx_ctx::directed_hint): progress
+ * stays off its quiet path so that check_liveness finds that peer if it
+ * dies (issue 30).  Under ep->mtx. */
+inline void watch_directed(shm_ep *ep) noexcept
+{
+	if (ep->rx->directed_hint)
+		busy(ep);
+}
 
 /* ---- proto.cpp (under ep->mtx unless said) ---- */
 /* The peer named by fi_addr, attached if new; nullptr with *err set. */
@@ -396,6 +404,8 @@ ssize_t inject_sub(fid_ep *e, const void *buf, size_t len, fi_addr_t dest, uint6
 		   uint64_t kind) noexcept;
 /* A peer is gone: every operation waiting on it fails. */
 void peer_dead(shm_ep *ep, remote *r, const char *why);
+/* r's fi_addr in our AV (looked up once known), or FI_ADDR_NOTAVAIL. */
+fi_addr_t src_of(shm_ep *ep, remote *r);
 bool use_cma(shm_ep *ep, remote *r);
 /* Close: BYE to every peer that knows us, then frees what the protocol holds. */
 void free_proto(shm_ep *ep);

@@ -51,8 +51,10 @@ void rx_room(fid_ep *e) noexcept
 {
 	guard_void("shm rx_room", [&] {
 		shm_ep *ep = e ? ep_of(&e->fid) : nullptr;
-		if (ep && ep->b.enabled && ep->rg)
+		if (ep && ep->b.enabled && ep->rg) {
 			ux_gate(ep);
+			watch_directed(ep);
+		}
 	});
 }
 

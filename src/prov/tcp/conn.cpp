@@ -370,7 +370,8 @@ void retry_connect(tcp_ep *ep, conn *c)
 		fd.reset();
 		if (err == ECONNREFUSED)
 			return backoff(ep, c);
-		return conn_fail(ep, c, FI_ECONNREFUSED, strerror(err));
+		conn_fail(ep, c, FI_ECONNREFUSED, strerror(err));
+		return peer_gone(ep, c);
 	}
 	c->fd = std::move(fd);
 	c->state = r == 0 ? C_HELLO_WAIT : C_CONNECTING;
@@ -426,12 +427,15 @@ void check_deadlines(tcp_ep *ep)
 			std::string why = "connection refused for FI_TCP_CONN_TIMEOUT (" +
 					  std::to_string(ep->conn_timeout_ms) + " ms); is the peer listening?";
 			conn_fail(ep, c, FI_ECONNREFUSED, why.c_str());
+			peer_gone(ep, c);
 			continue;
 		}
 		if (c->deadline <= now) {
 			st_timeouts.fetch_add(1, std::memory_order_relaxed);
 			std::string why = "no answer within FI_TCP_CONN_TIMEOUT (" + std::to_string(ep->conn_timeout_ms) + " ms)";
 			conn_fail(ep, c, FI_ETIMEDOUT, c->msg ? nullptr : why.c_str());
+			if (c->outgoing)
+				peer_gone(ep, c);
 			if (c->msg)
 				WU_WARN(P(), FI_LOG_EP_CTRL, "fi_connect to %s: %s\n", addr_text(c->peer).c_str(),
 					why.c_str());
@@ -796,6 +800,7 @@ void on_hello(tcp_ep *ep, conn *c)
 	}
 	c->state = C_READY;
 	c->tx_window = c->tx_credit = c->h.aux;
+	peer_back(ep, c);
 	/* The ack goes first, then whatever was queued for this peer. */
 	c->txq.push_front(ack_item(ep, c, 0));
 	flush_tx(ep, c);
@@ -839,6 +844,7 @@ void on_hello_ack(tcp_ep *ep, conn *c)
 	if (c->h.data == 0) {
 		c->state = C_READY;
 		c->tx_window = c->tx_credit = c->h.aux;
+		peer_back(ep, c);
 		flush_tx(ep, c);
 		return;
 	}

@@ -195,6 +195,7 @@ bool flush_tx(tcp_ep *ep, conn *c)
 				return true;
 			}
 			int err = errno;
+			const bool ready = c->state == C_READY;
 			if (peer_gone_quietly(c, err)) {
 				WU_INFO(P(), FI_LOG_EP_DATA,
 					"connection to %s closed by the peer (%s) with only replies left to write\n",
@@ -203,6 +204,8 @@ bool flush_tx(tcp_ep *ep, conn *c)
 			} else {
 				conn_fail(ep, c, FI_EIO, strerror(err));
 			}
+			if (ready)
+				peer_gone(ep, c);
 			return false;
 		}
 		size_t left = size_t(n);

@@ -297,6 +297,7 @@ ssize_t fill(tcp_ep *ep, conn *c, size_t most = rbuf_size)
 	 * because it exited with bytes unread) is a job ending, not a fault:
 	 * info.  Mid-frame it is a real failure and stays a warning. */
 	bool between = !c->in_body && c->rend == c->rpos;
+	const bool ready = c->state == C_READY;
 	if ((n == 0 || err == ECONNRESET) && between && c->state == C_READY) {
 		if (!c->msg)
 			WU_INFO(P(), FI_LOG_EP_DATA, "connection to %s closed by the peer%s\n",
@@ -311,6 +312,8 @@ ssize_t fill(tcp_ep *ep, conn *c, size_t most = rbuf_size)
 	} else {
 		conn_fail(ep, c, FI_EIO, strerror(err));
 	}
+	if (ready)
+		peer_gone(ep, c);
 	return -1;
 }
 

@@ -169,10 +169,37 @@ void drop_conn_unexp(tcp_ep *ep, conn *c)
 	});
 }
 
-/* fi_av_remove: a queued message from fa no longer has that source. */
+void peer_gone(tcp_ep *ep, conn *c)
+{
+	if (c->msg || c->peer.empty() || !directed(ep))
+		return;
+	/* Another live connection to the same address: only this one went. */
+	auto it = ep->peers.find(c->peer);
+	if (it != ep->peers.end() && it->second != c && it->second->state != C_CLOSED)
+		return;
+	fi_addr_t a = src_of(ep, c);
+	if (a == FI_ADDR_NOTAVAIL)
+		return;
+	eng_lock g(ep);
+	ep->rx->peer_down(ep->b, a);
+}
+
+void peer_back(tcp_ep *ep, conn *c)
+{
+	if (c->msg || c->peer.empty())
+		return;
+	eng_lock g(ep);
+	if (ep->rx->dead_.empty())
+		return;
+	ep->rx->peer_up(src_of(ep, c));
+}
+
+/* fi_av_remove: a queued message from fa no longer has that source (and
+ * fa, given to another peer later, is not gone). */
 void av_forget_unexp(tcp_ep *ep, fi_addr_t fa)
 {
 	eng_lock g(ep);
+	ep->rx->peer_up(fa);
 	each_live(ep, [&](unexp *u) {
 		if (u->src != fa)
 			return;
@@ -191,6 +218,8 @@ void free_rx_state(tcp_ep *ep)
 	each_live(ep, [&](unexp *u) { drop_unexp(ep, u); });
 	if (ep->rx == &ep->own_rx)
 		ep->own_rx.drain();
+	else
+		ep->rx->forget(&ep->b); /* a shared or lent context outlives us */
 }
 
 /* fi_cancel: the first receive posted with context, off its queue. */

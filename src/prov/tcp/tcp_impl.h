@@ -542,6 +542,12 @@ bool rx_done(tcp_ep *ep, op *o);
 int rx_arrive(tcp_ep *ep, bool tagged, const match::message &m, match::match_result *res);
 void drop_conn_unexp(tcp_ep *ep, conn *c);
 void av_forget_unexp(tcp_ep *ep, fi_addr_t fa);
+/* c's peer is gone (c broke after its handshake, or its address refused
+ * us for FI_TCP_CONN_TIMEOUT): receives directed at it fail with
+ * FI_EHOSTDOWN (rx_ctx::peer_down).  After conn_fail(c). */
+void peer_gone(tcp_ep *ep, conn *c);
+/* c finished its handshake: its peer is alive (rx_ctx::peer_up). */
+void peer_back(tcp_ep *ep, conn *c);
 void free_rx_state(tcp_ep *ep);
 op *cancel_recv(tcp_ep *ep, void *context);
 /* The FI_ECANCELED completion of a receive taken off its engine by fi_cancel. */

@@ -125,7 +125,8 @@ ssize_t recv_one(wx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, 
 		match::engine &eng = *ep->rx.eng;
 		size_t queued = eng.queued_count(prov::queue_of(Tagged));
 		prov::post_recv1(ep->rx, ep->rb, buf, len, src, tag, ignore, ctx, flags, Tagged);
-		if (eng.queued_count(prov::queue_of(Tagged)) != queued)
+		/* A directed receive: shm watches its peer's liveness (issue 30). */
+		if (eng.queued_count(prov::queue_of(Tagged)) != queued || ep->rx.directed_hint)
 			rx_room(ep);
 		fl = collected(ep);
 	}
