@@ -605,7 +605,7 @@ int progress_locked(shm_ep *ep)
 	/* Nothing owed, queued or streaming (the common case): quiet. */
 	if (ep->backlogged.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
 	    ep->pulls_out.empty() && ep->splits_out.empty() && ep->splits_in.empty() && ep->parked_cells.empty() &&
-	    ep->pipes->empty() && !ep->rx->directed_hint) {
+	    ep->pipes->empty()) {
 		ep->quiet.store(true, std::memory_order_release);
 		return n;
 	}
@@ -639,7 +639,7 @@ namespace {
 		check_liveness(ep);
 	bool quiet = ep->backlogged.empty() && ep->pulls_out.empty() && ep->splits_out.empty() &&
 		     ep->splits_in.empty() && ep->waiting.empty() && ep->pulls_in.empty() && !ep->tx_busy &&
-		     ep->parked_cells.empty() && ep->pipes->empty() && !ep->rx->directed_hint;
+		     ep->parked_cells.empty() && ep->pipes->empty();
 	ep->quiet.store(quiet, std::memory_order_release);
 }
 
@@ -660,8 +660,23 @@ void progress_cb(void *arg) noexcept
 		/* The common poll with nothing arrived and nothing owed: no
 		 * lock, a load of two cache lines (what a peer pushes from
 		 * now on, the next poll sees). */
-		if (ep->quiet.load(std::memory_order_acquire) && ep->rg->idle())
+		if (ep->quiet.load(std::memory_order_acquire) && ep->rg->idle()) {
+			/* Receives directed at a peer that dies must fail: now and
+			 * then a quiet poll looks at those peers (check_liveness
+			 * reads the clock, at most every FI_SHM_DEAD_PEER_MS). */
+			if ((ep->quiet_polls.fetch_add(1, std::memory_order_relaxed) & 1023) != 1023)
+				return 0;
+			bool failed;
+			{
+				std::lock_guard g(ep->b.mtx);
+				if (ep->rx->directed_hint)
+					check_liveness(ep);
+				failed = !ep->b.comps.empty();
+			}
+			if (failed)
+				flush(ep);
 			return 0;
+		}
 		bool collected;
 		{
 			std::lock_guard g(ep->b.mtx);

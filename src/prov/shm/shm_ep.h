@@ -289,6 +289,9 @@ struct shm_ep {
 	 * lock) by whatever queues work for progress.  With an idle queue it
 	 * lets a poll return without taking the lock. */
 	std::atomic<bool> quiet{false};
+	/* Quiet polls since the last look at peers that posted receives are
+	 * directed at (FI_DIRECTED_RECV): one in 1024 takes the lock for it. */
+	std::atomic<uint32_t> quiet_polls{0};
 	/* FI_SHM_UNEXP_LIMIT (unexp.cpp): bytes the unexpected messages cost
 	 * (0: none), and message cells set aside, in order, once at it; so
 	 * with FI_SHM_UNEXP_MSGS and their count. */
