@@ -95,6 +95,15 @@ struct rma_order : provider_test, rdm_pair {
 		for (int i = 0; i < n; i++)
 			ASSERT_EQ(wait_tx(a, e), 1);
 	}
+	/* A completion counter of the domain (nullptr after a recorded failure). */
+	fid_cntr *counter()
+	{
+		fi_cntr_attr ca{};
+		ca.events = FI_CNTR_EVENTS_COMP;
+		fid_cntr *c = nullptr;
+		EXPECT_EQ(fi_cntr_open(env.domain, &ca, &c, nullptr), 0);
+		return c;
+	}
 	/* Drives progress on all four CQs until c counts n (or the wait limit). */
 	uint64_t count_reaches(fid_cntr *c, uint64_t n)
 	{
@@ -198,11 +207,8 @@ TEST_P(rma_event, region_counters_count_each_remote_access_once)
 {
 	WU_NEEDS(FI_RMA_EVENT);
 	ASSERT_TRUE(env.info->caps & FI_RMA_EVENT);
-	fi_cntr_attr ca{};
-	ca.events = FI_CNTR_EVENTS_COMP;
-	fid_cntr *wr = nullptr, *rd = nullptr;
-	ASSERT_EQ(fi_cntr_open(env.domain, &ca, &wr, nullptr), 0);
-	ASSERT_EQ(fi_cntr_open(env.domain, &ca, &rd, nullptr), 0);
+	fid_cntr *wr = counter(), *rd = counter();
+	ASSERT_TRUE(wr && rd);
 	const size_t n = sizes[1];
 	std::vector<char> target(n, 'o'), out(n, 'w'), back(n);
 	uint64_t key, base;
@@ -238,12 +244,9 @@ TEST_P(rma_event, region_counters_count_each_remote_access_once)
 TEST_P(rma_event, waiting_on_a_region_counter_alone_drives_progress)
 {
 	WU_NEEDS(FI_RMA_EVENT);
-	fi_cntr_attr ca{};
-	ca.events = FI_CNTR_EVENTS_COMP;
-	fid_cntr *wr = nullptr;
-	ASSERT_EQ(fi_cntr_open(env.domain, &ca, &wr, nullptr), 0);
-	const size_t n = sizes[1];
-	std::vector<char> target(n, 'o'), out(n, 'w');
+	fid_cntr *wr = counter();
+	ASSERT_TRUE(wr);
+	std::vector<char> target(sizes[1], 'o'), out(sizes[1], 'w');
 	uint64_t key, base;
 	fid_mr *mr = reg(target, FI_REMOTE_WRITE, FI_RMA_EVENT, key, base, 15);
 	ASSERT_NE(mr, nullptr);
@@ -251,9 +254,9 @@ TEST_P(rma_event, waiting_on_a_region_counter_alone_drives_progress)
 	ASSERT_EQ(fi_mr_enable(mr), 0);
 	int ctx;
 	for (size_t len : sizes) {
-		uint64_t w0 = fi_cntr_read(wr);
+		const uint64_t want = fi_cntr_read(wr) + 1;
 		ASSERT_EQ(fi_write(a.ep, out.data(), len, nullptr, a_to_b, base, key, &ctx), 0);
-		EXPECT_EQ(fi_cntr_wait(wr, w0 + 1, 10000), 0) << len << " bytes: only CQ reads drove progress";
+		EXPECT_EQ(fi_cntr_wait(wr, want, 10000), 0) << len << " bytes: only CQ reads drove progress";
 		EXPECT_EQ(memcmp(target.data(), out.data(), len), 0);
 		complete(1);
 	}
@@ -266,11 +269,8 @@ TEST_P(rma_event, waiting_on_a_region_counter_alone_drives_progress)
 TEST_P(rma_event, target_endpoint_counters_count_remote_writes_and_reads)
 {
 	WU_NEEDS(FI_RMA_EVENT);
-	fi_cntr_attr ca{};
-	ca.events = FI_CNTR_EVENTS_COMP;
-	fid_cntr *rw = nullptr, *rr = nullptr;
-	ASSERT_EQ(fi_cntr_open(env.domain, &ca, &rw, nullptr), 0);
-	ASSERT_EQ(fi_cntr_open(env.domain, &ca, &rr, nullptr), 0);
+	fid_cntr *rw = counter(), *rr = counter();
+	ASSERT_TRUE(rw && rr);
 	/* b again, now with the counters (bound before fi_enable). */
 	b.close();
 	fi_cq_attr qa{};
