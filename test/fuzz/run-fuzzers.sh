@@ -55,7 +55,9 @@ targets="$targets shm_header"
 sources_shm_header='test/fuzz/fuzz_shm_header.cpp src/prov/shm/layout.cpp'
 # The wireup provider's addresses (a peer's published name).
 targets="$targets wx_addr"
-sources_wx_addr='test/fuzz/fuzz_wx_addr.cpp src/prov/wireup/wx_addr.cpp src/prov/shm/shm_addr.cpp src/core/addr.cpp src/core/addr_node.cpp src/core/addr_print.cpp test/fuzz/log_stub.cpp'
+# wx_addr.cpp reads the AV's address formats (sockaddr mode): the library.
+sources_wx_addr='test/fuzz/fuzz_wx_addr.cpp'
+lib_wx_addr=1
 # The ucx provider's addresses (a peer's published name).
 targets="$targets ucx_addr"
 sources_ucx_addr='test/fuzz/fuzz_ucx_addr.cpp src/prov/ucx/ucx_addr.cpp'
