@@ -473,13 +473,20 @@ void connect_done(tcp_ep *ep, conn *c)
 	int err = 0;
 	socklen_t l = sizeof err;
 	getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &l);
-	if (err == ECONNREFUSED && may_retry(c))
+	if (err == ECONNREFUSED && may_retry(c) && !c->reached)
 		return backoff(ep, c);
 	if (err) {
 		conn_fail(ep, c, FI_ECONNREFUSED,
-			  c->msg ? nullptr : (std::string("connect: ") + strerror(err)).c_str());
+			  c->msg ? nullptr
+				 : (std::string("connect: ") + strerror(err) +
+				    (c->reached ? " after it had answered: its endpoint is gone" : ""))
+					   .c_str());
+		if (c->reached)
+			peer_gone(ep, c);
 		return;
 	}
+	c->reached = true;
+	note_progress(ep, c);
 	c->state = c->msg ? C_CM_WAIT : C_HELLO_WAIT;
 	flush_tx(ep, c);
 }

@@ -261,6 +261,9 @@ struct conn {
 	int64_t deadline = 0; /* outgoing: connect + handshake must end by then (now_ms) */
 	int64_t retry_at = 0; /* C_BACKOFF */
 	int retry_ms = 0;     /* C_BACKOFF: the current backoff step */
+	/* A TCP connect to the peer succeeded once: its listener existed, so a
+	 * refusal now means it is gone, not that it does not listen yet. */
+	bool reached = false;
 	uint64_t serial = 0;  /* unique in the endpoint: CREDIT finds its connection by it */
 	/* Eager window (frame.h): what the peer lets us send without RTS, what
 	 * it announced, and the bytes of ours it holds that we have not given back. */
@@ -504,6 +507,7 @@ inline void conns_changed(tcp_ep *ep)
 }
 void arm_auto_timer(tcp_ep *ep);
 void arm_deadline(tcp_ep *ep, conn *c, int ms);
+void note_progress(tcp_ep *ep, conn *c);
 inline void arm_deadline(tcp_ep *ep, conn *c)
 {
 	arm_deadline(ep, c, ep->conn_timeout_ms);
