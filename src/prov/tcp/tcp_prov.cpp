@@ -258,7 +258,7 @@ constexpr param::def tcp_knobs[] = {
 	{FI_PARAM_STRING, "local_cc", "reno",
 	 "TCP congestion control of connections whose peer is on this host (loopback or one of its own addresses); reno does not pace, where BBR holds back every burst after a pause (empty: the system's default)"},
 	{FI_PARAM_INT, "conn_timeout", "30000",
-	 "Milliseconds a connection attempt may take (TCP connect plus handshake) before its operations fail with FI_ETIMEDOUT (0: wait for the kernel)"},
+	 "Milliseconds a step of a connection attempt (TCP connect, the peer's challenge, its answer) may take before its operations fail with FI_ETIMEDOUT; each step the peer takes starts it again (0: wait for the kernel)"},
 	{FI_PARAM_INT, "auth_timeout", "0",
 	 "Milliseconds an incoming connection may take to prove the job key (from its accept to a complete HELLO or CONNREQ) before it is closed (0: FI_TCP_CONN_TIMEOUT)"},
 	{FI_PARAM_SIZE_T, "auth_pending", "0",
