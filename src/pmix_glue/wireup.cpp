@@ -518,11 +518,17 @@ int job_secret(unsigned char *out, size_t len) noexcept
 				r = s->cl->commit();
 		} else {
 			/* Rank 0 may not have put it yet (the server holds a direct
-			 * get up to its timeout); a local NOT-FOUND is retried. */
-			for (int i = 0; i < 3; i++) {
+			 * get up to its 5 s timeout); a local NOT-FOUND or a timeout is
+			 * retried for a minute, since the per-user key this rank falls
+			 * back to differs from its peers' and fails every handshake
+			 * (10 of 256 ranks did at 16 x 16 on two cores). */
+			const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+			for (;;) {
 				r = s->cl->get(s->nspace, 0, key, get_kind::direct, v);
-				if (r != -FI_ENODATA)
+				if ((r != -FI_ENODATA && r != -FI_ETIMEDOUT) || std::chrono::steady_clock::now() >= until)
 					break;
+				WU_INFO(&pmix_prov, FI_LOG_CORE, "PMIx: job key of %s not there yet (%s); asking again\n",
+					s->nspace.c_str(), fi_strerror(-r));
 				std::this_thread::sleep_for(std::chrono::milliseconds(20));
 			}
 			if (!r && v.size() != len)
