@@ -15,13 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/rand.h>
-
 #include <rdma/fi_errno.h>
 
 #include "core/fd.h"
 #include "core/log.h"
+#include "core/sha256.h"
 
 namespace wu::user_key {
 
@@ -97,7 +95,7 @@ int read_key_file(const std::string &path, key &out, const fi_provider *prov)
 		WU_WARN(prov, FI_LOG_EP_CTRL,
 			"job key file %s refused: %s; tcp endpoints need a safe key (or FI_TCP_JOB_KEY)\n", path.c_str(),
 			why);
-		OPENSSL_cleanse(out.b, key_len);
+		explicit_bzero(out.b, key_len);
 		return -FI_EACCES;
 	}
 	out.set = true;
@@ -113,7 +111,7 @@ int create_key_file(const std::string &path, const fi_provider *prov)
 	if (!random_bytes(k, sizeof k, prov))
 		return -FI_EOTHER;
 	std::string text = hex(k, sizeof k) + "\n";
-	OPENSSL_cleanse(k, sizeof k);
+	explicit_bzero(k, sizeof k);
 	std::string tmp = path + ".tmp." + std::to_string(getpid());
 	unique_fd fd(open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
 	if (fd < 0) {
@@ -123,7 +121,7 @@ int create_key_file(const std::string &path, const fi_provider *prov)
 	}
 	bool ok = fchmod(fd, 0600) == 0 && write(fd, text.data(), text.size()) == ssize_t(text.size()) &&
 		  fsync(fd) == 0;
-	OPENSSL_cleanse(&text[0], text.size());
+	explicit_bzero(&text[0], text.size());
 	fd.reset();
 	if (ok && link(tmp.c_str(), path.c_str()) && errno != EEXIST)
 		ok = false;
@@ -140,9 +138,9 @@ int create_key_file(const std::string &path, const fi_provider *prov)
 
 bool random_bytes(unsigned char *out, size_t n, const fi_provider *prov)
 {
-	if (RAND_bytes(out, int(n)) == 1)
+	if (crypto::random_bytes(out, n))
 		return true;
-	WU_WARN(prov, FI_LOG_EP_CTRL, "no random bytes from OpenSSL's RAND_bytes\n");
+	WU_WARN(prov, FI_LOG_EP_CTRL, "no random bytes from getrandom: %s\n", strerror(errno));
 	return false;
 }
 

@@ -23,7 +23,7 @@ struct key {
 	bool set = false;
 };
 
-/* Fresh random bytes (OpenSSL's RAND_bytes); false, logged as prov, if it
+/* Fresh random bytes (getrandom); false, logged as prov, if it
  * failed. */
 bool random_bytes(unsigned char *out, size_t n, const fi_provider *prov);
 /* The key file in use: FI_TCP_JOB_KEY_FILE when set, else the default; ""

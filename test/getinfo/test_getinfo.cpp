@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -90,6 +91,51 @@ TEST(fi_getinfo_tcp, null_hints_list_rdm_first)
 	}
 	EXPECT_TRUE(saw_lo);
 	EXPECT_TRUE(saw_msg);
+}
+
+/* What an MPI library's OFI MTL does at MPI_Init with no provider named
+ * (every provider's getinfo, the first RDM entry's endpoint enabled) maps
+ * neither UCX (loaded only by a ucx domain) nor OpenSSL's libcrypto (SHA-256
+ * is built in): each cost every rank ~1.5 MB of RSS and start-up time. */
+TEST(fi_getinfo_tcp, mtl_start_maps_no_ucx_or_libcrypto)
+{
+	info_ptr h(fi_allocinfo());
+	h->ep_attr->type = FI_EP_RDM;
+	h->caps = FI_TAGGED;
+	info_ptr res;
+	ASSERT_EQ(get(nullptr, nullptr, 0, h.get(), res), 0);
+	fid_fabric *fab = nullptr;
+	fid_domain *dom = nullptr;
+	fid_av *av = nullptr;
+	fid_cq *cq = nullptr;
+	fid_ep *ep = nullptr;
+	ASSERT_EQ(fi_fabric(res->fabric_attr, &fab, nullptr), 0);
+	ASSERT_EQ(fi_domain(fab, res.get(), &dom, nullptr), 0);
+	fi_av_attr aa{};
+	aa.type = FI_AV_MAP;
+	ASSERT_EQ(fi_av_open(dom, &aa, &av, nullptr), 0);
+	fi_cq_attr ca{};
+	ca.format = FI_CQ_FORMAT_TAGGED;
+	ASSERT_EQ(fi_cq_open(dom, &ca, &cq, nullptr), 0);
+	ASSERT_EQ(fi_endpoint(dom, res.get(), &ep, nullptr), 0);
+	ASSERT_EQ(fi_ep_bind(ep, &av->fid, 0), 0);
+	ASSERT_EQ(fi_ep_bind(ep, &cq->fid, FI_SEND | FI_RECV), 0);
+	ASSERT_EQ(fi_enable(ep), 0);
+	std::string maps;
+	if (FILE *f = fopen("/proc/self/maps", "r")) {
+		char line[4096];
+		while (fgets(line, sizeof line, f))
+			maps += line;
+		fclose(f);
+	}
+	ASSERT_FALSE(maps.empty());
+	for (const char *lib : {"/libucp.so", "/libucs.so", "/libuct.so", "/libcrypto.so"})
+		EXPECT_EQ(maps.find(lib), std::string::npos) << lib << " is mapped";
+	EXPECT_EQ(fi_close(&ep->fid), 0);
+	EXPECT_EQ(fi_close(&cq->fid), 0);
+	EXPECT_EQ(fi_close(&av->fid), 0);
+	EXPECT_EQ(fi_close(&dom->fid), 0);
+	EXPECT_EQ(fi_close(&fab->fid), 0);
 }
 
 TEST(fi_getinfo_tcp, ep_type_filters)

@@ -16,14 +16,12 @@
 #include <cstring>
 #include <ctime>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include <rdma/fi_errno.h>
 
 #include "core/fd.h"
 #include "core/hash.h"
 #include "core/log.h"
+#include "core/sha256.h"
 #include "core/user_key.h"
 #include "prov/shm/shm.h"
 
@@ -65,12 +63,9 @@ bool keyed_tag(const char *what, const void *msg, size_t len, char (&hex)[keyed_
 		std::string in = std::string("wireup/shm/") + what;
 		in += '\0';
 		in.append(static_cast<const char *>(msg), len);
-		unsigned char mac[EVP_MAX_MD_SIZE];
-		unsigned int ml = 0;
-		if (!HMAC(EVP_sha256(), k.b, int(user_key::key_len), reinterpret_cast<const unsigned char *>(in.data()),
-			  in.size(), mac, &ml) ||
-		    ml * 2 < keyed_tag_len)
-			return false;
+		unsigned char mac[crypto::sha256_len];
+		static_assert(sizeof mac * 2 >= keyed_tag_len);
+		crypto::hmac_sha256(k.b, user_key::key_len, in.data(), in.size(), mac);
 		for (size_t i = 0; i < keyed_tag_len; i++)
 			hex[i] = "0123456789abcdef"[(mac[i / 2] >> (i % 2 ? 0 : 4)) & 15];
 		hex[keyed_tag_len] = 0;

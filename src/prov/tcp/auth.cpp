@@ -13,16 +13,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
-
 #include <rdma/fi_errno.h>
 
 #include "core/launcher.h"
 #include "core/log.h"
 #include "core/param.h"
+#include "core/sha256.h"
 #include "prov/tcp/tcp_ep.h"
 
 namespace wu::tcp::auth {
@@ -54,7 +50,7 @@ key key_from_text(const std::string &text)
 {
 	key k;
 	std::string in = std::string(label) + "/job-key/" + text;
-	SHA256(reinterpret_cast<const unsigned char *>(in.data()), in.size(), k.b);
+	crypto::sha256_of(in.data(), in.size(), k.b);
 	k.set = true;
 	return k;
 }
@@ -154,11 +150,8 @@ void prove(const key &k, role r, const session &n, const frame::header &h, const
 	   unsigned char out[mac_len])
 {
 	std::string t = transcript(r, n, h, what, len);
-	unsigned int ol = 0;
-	if (!HMAC(EVP_sha256(), k.b, int(key_len), reinterpret_cast<const unsigned char *>(t.data()), t.size(), out,
-		  &ol) ||
-	    ol != mac_len)
-		memset(out, 0, mac_len); /* verifies against nothing a peer can produce */
+	static_assert(mac_len == crypto::sha256_len);
+	crypto::hmac_sha256(k.b, key_len, t.data(), t.size(), out);
 }
 
 bool verify(const key &k, role r, const session &n, const frame::header &h, const void *what, size_t len,
@@ -169,7 +162,7 @@ bool verify(const key &k, role r, const session &n, const frame::header &h, cons
 	unsigned char want[mac_len];
 	prove(k, r, n, h, what, len, want);
 	static const unsigned char zero[mac_len] = {};
-	return CRYPTO_memcmp(want, mac, mac_len) == 0 && CRYPTO_memcmp(want, zero, mac_len) != 0;
+	return crypto::equal_ct(want, mac, mac_len) && !crypto::equal_ct(want, zero, mac_len);
 }
 
 } // namespace wu::tcp::auth

@@ -79,7 +79,7 @@ std::string key_file_path();
  * readable or writable by others, or malformed.  0 or -FI_E* (logged). */
 int key_file(const std::string &path, key &out);
 
-/* Fresh random bytes (OpenSSL's RAND_bytes); false if it failed. */
+/* Fresh random bytes (getrandom); false if it failed. */
 bool random_bytes(unsigned char *out, size_t n);
 
 /* HMAC-SHA256 under k of: role, both nonces, both ends, the frame's type,

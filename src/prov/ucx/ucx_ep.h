@@ -34,6 +34,7 @@
 #include "prov/common/xfer.h"
 #include "prov/ucx/ucx.h"
 #include "prov/ucx/ucx_addr.h"
+#include "prov/ucx/ucx_dl.h" /* last: UCX calls go through the loaded table */
 
 namespace wu::ucx {
 

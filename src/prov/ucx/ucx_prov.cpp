@@ -214,6 +214,11 @@ void tune_config(ucp_config_t *cfg) noexcept
 
 int ucx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {
+	/* UCX is loaded here, not at process start (ucx_dl.h). */
+	if (!load()) {
+		WU_WARN(P(), FI_LOG_DOMAIN, "fi_domain: UCX could not be loaded; no ucx domain\n");
+		return -FI_ENOSYS;
+	}
 	auto d = std::make_unique<ucx_domain>();
 	ucp_config_t *cfg = nullptr;
 	/* UCX_* from the environment (UCX_TLS, UCX_NET_DEVICES, ...). */
