@@ -1,31 +1,31 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* SHA-256 and HMAC-SHA256 (FIPS 180-4, RFC 2104), and a constant-time
- * compare: all the cryptography the tcp handshake and shm's keyed names
- * need.  Built in rather than OpenSSL's: linking libcrypto cost every
- * process about 1.5 MB of RSS at load, and OpenSSL 3's first HMAC (its
- * provider and algorithm tables) 2 MB more in every MPI rank. */
+/* SHA-256 and HMAC-SHA256 from nettle, a constant-time compare and random
+ * bytes from the kernel: all the cryptography the tcp handshake and shm's
+ * keyed names need.  nettle rather than OpenSSL's libcrypto: linking
+ * libcrypto cost every process about 1.5 MB of RSS at load, and OpenSSL
+ * 3's first HMAC (its provider and algorithm tables) 2 MB more in every
+ * MPI rank; nettle is a small library with no global state. */
 #ifndef WU_CORE_SHA256_H
 #define WU_CORE_SHA256_H
 
 #include <cstddef>
 #include <cstdint>
 
+#include <nettle/sha2.h>
+
 namespace wu::crypto {
 
-inline constexpr size_t sha256_len = 32;
+inline constexpr size_t sha256_len = SHA256_DIGEST_SIZE;
 
+/* Incremental SHA-256 (nettle's context). */
 class sha256 {
 public:
-	sha256() noexcept;
-	void update(const void *p, size_t n) noexcept;
-	void final(unsigned char out[sha256_len]) noexcept;
+	sha256() noexcept { sha256_init(&ctx_); }
+	void update(const void *p, size_t n) noexcept { sha256_update(&ctx_, n, static_cast<const uint8_t *>(p)); }
+	void final(unsigned char out[sha256_len]) noexcept { sha256_digest(&ctx_, sha256_len, out); }
 
 private:
-	void block(const unsigned char *b) noexcept;
-	uint32_t h_[8];
-	unsigned char buf_[64];
-	size_t used_ = 0;
-	uint64_t total_ = 0;
+	sha256_ctx ctx_;
 };
 
 void sha256_of(const void *p, size_t n, unsigned char out[sha256_len]) noexcept;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* core/sha256.h: the built-in SHA-256 and HMAC-SHA256 (which replaced
- * OpenSSL's for the tcp handshake and shm's keyed names) against the
- * published vectors of FIPS 180-4 and RFC 4231, fed whole and in pieces
- * across block boundaries; the constant-time compare; random bytes. */
+/* core/sha256.h: SHA-256 and HMAC-SHA256 through nettle (for the tcp
+ * handshake and shm's keyed names) against the published vectors of FIPS
+ * 180-4 and RFC 4231, fed whole and in pieces across block boundaries;
+ * the constant-time compare; random bytes. */
 #include <cstring>
 #include <string>
 
