@@ -9,7 +9,7 @@
 # Debian source package with `apt-get source`.
 set -e
 build="g++ make autoconf automake libtool pkg-config binutils libhwloc-dev libpmix-dev
-libibverbs-dev libucx-dev libgtest-dev libgmock-dev nettle-dev"
+libibverbs-dev libucx-dev libgtest-dev libgmock-dev nettle-dev lld"
 test="libfabric-dev libfabric-bin ucx-utils openmpi-bin libopenmpi-dev iproute2 clang
 libclang-rt-14-dev python3 slurmctld slurmd slurm-client munge hwloc valgrind groff-base
 gcc xz-utils"

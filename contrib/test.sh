@@ -13,6 +13,12 @@
 # Every build directory is made afresh (no result of an earlier run can
 # count); this run's logs are in build-ci/.  A tier's make status counts,
 # and so does every test program it declares that left no result.
+# Budget (docs/building.md "CI and its budget"): 30 min on 2 cores.  Most of
+# it is compiling the library in six configurations and ~190 test programs;
+# so test and benchmark programs link with lld (configure's WU_TEST_LD), the
+# sanitizer tiers build the library and their own suites only (no `all`),
+# and the conformance tier reuses a fabtests build cached by content hash
+# under /var/cache/wireup-ci (WU_CI_CACHE; built as before when missing).
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -74,8 +80,10 @@ log "make check"
 tier build check tests
 
 log "unit suites under address,undefined sanitizers"
+# Only the library (and its shared-library link); check-unit builds the
+# suites it runs, not fi_info or the benchmarks.
 if (cd build-asan && ../configure -q --enable-debug --enable-sanitizers=address,undefined &&
-	nice make -j"$jobs") >"$logs/build-asan.log" 2>&1; then
+	nice make -j"$jobs" src/libfabric.la) >"$logs/build-asan.log" 2>&1; then
 	tier build-asan check-unit unit-tests
 	grep -h -B2 -A20 'ERROR: \(Address\|Leak\|Undefined\)Sanitizer\|runtime error' build-asan/test-suite.log 2>/dev/null | head -60
 else
@@ -87,8 +95,9 @@ log "concurrency suites under the thread sanitizer"
 # Without UCX: its libraries are not built with TSan (the ucx provider's
 # suites run in the plain and ASan tiers; see test/prov/prov_fixture.h).
 # -O1: what TSan's authors advise, and a quarter less compile time than -O2.
+# Like the ASan tier: the library, then check-tsan builds its suites.
 if (cd build-tsan && ../configure -q --enable-sanitizers=thread --without-ucx CFLAGS='-g -O1' CXXFLAGS='-g -O1' &&
-	nice make -j"$jobs") \
+	nice make -j"$jobs" src/libfabric.la) \
 	>"$logs/build-tsan.log" 2>&1; then
 	tier build-tsan check-tsan tsan-tests
 	grep -h -A30 'WARNING: ThreadSanitizer' build-tsan/test-suite.log 2>/dev/null | head -60

@@ -31,6 +31,12 @@
 #   --only REGEX      run only the tests whose command line matches
 #   --against FILE    the baseline to gate on (default: the committed one)
 #   --no-run          gate and table from the results of the last run only
+# The fetched source and the built fabtests are also kept in
+# $WU_CI_CACHE (default /var/cache/wireup-ci; empty: no cache) under a key
+# hashed from all that makes them: the mpich source version apt offers,
+# Debian's libfabric-dev and gcc versions and this script's fetch and build
+# steps.  Any of these changing makes a new key, so a cached build is never
+# stale, and a missing or unwritable cache only means building as before.
 # Gate (not with --baseline): every test the baseline passes for a provider
 # (for wireup: for tcp or shm) must pass on ours, unless it is listed in
 # contrib/conformance/differences.txt.  Exit 0 pass, 1 fail, 77 when the
@@ -311,9 +317,44 @@ count() { # FILE RESULT
 	grep -c "^[^|]*|$2|" "$1" 2>/dev/null || true
 }
 
+# --- cache: fetch and build once per key ---------------------------------------
+cache=${WU_CI_CACHE-/var/cache/wireup-ci}
+cache_key() {
+	v=$(apt-cache showsrc mpich 2>/dev/null | sed -n 's/^Version: //p' | head -1)
+	[ -n "$v" ] || return 1
+	{
+		echo "mpich $v"
+		dpkg-query -W -f='${Version}\n' libfabric-dev gcc 2>/dev/null
+		sed -n '/^fetch() {$/,/^}$/p; /^build() {$/,/^}$/p' "$0"
+	} | sha256sum | cut -c1-16
+}
+from_cache() {
+	[ -n "$cache" ] && key=$(cache_key) || { key=; return 1; }
+	c=$cache/fabtests-$key
+	[ -x "$c/fabtests/bin/fi_msg" ] && [ -f "$c/fabtests-src/scripts/runfabtests.sh" ] || return 1
+	rm -rf "$src" "$inst"
+	cp -a "$c/fabtests-src" "$src" && cp -a "$c/fabtests" "$inst" || return 1
+	say "fabtests from the cache ($c)"
+}
+to_cache() { # best effort: a copy renamed into place, so no reader sees half of it
+	[ -n "$cache" ] && [ -n "$key" ] || return 0
+	c=$cache/fabtests-$key
+	[ -d "$c" ] && return 0
+	mkdir -p "$cache" 2>/dev/null && t=$(mktemp -d "$cache/.new.XXXXXX" 2>/dev/null) || return 0
+	if cp -a "$src" "$t/fabtests-src" && cp -a "$inst" "$t/fabtests" && mv "$t" "$c" 2>/dev/null; then
+		say "fabtests cached in $c"
+	fi
+	rm -rf "$t"
+}
+
 # --- main --------------------------------------------------------------------
-fetch || exit $?
-build || exit 1
+if [ -x "$inst/bin/fi_msg" ] && [ -f "$src/scripts/runfabtests.sh" ]; then
+	: # built in WORKDIR by an earlier run
+elif ! from_cache; then
+	fetch || exit $?
+	build || exit 1
+	to_cache
+fi
 unset FI_PROVIDER FI_PROVIDER_PATH FI_LOG_LEVEL
 t0=$(date +%s)
 if [ $baseline = 1 ]; then
