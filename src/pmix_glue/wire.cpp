@@ -306,6 +306,18 @@ void set_be16(std::vector<uint8_t> &v, size_t off, uint16_t x)
 	v[off + 1] = uint8_t(x);
 }
 
+/* Copies a node blob header of either version; "" or why not. */
+template <class H> std::string read_hdr(const std::vector<uint8_t> &rec, uint32_t magic, H &h)
+{
+	if (rec.size() < sizeof h)
+		return std::to_string(rec.size()) + " bytes, shorter than the " + std::to_string(sizeof h) +
+		       "-byte node blob header";
+	memcpy(&h, rec.data(), sizeof h);
+	if (h.magic != magic)
+		return "not a Wireup node blob";
+	return "";
+}
+
 /* Checks version 1's header fields that version 2 shares. */
 std::string check_common(uint64_t h_job, uint32_t h_leader, uint32_t h_format, uint64_t job,
 			 uint32_t leader, uint32_t addr_format)
@@ -342,12 +354,8 @@ int parse_blob(const std::vector<uint8_t> &rec, uint32_t addr_format, uint64_t j
 		return -FI_EINVAL;
 	};
 	blob_hdr h;
-	if (rec.size() < sizeof h)
-		return fail(std::to_string(rec.size()) + " bytes, shorter than the " +
-			    std::to_string(sizeof h) + "-byte node blob header");
-	memcpy(&h, rec.data(), sizeof h);
-	if (h.magic != blob_magic)
-		return fail("not a Wireup node blob");
+	if (std::string w = read_hdr(rec, blob_magic, h); !w.empty())
+		return fail(w);
 	if (h.version != blob_version || h.flags)
 		return fail("node blob version " + std::to_string(h.version) + " flags " +
 			    std::to_string(h.flags) + ", this library reads version " +
@@ -465,12 +473,8 @@ int parse_blob_view(const std::vector<uint8_t> &rec, uint32_t addr_format, uint6
 	if (magic == blob_magic)
 		return parse_blob(rec, addr_format, job, leader, size, out.exc, why);
 	blob2_hdr h;
-	if (rec.size() < sizeof h)
-		return fail(std::to_string(rec.size()) + " bytes, shorter than the " +
-			    std::to_string(sizeof h) + "-byte node blob header");
-	memcpy(&h, rec.data(), sizeof h);
-	if (h.magic != blob2_magic)
-		return fail("not a Wireup node blob");
+	if (std::string w = read_hdr(rec, blob2_magic, h); !w.empty())
+		return fail(w);
 	if (h.version != blob2_version || h.flags || h.pad || h.pad2)
 		return fail("node blob version " + std::to_string(h.version) + " flags " +
 			    std::to_string(h.flags) + " pad " + std::to_string(h.pad | h.pad2) +

@@ -113,15 +113,22 @@ void node_table(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
 	}
 }
 
+/* With own: the job, leader and format the blob's header H claims. */
+template <class H>
+void claimed(const std::vector<uint8_t> &rec, bool own, uint64_t &job, uint32_t &leader, uint32_t &fmt)
+{
+	if (!own || rec.size() < sizeof(H))
+		return;
+	H h;
+	memcpy(&h, rec.data(), sizeof h);
+	job = h.job, leader = h.leader, fmt = h.addr_format;
+}
+
 void node_blob(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
 {
 	uint64_t job = 0x1122334455667788ULL;
 	uint32_t leader = 3, size = 1u << 20;
-	if (own && rec.size() >= sizeof(blob_hdr)) {
-		blob_hdr h;
-		memcpy(&h, rec.data(), sizeof h);
-		job = h.job, leader = h.leader, fmt = h.addr_format;
-	}
+	claimed<blob_hdr>(rec, own, job, leader, fmt);
 	std::vector<blob_name> out;
 	std::string why;
 	int r = parse_blob(rec, fmt, job, leader, size, out, why);
@@ -151,11 +158,7 @@ void node_blob2(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
 	uint64_t job = 0x1122334455667788ULL;
 	/* Small enough that materialising every rank stays fast. */
 	uint32_t leader = 3, size = 1u << 14;
-	if (own && rec.size() >= sizeof(blob2_hdr)) {
-		blob2_hdr h;
-		memcpy(&h, rec.data(), sizeof h);
-		job = h.job, leader = h.leader, fmt = h.addr_format;
-	}
+	claimed<blob2_hdr>(rec, own, job, leader, fmt);
 	blob_view v;
 	std::string why;
 	int r = parse_blob_view(rec, fmt, job, leader, size, v, why);
