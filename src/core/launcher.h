@@ -28,9 +28,11 @@ struct hooks {
 	/* fi_ops::ops_open of every built-in provider's domain. */
 	int (*domain_ops_open)(struct fid *fid, const char *name, uint64_t flags, void **ops,
 			       void *context) noexcept;
-	/* The port the first endpoint of a launched process listens on in the
-	 * symmetric layout (FI_PMIX_PORT_BASE + its slot on its node); once
-	 * per process.  0 and *port, or -FI_ENODATA. */
+	/* The port the first endpoint of a launched process listens on: in
+	 * the symmetric layout FI_PMIX_PORT_BASE + its slot on its node, in
+	 * the modex and direct modes its node's port rule (FI_PMIX_NODE_PORTS:
+	 * a base derived from the job + its slot); once per process.  0 and
+	 * *port, or -FI_ENODATA.  A port that is taken is not used. */
 	int (*symmetric_port)(uint16_t *port) noexcept;
 };
 
@@ -77,6 +79,12 @@ struct local_format {
 	 * port like sockaddrs, fills other nodes with fi_av_insertsym and this
 	 * node with local_addr. */
 	long (*net_part)(const void *name, size_t len, void *sa, size_t salen) noexcept;
+	/* Optional (nullptr: the name itself): what ranks of other nodes need
+	 * of name, written to out (outlen bytes); its length or a negative
+	 * FI_E*.  The node blobs of the modex and direct modes carry this, so
+	 * that parts only node-local peers use (a per-rank shm name) cost
+	 * other nodes nothing. */
+	long (*remote_view)(const void *name, size_t len, void *out, size_t outlen) noexcept;
 };
 
 /* The provider registers its format once (before its first AV is filled;

@@ -156,18 +156,27 @@ int fake_client::get(const std::string &ns, uint32_t rank, const char *key, get_
 		return 0;
 	}
 	if (!strcmp(key, wire::key_blob) && slot_of(rank) == 0) {
-		/* The node's first rank: every rank of its node that publishes. */
-		std::vector<wire::blob_name> names;
+		/* The node's first rank: every rank of its node that publishes
+		 * (version 2, as a real first rank puts it). */
+		std::vector<std::pair<uint32_t, std::vector<uint8_t>>> v;
 		for (uint32_t s = 0; s < job.ppn; s++) {
 			uint32_t r = rank_at(pos_of(rank), s);
 			/* This process is in it once it has published. */
 			bool me_out = r == job.me && !store.count({r, wire::key_ep});
+			v.push_back({r, {}});
 			if (!silent.count(r) && !me_out)
-				names.push_back({r, name_of ? name_of(r) : addr_of(r)});
+				v.back().second = name_of ? name_of(r) : addr_of(r);
 		}
-		std::sort(names.begin(), names.end(),
-			  [](const auto &x, const auto &y) { return x.rank < y.rank; });
-		out = wire::encode_blob(job.addr_format, jid, rank, pos_of(rank), names);
+		std::sort(v.begin(), v.end(), [](const auto &x, const auto &y) { return x.first < y.first; });
+		std::vector<uint32_t> ranks;
+		std::vector<std::vector<uint8_t>> views;
+		for (auto &[r, n] : v) {
+			ranks.push_back(r);
+			views.push_back(std::move(n));
+		}
+		const bool sa = job.addr_format == FI_SOCKADDR_IN || job.addr_format == FI_SOCKADDR_IN6;
+		out = wire::encode_blob2(job.addr_format, jid, rank, pos_of(rank), ranks, views,
+					 sa ? 2 : wire::no_port);
 		return 0;
 	}
 	if (!strcmp(key, wire::key_node) && slot_of(rank) == 0) {

@@ -4,10 +4,16 @@
  * (wire.h, key wireup.nb), so that a rank fetches one record per remote
  * node, not one per remote rank.  The first rank learns its peers'
  * addresses from their cards on this node (local.cpp), not from PMIx.
+ * The blob (version 2) holds what other nodes need of each address (the
+ * format's remote_view) as one template and a port rule: ranks listen on
+ * a port of the node's rule (node_port below), so a blob costs the same
+ * for 2 or 200 ranks, and a rank off the rule is an exception in it.
  * Every rank still puts its own wireup.ep: ranks a blob lacks (a card
  * that came late, a node whose first rank published nothing) are fetched
  * one by one as before. */
 #include "pmix_glue/wireup_impl.h"
+
+#include <netinet/in.h>
 
 #include <algorithm>
 #include <chrono>
@@ -21,8 +27,40 @@
 namespace wu::pmix::detail {
 
 namespace {
-constexpr int modex_card_wait_ms = 60000;
+
+/* What ranks of other nodes need of name: the format's remote_view (the
+ * wireup provider's drops the shm part), else the name itself. */
+std::vector<uint8_t> remote_view(uint32_t f, const std::vector<uint8_t> &name)
+{
+	const local_format *lf = local_format_for(f);
+	uint8_t buf[FI_NAME_MAX];
+	long n = lf && lf->remote_view ? lf->remote_view(name.data(), name.size(), buf, sizeof buf)
+				       : -FI_ENOSYS;
+	if (n <= 0 || size_t(n) > sizeof buf)
+		return name;
+	return {buf, buf + n};
 }
+
+/* Where a name of format f holds its big-endian port: a sockaddr's at 2,
+ * a local format's at its net_part's (found in the name), else no_port. */
+uint16_t port_offset(uint32_t f, const std::vector<uint8_t> &view)
+{
+	if (f == FI_SOCKADDR_IN || f == FI_SOCKADDR_IN6)
+		return 2;
+	const local_format *lf = local_format_for(f);
+	uint8_t sa[sizeof(sockaddr_in6)];
+	long n = lf && lf->net_part ? lf->net_part(view.data(), view.size(), sa, sizeof sa) : -1;
+	if (n < 4 || size_t(n) > sizeof sa)
+		return wire::no_port;
+	auto it = std::search(view.begin(), view.end(), sa, sa + n);
+	if (it == view.end())
+		return wire::no_port;
+	return uint16_t(it - view.begin() + 2);
+}
+
+constexpr int modex_card_wait_ms = 60000;
+
+} // namespace
 
 bool node_records_on(int mode)
 {
@@ -81,7 +119,19 @@ int publish_node(session &s, uint32_t addr_format)
 			pending.size(), pending.front(), wait_ms, s.rank);
 	std::sort(names.begin(), names.end(),
 		  [](const auto &a, const auto &b) { return a.rank < b.rank; });
-	auto blob = wire::encode_blob(addr_format, s.job, s.rank, s.node_id, names);
+	/* Every local peer in rank order, its slot its index (as node_port's);
+	 * one without a card is listed as lacking. */
+	std::vector<uint32_t> ranks = s.local_peers;
+	std::sort(ranks.begin(), ranks.end());
+	std::vector<std::vector<uint8_t>> views(ranks.size());
+	for (size_t i = 0, j = 0; i < ranks.size(); i++) {
+		while (j < names.size() && names[j].rank < ranks[i])
+			j++;
+		if (j < names.size() && names[j].rank == ranks[i])
+			views[i] = remote_view(addr_format, names[j].name);
+	}
+	const uint16_t off = port_offset(addr_format, remote_view(addr_format, s.own_name));
+	auto blob = wire::encode_blob2(addr_format, s.job, s.rank, s.node_id, ranks, views, off);
 	if (int r = put(s, wire::key_blob, blob, false))
 		return r;
 	s.own_blob = std::move(names);
@@ -119,7 +169,8 @@ int node_blobs::find(session &s, uint32_t rank, std::vector<uint8_t> &out)
 		state[k] = -1;
 		if (ns == s.nspace && first == s.rank) {
 			if (!s.own_blob.empty()) {
-				names[k] = s.own_blob;
+				names[k] = wire::blob_view{};
+				names[k].exc = s.own_blob;
 				state[k] = 1;
 			}
 		} else {
@@ -130,14 +181,16 @@ int node_blobs::find(session &s, uint32_t rank, std::vector<uint8_t> &out)
 				WU_INFO(&pmix_prov, FI_LOG_AV,
 					"wire-up: rank %u of %s put no %s (%s): the ranks of its node are fetched one by one\n",
 					first, ns.c_str(), wire::key_blob, fi_strerror(-r));
-			} else if (wire::parse_blob(rec, addr_format, job, first, size, names[k], why) == 0) {
+			} else if (wire::parse_blob_view(rec, addr_format, job, first, size, names[k], why) ==
+				   0) {
 				state[k] = 1;
-				for (const wire::blob_name &b : names[k])
-					if (node_of[b.rank] != k) {
-						why = "it lists rank " + std::to_string(b.rank) +
-						      ", which runs on another node";
-						state[k] = 2;
-					}
+				names[k].each_rank([&](uint32_t r) {
+					if (node_of[r] == k)
+						return true;
+					why = "it lists rank " + std::to_string(r) + ", which runs on another node";
+					state[k] = 2;
+					return false;
+				});
 			} else {
 				state[k] = 2;
 			}
@@ -145,7 +198,7 @@ int node_blobs::find(session &s, uint32_t rank, std::vector<uint8_t> &out)
 				WU_WARN(&pmix_prov, FI_LOG_AV,
 					"wire-up: node blob of rank %u of %s (key %s, %zu bytes): %s; no rank of that node is inserted\n",
 					first, ns.c_str(), wire::key_blob, rec.size(), why.c_str());
-				names[k].clear();
+				names[k] = wire::blob_view{};
 			}
 		}
 	}
@@ -153,12 +206,7 @@ int node_blobs::find(session &s, uint32_t rank, std::vector<uint8_t> &out)
 		return -FI_EINVAL;
 	if (state[k] < 0)
 		return -FI_ENODATA;
-	auto it = std::lower_bound(names[k].begin(), names[k].end(), rank,
-				   [](const wire::blob_name &b, uint32_t r) { return b.rank < r; });
-	if (it == names[k].end() || it->rank != rank)
-		return -FI_ENODATA;
-	out = it->name;
-	return 0;
+	return names[k].name_of(rank, out);
 }
 
 } // namespace wu::pmix::detail

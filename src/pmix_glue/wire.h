@@ -17,7 +17,19 @@
  *       blob_hdr, then count entries in ascending rank order, each
  *       blob_ent and lit bytes; the entry's name is the first keep bytes
  *       of the previous entry's name, the lit bytes, then zeros zero bytes
- *       (names of one node share their host part and end in padding). */
+ *       (names of one node share their host part and end in padding).
+ *       Read only; a node's first rank now puts version 2:
+ *   node blob v2 (key wireup.nb, "WUB2", issue 30: O(1) in the node's ranks
+ *       when they follow the node port rule):
+ *       blob2_hdr, then tmpl_lit bytes of the template (tmpl_zeros zero
+ *       bytes follow it), then nranges blob_range, then nexc entries coded
+ *       as version 1's (the first keeps bytes of the template).  The ranges
+ *       list the node's ranks, strictly ascending; a rank's slot is its
+ *       index in them.  A rank's name is its exception entry when it has
+ *       one (no bytes at all: the blob lacks it, fetch its own record),
+ *       else the template with the big-endian u16 at port_off set to
+ *       port0 + slot.  Names are what ranks of other nodes need (the
+ *       wireup provider's without their shm part). */
 #ifndef WU_PMIX_GLUE_WIRE_H
 #define WU_PMIX_GLUE_WIRE_H
 
@@ -39,6 +51,10 @@ inline constexpr uint32_t ep_magic = 0x31455557;   /* "WUE1" */
 inline constexpr uint32_t node_magic = 0x314e5557; /* "WUN1" */
 inline constexpr uint32_t blob_magic = 0x31425557; /* "WUB1" */
 inline constexpr uint16_t blob_version = 1;
+inline constexpr uint32_t blob2_magic = 0x32425557; /* "WUB2" */
+inline constexpr uint16_t blob2_version = 2;
+/* port_off of a blob without a port rule (every rank an exception). */
+inline constexpr uint16_t no_port = 0xffff;
 
 struct ep_hdr {
 	uint32_t magic;
@@ -81,6 +97,31 @@ struct blob_ent {
 	uint8_t pad;   /* 0 */
 };
 static_assert(sizeof(blob_ent) == 8);
+
+struct blob2_hdr {
+	uint32_t magic;	  /* blob2_magic */
+	uint16_t version; /* blob2_version */
+	uint16_t flags;	  /* 0 */
+	uint32_t addr_format;
+	uint32_t nranges; /* blob_range entries */
+	uint64_t job;
+	uint32_t leader;
+	uint32_t node;
+	uint16_t port_off; /* no_port, or where the template's port is */
+	uint16_t port0;	   /* port of slot 0 */
+	uint8_t tmpl_lit;  /* template bytes stored (0: no template) */
+	uint8_t tmpl_zeros;
+	uint16_t pad; /* 0 */
+	uint32_t nexc; /* exception entries */
+	uint32_t pad2; /* 0 */
+};
+static_assert(sizeof(blob2_hdr) == 48);
+
+/* Ranks first, first + stride, ... (count of them). */
+struct blob_range {
+	uint32_t first, stride, count;
+};
+static_assert(sizeof(blob_range) == 12);
 
 /* FNV-1a of the namespace name. */
 uint64_t job_id(const std::string &nspace) noexcept;
@@ -137,6 +178,56 @@ std::vector<uint8_t> encode_blob(uint32_t addr_format, uint64_t job, uint32_t le
  * nothing: on failure out is empty and why says what was wrong. */
 int parse_blob(const std::vector<uint8_t> &rec, uint32_t addr_format, uint64_t job,
 	       uint32_t leader, uint32_t size, std::vector<blob_name> &out, std::string &why);
+
+/* A node blob as read (either version): names by rank without one vector
+ * per rank, so a blob costs memory as its bytes do. */
+struct blob_view {
+	std::vector<uint8_t> tmpl; /* empty: no port rule */
+	uint16_t port_off = no_port, port0 = 0;
+	struct range {
+		uint32_t first, stride, count, slot0;
+	};
+	std::vector<range> ranges;
+	std::vector<blob_name> exc; /* ascending ranks; an empty name: lacking */
+	/* 0 with rank's name; -FI_ENODATA when the blob lacks it. */
+	int name_of(uint32_t rank, std::vector<uint8_t> &out) const;
+	/* Every rank the blob names (covered or listed), ascending; stops when
+	 * f returns false. */
+	template <class F> void each_rank(F f) const
+	{
+		size_t e = 0;
+		for (const range &g : ranges)
+			for (uint32_t i = 0; i < g.count; i++) {
+				uint32_t r = g.first + i * g.stride;
+				for (; e < exc.size() && exc[e].rank < r; e++)
+					if (!f(exc[e].rank))
+						return;
+				if (e < exc.size() && exc[e].rank == r)
+					e++;
+				if (!f(r))
+					return;
+			}
+		for (; e < exc.size(); e++)
+			if (!f(exc[e].rank))
+				return;
+	}
+};
+
+/* Version 2 of the node's ranks (ascending) and their names (views[i] of
+ * ranks[i]; empty: lacking).  port_off: where a name's big-endian port
+ * is (no_port: none); the most common port - slot becomes the rule, and
+ * names that differ from it are exceptions. */
+std::vector<uint8_t> encode_blob2(uint32_t addr_format, uint64_t job, uint32_t leader,
+				  uint32_t node, const std::vector<uint32_t> &ranks,
+				  const std::vector<std::vector<uint8_t>> &views, uint16_t port_off);
+
+/* Either version, all checks of parse_blob and, for version 2: ranges
+ * ascending below size, the template a valid name with room for its
+ * port, every slot's port below 65536 and every generated name valid,
+ * exceptions ascending and covered, every covered rank named (by rule or
+ * exception).  All or nothing, as parse_blob. */
+int parse_blob_view(const std::vector<uint8_t> &rec, uint32_t addr_format, uint64_t job,
+		    uint32_t leader, uint32_t size, blob_view &out, std::string &why);
 
 } // namespace wu::pmix::wire
 

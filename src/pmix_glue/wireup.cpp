@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -64,6 +65,8 @@ constexpr param::def knobs[] = {
 	 "Direct mode: PMIx_Get attempts for a peer that has not published yet, 20 ms apart (default: 100)"},
 	{FI_PARAM_BOOL, "node_records", "1",
 	 "Modex and direct modes: the first rank of each node publishes one record with its node's addresses, and a rank fetches one record per node instead of one per rank (default: 1)"},
+	{FI_PARAM_STRING, "node_ports", "20000-32767",
+	 "Modex and direct modes with node records: the first endpoint of the rank in slot s of its node listens on B + s, B derived from the job's namespace within this range of ports (a port that is taken: any port, the rank is an exception in its node's record); empty or 0: any port (default: 20000-32767)"},
 	{FI_PARAM_BOOL, "auto_publish", "1",
 	 "Publish an endpoint's name when a provider enables it, for the zero-code \"pmix:\" AV (default: 1)"},
 };
@@ -454,6 +457,28 @@ void endpoint_named(const void *name, size_t len, uint32_t addr_format) noexcept
 	});
 }
 
+/* The node port rule's port for slot of a job of nspace on a node of
+ * nlocal ranks: lo + (job id mod the bases that leave room for nlocal)
+ * within FI_PMIX_NODE_PORTS "lo-hi"; 0 when off or it does not fit. */
+uint32_t node_port(const std::string &nspace, uint32_t slot, uint32_t nlocal)
+{
+	std::string r = knob_string("node_ports");
+	unsigned lo = 0, hi = 0;
+	char tail = 0;
+	if (r.empty() || r == "0")
+		return 0;
+	if (sscanf(r.c_str(), "%u-%u%c", &lo, &hi, &tail) != 2 || lo == 0 || hi > 65535 || lo > hi) {
+		WU_WARN(&pmix_prov, FI_LOG_CORE,
+			"FI_PMIX_NODE_PORTS=%s is not \"lo-hi\" (1 <= lo <= hi <= 65535); endpoints listen on any port\n",
+			r.c_str());
+		return 0;
+	}
+	if (nlocal == 0 || slot >= nlocal || hi - lo + 1 < nlocal)
+		return 0;
+	uint64_t bases = uint64_t(hi - lo + 1) - nlocal + 1;
+	return lo + uint32_t(wire::job_id(nspace) % bases) + slot;
+}
+
 int symmetric_port(uint16_t *port) noexcept
 {
 	return guard("fi_wireup symmetric_port", [&]() -> int {
@@ -465,25 +490,39 @@ int symmetric_port(uint16_t *port) noexcept
 		param::define_all(&pmix_prov, knobs);
 		int pb = param::get_int(&pmix_prov, "port_base").value;
 		std::string m = knob_string("mode");
-		if (pb <= 0 || (m != "symmetric" && m != "auto"))
+		/* Symmetric with a port base; else the node rule of the modes that
+		 * put node records (auto may become either). */
+		const bool sym = pb > 0 && (m == "symmetric" || m == "auto");
+		const bool rule = !sym && (m == "auto" || m == "modex" || m == "direct") &&
+				  param::get_bool(&pmix_prov, "node_records").value;
+		if (!sym && !rule)
 			return -FI_ENODATA;
 		bool was_up = g_sess && g_sess->up;
 		session *s;
 		if (int r = get_session(s))
 			return r;
-		int r = ensure_layout(*s);
-		uint32_t p = uint32_t(pb) + s->lay.my_slot;
+		uint32_t p = 0, slot = 0;
+		int r = 0;
+		if (sym) {
+			r = ensure_layout(*s);
+			slot = s->lay.my_slot;
+			p = uint32_t(pb) + slot;
+		} else {
+			auto it = std::find(s->local_peers.begin(), s->local_peers.end(), s->rank);
+			slot = uint32_t(it - s->local_peers.begin());
+			p = node_port(s->nspace, slot, uint32_t(s->local_peers.size()));
+		}
 		if (!was_up && s->cl->guest()) {
 			/* As in endpoint_named: the session belongs to an MPI library. */
 			s->cl->finalize();
 			s->up = false;
 		}
-		if (r || p > 65535)
+		if (r || p == 0 || p > 65535)
 			return -FI_ENODATA;
 		taken = true;
 		*port = uint16_t(p);
-		WU_INFO(&pmix_prov, FI_LOG_CORE, "symmetric layout: rank %u (slot %u) listens on port %u\n",
-			s->rank, s->lay.my_slot, p);
+		WU_INFO(&pmix_prov, FI_LOG_CORE, "%s: rank %u (slot %u) listens on port %u\n",
+			sym ? "symmetric layout" : "node port rule", s->rank, slot, p);
 		return 0;
 	});
 }

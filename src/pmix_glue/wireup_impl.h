@@ -48,7 +48,7 @@ struct node_blobs {
 	std::vector<uint32_t> node_of; /* rank -> node */
 	std::vector<uint32_t> leader;  /* node -> its first rank */
 	std::vector<int8_t> state;     /* node: 0 not fetched, 1 read, -1 none */
-	std::vector<std::vector<wire::blob_name>> names;
+	std::vector<wire::blob_view> names;
 	/* 0 with rank's name; -FI_ENODATA when no blob holds it (fetch its
 	 * own record); another negative FI_E* for a bad blob (logged). */
 	int find(session &s, uint32_t rank, std::vector<uint8_t> &out);

@@ -11,7 +11,11 @@
  * the blob and validates; a rejection always says why; parse_node advances
  * past exactly what it parsed and leaves off alone on failure; a node blob
  * that parses has ascending ranks below the job size and valid names, and
- * encode_blob of what it gave parses back to the same names. */
+ * encode_blob of what it gave parses back to the same names.  Node blobs
+ * of version 2 ("WUB2", same mode bits; either version goes through
+ * parse_blob_view): every rank the view names is below the job size, its
+ * name (rule or exception) validates, and encode_blob2 of the ranks and
+ * names it gives parses back to the same name for every rank. */
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include <rdma/fabric.h>
+#include <rdma/fi_errno.h>
 
 #include "pmix_glue/wire.h"
 
@@ -108,15 +113,22 @@ void node_table(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
 	}
 }
 
+/* With own: the job, leader and format the blob's header H claims. */
+template <class H>
+void claimed(const std::vector<uint8_t> &rec, bool own, uint64_t &job, uint32_t &leader, uint32_t &fmt)
+{
+	if (!own || rec.size() < sizeof(H))
+		return;
+	H h;
+	memcpy(&h, rec.data(), sizeof h);
+	job = h.job, leader = h.leader, fmt = h.addr_format;
+}
+
 void node_blob(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
 {
 	uint64_t job = 0x1122334455667788ULL;
 	uint32_t leader = 3, size = 1u << 20;
-	if (own && rec.size() >= sizeof(blob_hdr)) {
-		blob_hdr h;
-		memcpy(&h, rec.data(), sizeof h);
-		job = h.job, leader = h.leader, fmt = h.addr_format;
-	}
+	claimed<blob_hdr>(rec, own, job, leader, fmt);
 	std::vector<blob_name> out;
 	std::string why;
 	int r = parse_blob(rec, fmt, job, leader, size, out, why);
@@ -141,6 +153,53 @@ void node_blob(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
 			fail("a node blob's names do not survive encode_blob and parse_blob");
 }
 
+void node_blob2(const std::vector<uint8_t> &rec, bool own, uint32_t fmt)
+{
+	uint64_t job = 0x1122334455667788ULL;
+	/* Small enough that materialising every rank stays fast. */
+	uint32_t leader = 3, size = 1u << 14;
+	claimed<blob2_hdr>(rec, own, job, leader, fmt);
+	blob_view v;
+	std::string why;
+	int r = parse_blob_view(rec, fmt, job, leader, size, v, why);
+	if (r != 0) {
+		if (r > 0 || why.empty() || !v.exc.empty() || !v.ranges.empty() || !v.tmpl.empty())
+			fail("parse_blob_view rejected without a negative error, a reason and an empty view");
+		return;
+	}
+	std::vector<uint32_t> ranks;
+	std::vector<std::vector<uint8_t>> names;
+	int64_t last = -1;
+	v.each_rank([&](uint32_t rk) {
+		if (rk >= size || int64_t(rk) <= last)
+			fail("a node blob view names ranks out of order or past the job");
+		last = rk;
+		std::vector<uint8_t> nm;
+		int e = v.name_of(rk, nm);
+		std::string w;
+		if (e == 0 && !validate_name(fmt, nm.data(), nm.size(), w))
+			fail("a node blob view gives a name validate_name refuses");
+		if (e != 0 && e != -FI_ENODATA)
+			fail("name_of failed with another error than -FI_ENODATA");
+		ranks.push_back(rk);
+		names.push_back(e == 0 ? nm : std::vector<uint8_t>{});
+		return true;
+	});
+	if (ranks.empty())
+		return;
+	uint16_t off = v.tmpl.empty() ? no_port : v.port_off;
+	blob_view again;
+	if (parse_blob_view(encode_blob2(fmt, job, leader, 0, ranks, names, off), fmt, job, leader, size,
+			    again, why) != 0)
+		fail("a node blob's names do not survive encode_blob2 and parse_blob_view");
+	for (size_t i = 0; i < ranks.size(); i++) {
+		std::vector<uint8_t> nm;
+		int e = again.name_of(ranks[i], nm);
+		if ((e == 0) != !names[i].empty() || (e == 0 && nm != names[i]))
+			fail("a node blob's names do not survive encode_blob2 and parse_blob_view");
+	}
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -151,8 +210,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	std::vector<uint8_t> rec(data + 1, data + size);
 	bool own = mode & 1;
 	uint32_t fmt = formats[(mode >> 2) % (sizeof formats / sizeof formats[0])];
-	if ((mode & 0x82) == 0x82)
+	if ((mode & 0x82) == 0x82) {
 		node_blob(rec, own, fmt);
+		node_blob2(rec, own, fmt);
+	}
 	else if (mode & 2)
 		node_table(rec, own, fmt);
 	else

@@ -96,7 +96,7 @@ bool tx_computable(const char *, uint32_t rank, const void *name, size_t len) no
 	return host == my_host && p[2] == want.size() && !memcmp(p + 10, want.data(), want.size());
 }
 
-const local_format tx_local = {tx_format, tx_max, tx_local_addr, tx_computable, nullptr};
+const local_format tx_local = {tx_format, tx_max, tx_local_addr, tx_computable, nullptr, nullptr};
 
 std::string note_path(const std::string &ns, uint32_t rank)
 {
@@ -336,7 +336,7 @@ TEST_F(WireupLocal, OtherFormatsStillFetchLocalPeers)
 	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, 0, &i), 0);
 	/* Its own node's blob, from rank 0 (a node blob per node, issue 30). */
 	EXPECT_EQ(i.local_gets, 1u);
-	EXPECT_GT(i.local_bytes, sizeof(wire::blob_hdr) + 3 * sizeof(wire::blob_ent));
+	EXPECT_GT(i.local_bytes, sizeof(wire::blob2_hdr));
 	EXPECT_EQ(i.local_computed, 0u);
 	wu::test::close_av(av);
 }
@@ -456,14 +456,16 @@ TEST_F(WireupNote, NodeBlobHoldsThePeersCards)
 	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
 	auto it = fake->store.find({4u, std::string(wire::key_blob)});
 	ASSERT_NE(it, fake->store.end()) << "no node blob put";
-	std::vector<wire::blob_name> names;
+	wire::blob_view view;
 	std::string why;
-	ASSERT_EQ(wire::parse_blob(it->second, tx_format, wire::job_id(ns), 4, 8, names, why), 0)
+	ASSERT_EQ(wire::parse_blob_view(it->second, tx_format, wire::job_id(ns), 4, 8, view, why), 0)
 		<< why;
-	ASSERT_EQ(names.size(), 2u);
-	EXPECT_EQ(names[0].rank, 4u);
-	EXPECT_EQ(names[1].rank, 6u);
-	EXPECT_EQ(names[1].name, child_name);
+	std::vector<uint8_t> nm;
+	EXPECT_EQ(view.name_of(4, nm), 0);
+	EXPECT_EQ(view.name_of(5, nm), -FI_ENODATA) << "rank 5 left no card";
+	EXPECT_EQ(view.name_of(7, nm), -FI_ENODATA) << "rank 7 left no card";
+	ASSERT_EQ(view.name_of(6, nm), 0);
+	EXPECT_EQ(nm, child_name);
 	/* Taken into the blob, the card goes at once: a rank killed before it
 	 * exits leaves nothing behind (cluster.sh's fault runs). */
 	EXPECT_NE(stat(card_path(ns, 6).c_str(), &st), 0) << "the blob's card is still there";

@@ -4,8 +4,13 @@
  * nodes x 64 ranks.  Launcher runs are in test_wireup_launch.cpp. */
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
+#include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include <rdma/fi_ext_wireup.h>
@@ -590,6 +595,164 @@ TEST(WireBlob, CorruptOrHostileBlobsAreRefused)
 		int r = wire::parse_blob(b, FI_SOCKADDR_IN, jid, 4, 8, out, why);
 		EXPECT_TRUE(r == 0 || (r == -FI_EINVAL && out.empty()));
 	}
+}
+
+/* Version 2: a node of M ranks on its port rule costs the same bytes for
+ * any M; ranks off the rule, lacking ranks and strided (cyclic) rank sets
+ * come back exactly. */
+std::vector<uint8_t> sa_in(uint32_t ip, uint16_t port)
+{
+	sockaddr_in a{};
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(ip);
+	a.sin_port = htons(port);
+	const auto *p = reinterpret_cast<const uint8_t *>(&a);
+	return {p, p + sizeof a};
+}
+
+TEST(WireBlob2, SizeDoesNotGrowWithTheNodesRanks)
+{
+	const uint64_t jid = wire::job_id("ns");
+	auto blob_of = [&](uint32_t m, uint32_t first, uint32_t stride) {
+		std::vector<uint32_t> ranks;
+		std::vector<std::vector<uint8_t>> views;
+		for (uint32_t s = 0; s < m; s++) {
+			ranks.push_back(first + s * stride);
+			views.push_back(sa_in(0x0a000001, uint16_t(21000 + s)));
+		}
+		return wire::encode_blob2(FI_SOCKADDR_IN, jid, first, 1, ranks, views, 2);
+	};
+	const size_t small = blob_of(2, 4, 1).size();
+	EXPECT_EQ(blob_of(16, 16, 1).size(), small);
+	EXPECT_EQ(blob_of(256, 256, 1).size(), small);
+	EXPECT_EQ(blob_of(256, 3, 16).size(), small) << "cyclic: one strided range";
+	EXPECT_LE(small, sizeof(wire::blob2_hdr) + 16 + sizeof(wire::blob_range));
+	wire::blob_view v;
+	std::string why;
+	ASSERT_EQ(wire::parse_blob_view(blob_of(256, 3, 16), FI_SOCKADDR_IN, jid, 3, 4096, v, why), 0)
+		<< why;
+	std::vector<uint8_t> nm;
+	for (uint32_t s = 0; s < 256; s++) {
+		ASSERT_EQ(v.name_of(3 + 16 * s, nm), 0) << s;
+		EXPECT_EQ(nm, sa_in(0x0a000001, uint16_t(21000 + s)));
+	}
+	EXPECT_EQ(v.name_of(4, nm), -FI_ENODATA) << "rank 4 is on another node";
+}
+
+TEST(WireBlob2, ExceptionsAndLackingRanksAreExact)
+{
+	const uint64_t jid = wire::job_id("ns");
+	std::vector<uint32_t> ranks = {8, 9, 10, 11, 12, 20};
+	std::vector<std::vector<uint8_t>> views;
+	for (uint32_t s = 0; s < ranks.size(); s++)
+		views.push_back(sa_in(0x0a000002, uint16_t(30000 + s)));
+	views[2] = sa_in(0x0a000002, 45123); /* its rule port was taken */
+	views[3].clear();		     /* no card in time */
+	views[5] = sa_in(0x0a000009, 30005); /* another interface */
+	auto b = wire::encode_blob2(FI_SOCKADDR_IN, jid, 8, 2, ranks, views, 2);
+	wire::blob_view v;
+	std::string why;
+	ASSERT_EQ(wire::parse_blob_view(b, FI_SOCKADDR_IN, jid, 8, 64, v, why), 0) << why;
+	EXPECT_EQ(v.exc.size(), 3u);
+	for (size_t i = 0; i < ranks.size(); i++) {
+		std::vector<uint8_t> nm;
+		int r = v.name_of(ranks[i], nm);
+		if (views[i].empty()) {
+			EXPECT_EQ(r, -FI_ENODATA) << "rank " << ranks[i];
+			continue;
+		}
+		ASSERT_EQ(r, 0) << "rank " << ranks[i];
+		EXPECT_EQ(nm, views[i]) << "rank " << ranks[i];
+	}
+	/* No port rule (a format without one): every rank an exception. */
+	b = wire::encode_blob2(FI_SOCKADDR_IN, jid, 8, 2, ranks, views, wire::no_port);
+	ASSERT_EQ(wire::parse_blob_view(b, FI_SOCKADDR_IN, jid, 8, 64, v, why), 0) << why;
+	EXPECT_TRUE(v.tmpl.empty());
+	EXPECT_EQ(v.exc.size(), ranks.size());
+	std::vector<uint8_t> nm;
+	ASSERT_EQ(v.name_of(9, nm), 0);
+	EXPECT_EQ(nm, views[1]);
+	/* Version 1 is still read. */
+	std::vector<wire::blob_name> v1 = {{8, views[0]}, {9, views[1]}};
+	ASSERT_EQ(wire::parse_blob_view(wire::encode_blob(FI_SOCKADDR_IN, jid, 8, 2, v1), FI_SOCKADDR_IN,
+					jid, 8, 64, v, why),
+		  0)
+		<< why;
+	ASSERT_EQ(v.name_of(9, nm), 0);
+	EXPECT_EQ(nm, views[1]);
+}
+
+TEST(WireBlob2, CorruptOrHostileBlobsAreRefused)
+{
+	const uint64_t jid = wire::job_id("ns");
+	std::vector<uint32_t> ranks = {4, 5, 6, 7};
+	std::vector<std::vector<uint8_t>> views;
+	for (uint32_t s = 0; s < 4; s++)
+		views.push_back(sa_in(0x0a000001, uint16_t(65530 + s)));
+	views[1] = sa_in(0x0a000001, 1000);
+	const auto good = wire::encode_blob2(FI_SOCKADDR_IN, jid, 4, 1, ranks, views, 2);
+	wire::blob_view v;
+	std::string why;
+	ASSERT_EQ(wire::parse_blob_view(good, FI_SOCKADDR_IN, jid, 4, 8, v, why), 0) << why;
+	auto refused = [&](const std::vector<uint8_t> &b, uint32_t leader = 4, uint32_t size = 8,
+			   uint32_t fmt = FI_SOCKADDR_IN, uint64_t job = 0) {
+		why.clear();
+		int r = wire::parse_blob_view(b, fmt, job ? job : jid, leader, size, v, why);
+		return r == -FI_EINVAL && v.exc.empty() && v.ranges.empty() && v.tmpl.empty() &&
+		       !why.empty();
+	};
+	for (size_t n = 0; n < good.size(); n++)
+		EXPECT_TRUE(refused(std::vector<uint8_t>(good.begin(), good.begin() + n))) << n << " bytes";
+	auto longer = good;
+	longer.push_back(0);
+	EXPECT_TRUE(refused(longer));
+	EXPECT_TRUE(refused(good, 5)) << "leader";
+	EXPECT_TRUE(refused(good, 4, 7)) << "rank 7 is past a job of 7";
+	EXPECT_TRUE(refused(good, 4, 8, FI_SOCKADDR_IN6));
+	EXPECT_TRUE(refused(good, 4, 8, FI_SOCKADDR_IN, wire::job_id("other")));
+	auto at = [&](size_t off, uint8_t val) {
+		auto b = good;
+		b[off] = val;
+		return b;
+	};
+	const size_t h = 0;
+	EXPECT_TRUE(refused(at(h + 0, 0))) << "magic";
+	EXPECT_TRUE(refused(at(h + 4, 3))) << "version";
+	EXPECT_TRUE(refused(at(h + 6, 1))) << "flags";
+	EXPECT_TRUE(refused(at(offsetof(wire::blob2_hdr, pad), 1))) << "pad";
+	EXPECT_TRUE(refused(at(offsetof(wire::blob2_hdr, pad2), 1))) << "pad2";
+	EXPECT_TRUE(refused(at(offsetof(wire::blob2_hdr, port_off), 15))) << "port past the template";
+	EXPECT_TRUE(refused(at(offsetof(wire::blob2_hdr, port0) + 1, 0x01))) << "template's port differs";
+	EXPECT_TRUE(refused(at(offsetof(wire::blob2_hdr, nranges), 9))) << "ranges past the bytes";
+	EXPECT_TRUE(refused(at(offsetof(wire::blob2_hdr, nexc), 9))) << "exceptions past the bytes";
+	/* Ranges: count 0, stride 0, past the job; slots whose port passes 65535. */
+	wire::blob2_hdr hd;
+	memcpy(&hd, good.data(), sizeof hd);
+	const size_t r0 = sizeof hd + hd.tmpl_lit;
+	EXPECT_TRUE(refused(at(r0 + 8, 0))) << "count 0";
+	EXPECT_TRUE(refused(at(r0 + 4, 0))) << "stride 0";
+	EXPECT_TRUE(refused(at(r0 + 8, 6))) << "6 ranks from 4 pass the job";
+	EXPECT_FALSE(refused(at(r0 + 8, 3), 4, 64)) << "3 ranks: still fine";
+	auto wide = good;
+	wide[r0 + 8] = 7; /* 7 slots from 65530 */
+	EXPECT_TRUE(refused(wide, 4, 64));
+	/* An exception of a rank the ranges do not hold. */
+	const size_t e0 = r0 + sizeof(wire::blob_range);
+	EXPECT_TRUE(refused(at(e0, 3))) << "rank 3";
+	/* No template, and a rank without an exception. */
+	std::vector<std::vector<uint8_t>> two = {views[0], views[1]};
+	auto nt = wire::encode_blob2(FI_SOCKADDR_IN, jid, 4, 1, {4, 5}, two, wire::no_port);
+	ASSERT_EQ(wire::parse_blob_view(nt, FI_SOCKADDR_IN, jid, 4, 8, v, why), 0) << why;
+	memcpy(&hd, nt.data(), sizeof hd);
+	auto lack = nt;
+	lack[sizeof hd + 8] = 3; /* the range covers 4-6; exceptions name 4, 5 */
+	EXPECT_TRUE(refused(lack));
+	/* Names of another family are refused, rule or not. */
+	auto fam = views;
+	for (auto &x : fam)
+		x[0] = AF_INET6;
+	auto bad = wire::encode_blob2(FI_SOCKADDR_IN, jid, 4, 1, ranks, fam, 2);
+	EXPECT_TRUE(refused(bad));
 }
 
 TEST_F(Wireup, ModexFetchesOneBlobPerNode)

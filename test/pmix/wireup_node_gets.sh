@@ -9,6 +9,11 @@
 # the remote nodes (1; 0 in symmetric mode), no rank fetched anything of a
 # rank on its own node (local_gets 0), and the job ended with status 0.
 # Before node blobs a rank made one get per remote rank (3 here).
+# Then modex and direct again at 2 x 6: a node blob holds a template and the
+# node's port rule, not each rank's address, so the bytes a rank fetched
+# (max over ranks) must not grow with the ranks per node: at most
+# $slack bytes more than at 2 x 3.  With version 1 blobs (one ~55-byte
+# address per rank) they grew by about 165 (197 -> 361).
 # 77 (skip) when cluster.sh skips (no root, no ip/unshare, no mpirun).
 set -u
 top_srcdir=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -16,11 +21,15 @@ top_builddir=${top_builddir:-.}
 prog=$(cd "$top_builddir" && pwd)/contrib/wireup_pingpong
 lib=$(cd "$top_builddir" && pwd)/src/.libs
 [ -x "$prog" ] || { echo "SKIP: $prog not built (configured without PMIx?)"; exit 77; }
-nodes=2 ppn=3
+nodes=2 ppn=3 big=6 slack=16
+tmo=${WU_NODE_GETS_TIMEOUT:-30} # seconds per job (a loaded machine needs more)
 out=$(mktemp /tmp/wu-node-gets.XXXXXX) || exit 1
 trap 'rm -f "$out"' EXIT
 pass=0 fail=0 skip=0
-for mode in modex direct symmetric; do
+for run in modex direct symmetric modex:$big direct:$big; do
+	mode=${run%%:*}
+	ppn=3
+	case $run in *:*) ppn=${run#*:} ;; esac
 	extra=""
 	max=$((nodes - 1))
 	if [ $mode = symmetric ]; then
@@ -28,8 +37,8 @@ for mode in modex direct symmetric; do
 		max=0
 	fi
 	# shellcheck disable=SC2086
-	LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout -k 5 60 \
-		sh "$top_srcdir/contrib/cluster/cluster.sh" -n $nodes -m $ppn -t 30 \
+	LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} timeout -k 5 $((2 * tmo)) \
+		sh "$top_srcdir/contrib/cluster/cluster.sh" -n $nodes -m $ppn -t $tmo \
 		-e WU_PINGPONG_STATS=1 -e FI_PMIX_MODE=$mode $extra "$prog" >"$out" 2>&1
 	rc=$?
 	if [ $rc -eq 77 ]; then
@@ -37,22 +46,30 @@ for mode in modex direct symmetric; do
 		skip=$((skip + 1))
 		continue
 	fi
-	verdict=$(awk -v max=$max -v np=$((nodes * ppn)) -v rc=$rc '
+	# Bytes bound: only for the 2 x 6 runs, against the same mode's 2 x 3.
+	bmax=-1 b3=""
+	[ $ppn = $big ] && eval "b3=\${bytes_$mode:-}"
+	[ -n "$b3" ] && bmax=$((b3 + slack))
+	verdict=$(awk -v max=$max -v bmax=$bmax -v np=$((nodes * ppn)) -v rc=$rc '
 		/^wireup_pingpong rank .* peers checked OK/ { ok++ }
 		/^wireup_pingpong stats/ {
 			for (i = 1; i < NF; i++) v[$i] = $(i + 1)
 			n++
 			if (v["gets"] > g) g = v["gets"]
+			if (v["bytes_got"] > b) b = v["bytes_got"]
 			lg += v["local_gets"]
 		}
 		END {
-			bad = rc != 0 || ok != np || n != np || g > max || lg != 0
-			printf "%s %d of %d ranks OK, gets/rank at most %d (bound %d), local gets %d, status %d\n",
-				bad ? "FAIL" : "PASS", ok, np, g, max, lg, rc
+			bad = rc != 0 || ok != np || n != np || g > max || lg != 0 || (bmax >= 0 && b > bmax)
+			printf "%s %d of %d ranks OK, gets/rank at most %d (bound %d), bytes/rank at most %d (bound %s), local gets %d, status %d\n",
+				bad ? "FAIL" : "PASS", ok, np, g, max, b, (bmax >= 0 ? bmax : "none"), lg, rc
 		}' "$out")
 	echo "$verdict ($mode ${nodes}x$ppn)"
+	b=$(echo "$verdict" | sed -n 's/.*bytes\/rank at most \([0-9]*\).*/\1/p')
 	case $verdict in
-	PASS*) pass=$((pass + 1)) ;;
+	PASS*)
+		pass=$((pass + 1))
+		[ $ppn = 3 ] && eval "bytes_$mode=\${b:-0}" ;;
 	*) fail=$((fail + 1)); sed 's/^/  | /' "$out" | tail -40 ;;
 	esac
 done

@@ -174,9 +174,10 @@ fi_info *sub_info(const fi_info *mine, int part, const parts &src)
 			}
 			memcpy(i->src_addr, sa, len);
 			i->src_addrlen = len;
-			/* Any port asked for: in a PMIx job's symmetric layout the
-			 * first endpoint takes its slot's port, so that other nodes
-			 * compute its address (the launcher hook, FI_PMIX_PORT_BASE). */
+			/* Any port asked for: in a PMIx job the first endpoint takes
+			 * its slot's port (the launcher hook: FI_PMIX_PORT_BASE in the
+			 * symmetric layout, FI_PMIX_NODE_PORTS for node records), so
+			 * that other nodes compute its address. */
 			auto *sin = static_cast<sockaddr_in *>(i->src_addr);
 			uint16_t port;
 			if (sin->sin_port == 0 && launcher::symmetric_port(&port) == 0) {
@@ -191,7 +192,7 @@ fi_info *sub_info(const fi_info *mine, int part, const parts &src)
 				if (probe.get() < 0 || bind(probe.get(), static_cast<sockaddr *>(i->src_addr),
 							    socklen_t(len)) != 0) {
 					WU_WARN(P(), FI_LOG_EP_CTRL,
-						"fi_endpoint: symmetric layout port %u is taken (%s); this endpoint listens elsewhere\n",
+						"fi_endpoint: layout port %u is taken (%s); this endpoint listens elsewhere\n",
 						unsigned(port), strerror(errno));
 					sin->sin_port = 0;
 				}
@@ -560,6 +561,12 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		if (rs && ep->named_shm)
 			return rs;
 		int rt = open_sub(ep.get(), domain, part_tcp, src);
+		if (rt == -FI_EADDRINUSE && !src.tcp) {
+			/* The layout's port was taken after its probe: any port (the
+			 * hook gives one once per process). */
+			WU_INFO(P(), FI_LOG_EP_CTRL, "fi_endpoint: the tcp sub-endpoint takes any port\n");
+			rt = open_sub(ep.get(), domain, part_tcp, src);
+		}
 		if (rs && rt)
 			return rt;
 		ep->rb = ep->sb[part_shm] ? ep->sb[part_shm] : ep->sb[part_tcp];

@@ -80,12 +80,26 @@ long net_part(const void *addr, size_t len, void *sa, size_t salen) noexcept
 	return long(p.tcp_len);
 }
 
+/* Other nodes' view: the host id and the tcp part.  The shm name (per
+ * rank, keyed) is used only by peers on the same host, which compute it
+ * (local_addr); without it a remote rank's node blob entry follows the
+ * node's port rule. */
+long remote_view(const void *addr, size_t len, void *out, size_t outlen) noexcept
+{
+	parts p;
+	if (decode(addr, len, &p) < 0 || !p.tcp)
+		return -FI_EINVAL;
+	p.shm = nullptr;
+	p.shm_len = 0;
+	return encode(p, out, outlen);
+}
+
 } // namespace
 
 int register_local_format() noexcept
 {
 	/* Stride 0: the AV takes composite addresses back to back. */
-	static launcher::local_format f = {0, 0, local_addr, computable, net_part};
+	static launcher::local_format f = {0, 0, local_addr, computable, net_part, remote_view};
 	f.addr_format = format()->addr_format;
 	return launcher::register_local_format(&f);
 }
