@@ -284,15 +284,13 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 		if (!ep || !bfid)
 			return -FI_EINVAL;
 		if (bfid->fclass == FI_CLASS_AV && ep->srx)
-			return srx_bind_av(ep, ep->srx, bfid, flags);
+			return srx_bind_av(ep, bfid, flags);
 		if (bfid->fclass != FI_CLASS_SRX_CTX)
 			return ep->b.bind(bfid, flags);
-		tcp_srx *srx = srx_of(bfid);
+		prov::srx *srx = prov::srx_of(bfid);
 		if (!srx)
 			return -FI_EINVAL;
-		if (flags)
-			return -FI_EBADFLAGS; /* fi_endpoint(3): bound with flags 0 */
-		return srx_attach(ep, srx);
+		return srx_attach(ep, srx, flags);
 	});
 }
 
