@@ -375,6 +375,17 @@ const char *srx_check_attach(srx *s, const srx_member &m, uint64_t) noexcept
 	return nullptr;
 }
 
+const char *srx_refuse(bool bound, bool enabled, bool lent) noexcept
+{
+	if (bound)
+		return "the endpoint already has a shared receive context";
+	if (enabled)
+		return "bind the shared receive context before fi_enable";
+	if (lent)
+		return "the endpoint is a sub-endpoint with a lent receive context";
+	return nullptr;
+}
+
 void srx_detach(srx *s, const void *ep) noexcept
 {
 	std::lock_guard<std::mutex> g(s->bind_mtx);

@@ -82,6 +82,9 @@ ssize_t srx_peek_claim(srx *s, const fi_msg_tagged *m, uint64_t flags);
  * bind_mtx: the provider's own checks and switch, which returns why not
  * or nullptr once the endpoint takes its receives from s. */
 const char *srx_check_attach(srx *s, const srx_member &m, uint64_t flags) noexcept;
+/* The endpoint's own state at the bind: why it cannot take an srx (it has
+ * one, it is enabled, it is a sub-endpoint lent a context), or nullptr. */
+const char *srx_refuse(bool bound, bool enabled, bool lent) noexcept;
 template <class F>
 int srx_attach(srx *s, const srx_member &m, uint64_t flags, F &&local)
 {
@@ -118,6 +121,19 @@ int srx_bind_av(srx *s, const void *ep, fid *av, F &&bind)
 			"(fi_endpoint(3))\n");
 		return -FI_EINVAL;
 	}
+	return bind();
+}
+
+/* fi_ep_bind of bfid to an endpoint bound to srx `bound` (or nullptr):
+ * attach() for an srx, bind() for the rest, an AV checked first
+ * (srx_bind_av) once bound. */
+template <class Attach, class Bind>
+int srx_ep_bind(srx *bound, const void *ep, fid *bfid, Attach &&attach, Bind &&bind)
+{
+	if (bfid->fclass == FI_CLASS_SRX_CTX)
+		return attach();
+	if (bfid->fclass == FI_CLASS_AV && bound)
+		return srx_bind_av(bound, ep, bfid, bind);
 	return bind();
 }
 

@@ -294,11 +294,9 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 		shm_ep *ep = ep_of(f);
 		if (!ep || !bfid)
 			return -FI_EINVAL;
-		if (bfid->fclass == FI_CLASS_SRX_CTX)
-			return srx_bind(ep, bfid, flags);
-		if (bfid->fclass == FI_CLASS_AV && ep->srx)
-			return srx_bind_av(ep, bfid, flags);
-		return ep->b.bind(bfid, flags);
+		return prov::srx_ep_bind(
+			ep->srx, ep, bfid, [&] { return srx_bind(ep, bfid, flags); },
+			[&] { return ep->b.bind(bfid, flags); });
 	});
 }
 

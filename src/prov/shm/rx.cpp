@@ -480,16 +480,10 @@ int srx_bind(shm_ep *ep, fid *f, uint64_t flags)
 	}
 	prov::srx_member m{.ep = ep, .b = &ep->b, .flush = member_flush, .rx_room = member_room};
 	return prov::srx_attach(s, m, flags, [&]() -> const char * {
-		if (s->own_locks)
-			return "the shared receive context is another provider's";
 		{
 			std::lock_guard g(ep->b.mtx);
-			if (ep->srx)
-				return "the endpoint already has a shared receive context";
-			if (ep->b.enabled)
-				return "bind the shared receive context before fi_enable";
-			if (ep->rx != &ep->own_rx)
-				return "the endpoint is a sub-endpoint with a lent receive context";
+			if (const char *bad = prov::srx_refuse(ep->srx, ep->b.enabled, ep->rx != &ep->own_rx))
+				return bad;
 		}
 		/* Before fi_enable nothing else holds the lock: it becomes the srx's. */
 		ep->b.mtx.share(s->lock);
@@ -497,11 +491,6 @@ int srx_bind(shm_ep *ep, fid *f, uint64_t flags)
 		ep->srx = s;
 		return nullptr;
 	});
-}
-
-int srx_bind_av(shm_ep *ep, fid *av, uint64_t flags)
-{
-	return prov::srx_bind_av(ep->srx, ep, av, [&] { return ep->b.bind(av, flags); });
 }
 
 void free_rx(shm_ep *ep)

@@ -422,9 +422,8 @@ void linger_locked(shm_ep *ep);
 
 /* ---- rx.cpp ---- */
 ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x);
-/* fi_ep_bind of an srx, and of an AV once bound to one. */
+/* fi_ep_bind of an srx (prov::srx_ep_bind). */
 int srx_bind(shm_ep *ep, fid *srx, uint64_t flags);
-int srx_bind_av(shm_ep *ep, fid *av, uint64_t flags);
 /* Under the lock, after a receive took queued messages (sub.cpp's rx_room). */
 void rx_room_locked(shm_ep *ep) noexcept;
 /* fi_recv / fi_trecv posted without a descriptor on the way;

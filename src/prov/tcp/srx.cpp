@@ -21,24 +21,13 @@ void member_flush(void *ep) noexcept
 
 } // namespace
 
-/* fi_ep_bind(ep, av) on an endpoint bound to srx: the same AV as the
- * other endpoints sharing it. */
-int srx_bind_av(tcp_ep *ep, fid *av, uint64_t flags)
-{
-	return prov::srx_bind_av(ep->srx, ep, av, [&] { return ep->b.bind(av, flags); });
-}
-
 /* fi_ep_bind(ep, &srx->fid, flags): before fi_enable, one srx per endpoint. */
 int srx_attach(tcp_ep *ep, prov::srx *srx, uint64_t flags)
 {
 	return prov::srx_attach(srx, {.ep = ep, .b = &ep->b, .flush = member_flush}, flags, [&]() -> const char * {
 		std::lock_guard g(ep->b.mtx);
-		if (ep->srx)
-			return "the endpoint already has a shared receive context";
-		if (ep->b.enabled)
-			return "bind the shared receive context before fi_enable";
-		if (ep->rx != &ep->own_rx)
-			return "the endpoint is a sub-endpoint with a lent receive context";
+		if (const char *bad = prov::srx_refuse(ep->srx, ep->b.enabled, ep->rx != &ep->own_rx))
+			return bad;
 		ep->srx = srx;
 		ep->rx = &srx->rx;
 		return nullptr;

@@ -623,8 +623,6 @@ uint64_t tx_flags(tcp_ep *ep);
 /* srx.cpp (the shared receive context itself: prov/common/srx.h) */
 int srx_attach(tcp_ep *ep, prov::srx *srx, uint64_t flags);
 void srx_detach(tcp_ep *ep);
-/* fi_ep_bind of an AV to an endpoint bound to an srx (one AV per srx). */
-int srx_bind_av(tcp_ep *ep, fid *av, uint64_t flags);
 
 /* pep.cpp */
 void free_connreq(tcp_connreq *cr);

@@ -326,12 +326,8 @@ int srx_bind(wx_ep *ep, fid *f, uint64_t flags)
 	}
 	prov::srx_member m{.ep = ep, .b = ep->rb, .flush = member_flush, .rx_room = member_room};
 	return prov::srx_attach(s, m, flags, [&]() -> const char * {
-		if (s->own_locks)
-			return "the shared receive context is another provider's";
-		if (ep->srx)
-			return "the endpoint already has a shared receive context";
-		if (ep->enabled)
-			return "bind the shared receive context before fi_enable";
+		if (const char *bad = prov::srx_refuse(ep->srx, ep->enabled, false))
+			return bad;
 		for (int part : {part_tcp, part_shm})
 			if (ep->sub[part] && ops_of(part)->lend_rx(ep->sub[part], &s->rx))
 				return "a sub-endpoint refuses the shared receive context";
@@ -377,11 +373,9 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 		wx_ep *ep = wx_of(f);
 		if (!ep || !bfid)
 			return -FI_EINVAL;
-		if (bfid->fclass == FI_CLASS_SRX_CTX)
-			return srx_bind(ep, bfid, flags);
-		if (bfid->fclass == FI_CLASS_AV && ep->srx)
-			return prov::srx_bind_av(ep->srx, ep, bfid, [&] { return bind_subs(ep, bfid, flags); });
-		return bind_subs(ep, bfid, flags);
+		return prov::srx_ep_bind(
+			ep->srx, ep, bfid, [&] { return srx_bind(ep, bfid, flags); },
+			[&] { return bind_subs(ep, bfid, flags); });
 	});
 }
 
