@@ -9,7 +9,8 @@ prov_gtests = \
 	test/prov/test_prov_rdm \
 	test/prov/test_prov_msg \
 	test/prov/test_prov_peek \
-	test/prov/test_prov_atomic
+	test/prov/test_prov_atomic \
+	test/prov/test_prov_srx
 check_PROGRAMS += $(prov_gtests)
 TESTS += $(prov_gtests)
 UNIT_TESTS += $(prov_gtests)
@@ -26,6 +27,9 @@ test_prov_test_prov_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_prov_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_prov_peek_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_prov_atomic_LDADD = $(GTEST_LDADD_ALL) -lpthread
+test_prov_test_prov_srx_SOURCES = test/prov/test_prov_srx.cpp test/prov/prov_fixture.h
+test_prov_test_prov_srx_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
+test_prov_test_prov_srx_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 # Issue 32 on every provider: a flood of small unexpected messages (the
 # receiver holds a bounded number, the sender is held back, none is lost;

@@ -18,8 +18,7 @@ tcp_gtests = \
 	test/prov/test_tcp_wire \
 	test/prov/test_tcp_limits \
 	test/prov/test_tcp_atomic \
-	test/prov/test_tcp_linger \
-	test/prov/test_tcp_srx
+	test/prov/test_tcp_linger
 check_PROGRAMS += $(tcp_gtests)
 TESTS += $(tcp_gtests)
 UNIT_TESTS += $(tcp_gtests)
@@ -35,7 +34,6 @@ test_prov_test_tcp_wire_SOURCES = test/prov/test_tcp_wire.cpp test/prov/tcp_fixt
 test_prov_test_tcp_limits_SOURCES = test/prov/test_tcp_limits.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_atomic_SOURCES = test/prov/test_tcp_atomic.cpp test/prov/atomic_fixture.h
 test_prov_test_tcp_linger_SOURCES = test/prov/test_tcp_linger.cpp test/prov/tcp_fixture.h
-test_prov_test_tcp_srx_SOURCES = test/prov/test_tcp_srx.cpp test/prov/tcp_fixture.h
 test_prov_test_tcp_rdm_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_msg_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_threads_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
@@ -48,7 +46,6 @@ test_prov_test_tcp_wire_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_limits_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_atomic_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_linger_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
-test_prov_test_tcp_srx_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_test_tcp_rdm_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_msg_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_threads_LDADD = $(GTEST_LDADD_ALL) -lpthread
@@ -61,7 +58,6 @@ test_prov_test_tcp_wire_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_limits_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_atomic_LDADD = $(GTEST_LDADD_ALL) -lpthread
 test_prov_test_tcp_linger_LDADD = $(GTEST_LDADD_ALL) -lpthread
-test_prov_test_tcp_srx_LDADD = $(GTEST_LDADD_ALL) -lpthread
 endif
 TESTS += test/prov/fi_pingpong.sh test/prov/ompi_mtl.sh test/prov/msg_cm.sh test/prov/srx_msg.sh
 EXTRA_DIST += test/prov/msg_cm.sh test/prov/msg_cm.c test/prov/srx_msg.sh test/prov/srx_msg.c test/prov/diff_prog.sh test/prov/diff_prog.h

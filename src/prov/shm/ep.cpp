@@ -162,6 +162,8 @@ int ep_close(fid *f) noexcept
 			free_proto(ep);
 			ep->rg.reset(); /* unlinks the region */
 		}
+		if (ep->srx)
+			prov::srx_detach(ep->srx, ep);
 		ctl::destroy(ep);
 		return 0;
 	});
@@ -285,7 +287,20 @@ int ep_setname(fid *f, void *addr, size_t addrlen) noexcept
 	});
 }
 
-constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ctl::bind, ctl::control);
+/* fi_ep_bind: what ep_base binds, and a shared receive context. */
+int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
+{
+	return guard("fi_ep_bind", [&]() -> int {
+		shm_ep *ep = ep_of(f);
+		if (!ep || !bfid)
+			return -FI_EINVAL;
+		return prov::srx_ep_bind(
+			ep->srx, ep, bfid, [&] { return srx_bind(ep, bfid, flags); },
+			[&] { return ep->b.bind(bfid, flags); });
+	});
+}
+
+constinit fi_ops ep_fi_ops = prov::ep_fi_ops(ep_close, ep_bind, ctl::control);
 
 constinit fi_ops_cm ep_cm_ops = prov::rdm_cm_ops(ep_setname, ep_getname);
 

@@ -388,6 +388,8 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 				 : prov::check_recv(x.iov, x.count, x.flags, x.tagged);
 	if (call < 0)
 		return call;
+	if (ep->srx) [[unlikely]]
+		return prov::srx_recv(ep->srx, x);
 	if (call == prov::RX_PEEK) {
 		fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
 		if (const char *bad = prov::check_peek(&m, x.flags)) {
@@ -430,7 +432,7 @@ ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
 	uint64_t flags = info->rx_attr->op_flags;
 	/* What do_recv would refuse goes to it. */
 	if (!(info->caps & (tagged ? FI_TAGGED : FI_MSG)) || !info->rx_attr->iov_limit ||
-	    ((flags & FI_MULTI_RECV) && tagged))
+	    ((flags & FI_MULTI_RECV) && tagged) || ep->srx)
 		return prov::general_path;
 	return ep->b.locked(
 		[&]() -> ssize_t {
@@ -443,6 +445,52 @@ ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
 			return 0;
 		},
 		[ep] { flush(ep); });
+}
+
+/* ---- shared receive contexts (prov/common/srx.h) ---- */
+
+void rx_room_locked(shm_ep *ep) noexcept
+{
+	if (ep->b.enabled && ep->rg) {
+		ux_gate(ep);
+		watch_directed(ep);
+	}
+}
+
+namespace {
+
+void member_flush(void *ep) noexcept
+{
+	flush(static_cast<shm_ep *>(ep));
+}
+
+void member_room(void *ep) noexcept
+{
+	guard_void("shm srx room", [&] { rx_room_locked(static_cast<shm_ep *>(ep)); });
+}
+
+} // namespace
+
+int srx_bind(shm_ep *ep, fid *f, uint64_t flags)
+{
+	prov::srx *s = prov::srx_of(f);
+	if (!s) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind: not a shared receive context of ours\n");
+		return -FI_EINVAL;
+	}
+	prov::srx_member m{.ep = ep, .b = &ep->b, .flush = member_flush, .rx_room = member_room};
+	return prov::srx_attach(s, m, flags, [&]() -> const char * {
+		{
+			std::lock_guard g(ep->b.mtx);
+			if (const char *bad = prov::srx_refuse(ep->srx, ep->b.enabled, ep->rx != &ep->own_rx))
+				return bad;
+		}
+		/* Before fi_enable nothing else holds the lock: it becomes the srx's. */
+		ep->b.mtx.share(s->lock);
+		ep->rx = &s->rx;
+		ep->srx = s;
+		return nullptr;
+	});
 }
 
 void free_rx(shm_ep *ep)

@@ -54,6 +54,7 @@
 #include "prov/common/match.h"
 #include "prov/common/progress.h"
 #include "prov/common/rx.h"
+#include "prov/common/srx.h"
 #include "prov/common/xfer.h"
 #include "prov/shm/region.h"
 #include "prov/shm/shm.h"
@@ -269,6 +270,9 @@ struct shm_ep {
 	 * drains at close. */
 	prov::rx_ctx own_rx;
 	prov::rx_ctx *rx = &own_rx;
+	/* The shared receive context bound with fi_ep_bind (srx.h): rx is
+	 * its, and b.mtx its lock, from then on. */
+	prov::srx *srx = nullptr;
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: shm_ep stays standard-layout */
 	std::vector<std::unique_ptr<remote>> remotes;
 	std::vector<uint32_t> backlogged; /* slots of peers that may have a backlog: progress visits only these */
@@ -418,6 +422,10 @@ void linger_locked(shm_ep *ep);
 
 /* ---- rx.cpp ---- */
 ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x);
+/* fi_ep_bind of an srx (prov::srx_ep_bind). */
+int srx_bind(shm_ep *ep, fid *srx, uint64_t flags);
+/* Under the lock, after a receive took queued messages (sub.cpp's rx_room). */
+void rx_room_locked(shm_ep *ep) noexcept;
 /* fi_recv / fi_trecv posted without a descriptor on the way;
  * prov::general_path when do_recv must take the call (it refuses and logs). */
 ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,

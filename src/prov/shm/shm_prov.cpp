@@ -22,6 +22,7 @@
 #include "prov/common/objects.h"
 #include "prov/common/ops_tables.h"
 #include "prov/common/poll.h"
+#include "prov/common/srx.h"
 #include "prov/shm/region.h"
 #include "prov/shm/shm_addr.h"
 
@@ -52,6 +53,7 @@ fi_info *build_template()
 	d.inject_size = 4096;
 	d.rma_iov_limit = 4;
 	d.max_order_size = SIZE_MAX;
+	d.max_ep_srx_ctx = 1; /* fi_srx_context (prov/common/srx.h) */
 	d.fabric_name = fabric_name;
 	d.domain_name = domain_name;
 	d.prov_name = "shm";
@@ -178,6 +180,12 @@ ssize_t shm_from_service(const char *node, const char *service, void *out, size_
 const av::av_format shm_fmt = {"shm", FI_ADDR_STR, addr_max, validate_shm, nullptr, nullptr,
 			       FI_ADDR_STR, FI_ADDR_STR, nullptr, nullptr, shm_from_service};
 
+/* Bound endpoints share the srx's lock (prov/common/srx.h). */
+int srx_open(fid_domain *domain, fi_rx_attr *attr, fid_ep **out, void *context) noexcept
+{
+	return prov::srx_open({.prov = &shm_prov_desc, .own_locks = false}, domain, attr, out, context);
+}
+
 int shm_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) noexcept
 {
 	return av::open(prov::domain_of(dom), &shm_fmt, attr, av, context);
@@ -188,7 +196,7 @@ int shm_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) n
 constinit fi_ops shm_domain_fi_ops = prov::domain_fi_ops();
 
 constinit fi_ops_domain shm_domain_ops =
-	prov::rdm_domain_ops(shm_av_open, ep_open, prov::query_atomic<&shm_prov_desc>);
+	prov::rdm_domain_ops(shm_av_open, ep_open, prov::query_atomic<&shm_prov_desc>, srx_open);
 
 int shm_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {

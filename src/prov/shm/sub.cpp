@@ -34,6 +34,10 @@ int lend_rx(fid_ep *e, prov::rx_ctx *rx) noexcept
 			return -FI_EINVAL;
 		}
 		std::lock_guard g(ep->b.mtx);
+		if (ep->srx) {
+			WU_WARN(P(), FI_LOG_EP_CTRL, "lend_rx: the endpoint is bound to a shared receive context\n");
+			return -FI_EOPBADSTATE;
+		}
 		if (ep->b.enabled) {
 			/* Receives may be posted to its own context already. */
 			WU_WARN(P(), FI_LOG_EP_CTRL, "lend_rx: the endpoint is enabled; lend before fi_enable\n");
@@ -50,11 +54,8 @@ int lend_rx(fid_ep *e, prov::rx_ctx *rx) noexcept
 void rx_room(fid_ep *e) noexcept
 {
 	guard_void("shm rx_room", [&] {
-		shm_ep *ep = e ? ep_of(&e->fid) : nullptr;
-		if (ep && ep->b.enabled && ep->rg) {
-			ux_gate(ep);
-			watch_directed(ep);
-		}
+		if (shm_ep *ep = e ? ep_of(&e->fid) : nullptr)
+			rx_room_locked(ep);
 	});
 }
 

@@ -283,16 +283,13 @@ int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 		tcp_ep *ep = ep_of(f);
 		if (!ep || !bfid)
 			return -FI_EINVAL;
-		if (bfid->fclass == FI_CLASS_AV && ep->srx)
-			return srx_bind_av(ep, ep->srx, bfid, flags);
-		if (bfid->fclass != FI_CLASS_SRX_CTX)
-			return ep->b.bind(bfid, flags);
-		tcp_srx *srx = srx_of(bfid);
-		if (!srx)
-			return -FI_EINVAL;
-		if (flags)
-			return -FI_EBADFLAGS; /* fi_endpoint(3): bound with flags 0 */
-		return srx_attach(ep, srx);
+		return prov::srx_ep_bind(
+			ep->srx, ep, bfid,
+			[&] {
+				prov::srx *srx = prov::srx_of(bfid);
+				return srx ? srx_attach(ep, srx, flags) : -FI_EINVAL;
+			},
+			[&] { return ep->b.bind(bfid, flags); });
 	});
 }
 

@@ -7,8 +7,8 @@
  * staged bytes or grants the rendezvous into the receive that took it, and
  * describe()/hold() are what FI_PEEK and FI_CLAIM see of them.  The receive
  * context is the endpoint's own, or the one of the shared receive context
- * it is bound to (srx.cpp): then every engine call from the endpoint's side
- * also holds srx->mtx (eng_lock). */
+ * it is bound to (prov/common/srx.h): then every engine call from the
+ * endpoint's side also holds srx->eng_mtx (eng_lock). */
 #include "config.h"
 #include "prov/tcp/tcp_impl.h"
 
@@ -53,7 +53,7 @@ using prov::queue_of;
  * running under an srx call may fail a connection, which comes back here). */
 struct eng_lock {
 	std::recursive_mutex *m;
-	explicit eng_lock(tcp_ep *ep) : m(ep->srx ? &ep->srx->mtx : nullptr)
+	explicit eng_lock(tcp_ep *ep) : m(ep->srx ? &ep->srx->eng_mtx : nullptr)
 	{
 		if (m)
 			m->lock();
@@ -351,7 +351,7 @@ ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x)
 		return peek_claim(ep, &m, x.flags);
 	}
 	if (ep->srx)
-		return srx_recv(ep->srx, x);
+		return prov::srx_recv(ep->srx, x);
 	bool post = false; /* completions to post once unlocked */
 	{
 		std::lock_guard g(ep->b.mtx);
@@ -381,7 +381,7 @@ ssize_t peek_claim(tcp_ep *ep, const fi_msg_tagged *m, uint64_t flags)
 		return (ep->b.info->caps & FI_TAGGED) ? -FI_EINVAL : -FI_EOPNOTSUPP;
 	}
 	if (ep->srx)
-		return srx_peek_claim(ep->srx, m, flags);
+		return prov::srx_peek_claim(ep->srx, m, flags);
 	{
 		std::lock_guard g(ep->b.mtx);
 		if (!ep->b.enabled)

@@ -75,6 +75,7 @@
 #include "prov/common/match.h"
 #include "prov/common/progress.h"
 #include "prov/common/rx.h"
+#include "prov/common/srx.h"
 #include "prov/common/xfer.h"
 #include "prov/tcp/auth.h"
 #include "prov/tcp/frame.h"
@@ -292,7 +293,6 @@ struct conn {
 
 struct tcp_connreq;
 struct tcp_ep;
-struct tcp_srx;
 
 /* What an endpoint holds for incoming connections that have not proven the
  * job key yet (issue 32: a flood of idle connections must not take the
@@ -346,10 +346,10 @@ struct tcp_ep {
 	 * without it (sub_ops::busy): 0 means only the listener needs progress. */
 	std::atomic<size_t> n_conns{0};
 	/* Receive matching: the endpoint's own engine, or the one of the
-	 * shared receive context it is bound to (srx; see srx.cpp for the locks). */
+	 * shared receive context it is bound to (prov/common/srx.h; srx.cpp). */
 	prov::rx_ctx own_rx;
 	prov::rx_ctx *rx = &own_rx;
-	tcp_srx *srx = nullptr;
+	prov::srx *srx = nullptr;
 	owned<ep_transport> tp{new ep_transport()}; /* by pointer: tcp_ep stays standard-layout */
 	unexp ux_live; /* list head: this endpoint's unexpected messages (queued or held) */
 	uint64_t next_id = 1;
@@ -397,24 +397,6 @@ struct tcp_ep {
 	fi_addr_t last_fa = FI_ADDR_NOTAVAIL;
 	conn *last_conn = nullptr;
 	uint64_t last_stamp = 0;
-};
-
-/* A shared receive context (fi_srx_context, srx.cpp): one matching engine
- * that bound endpoints (RDM and MSG) take their receives from.  Locks: an
- * srx call takes bind_mtx, then every bound endpoint's mtx in bind order,
- * then mtx, so the transport callbacks it runs may touch any of them; an
- * endpoint's own path takes its mtx, then mtx (recursive: a callback may
- * fail a connection, which unqueues its messages). */
-struct tcp_srx {
-	fid_ep ep; /* first; fclass FI_CLASS_SRX_CTX */
-	uint32_t magic;
-	prov::domain *dom;
-	child_ref parent; /* on dom->children */
-	fi_rx_attr attr{};
-	std::mutex bind_mtx;
-	std::recursive_mutex mtx;
-	prov::rx_ctx rx; /* its engine and the receives posted to it */
-	std::vector<tcp_ep *> eps; /* bound (by fi_ep_bind), in bind order */
 };
 
 /* For a shared AV: has another process removed or replaced fi_addr's
@@ -647,14 +629,9 @@ extern fi_ops_cm ep_cm_ops;
 /* ep.cpp */
 uint64_t tx_flags(tcp_ep *ep);
 
-/* srx.cpp */
-ssize_t srx_recv(tcp_srx *srx, const prov::msg_xfer &x);
-ssize_t srx_peek_claim(tcp_srx *srx, const fi_msg_tagged *m, uint64_t flags);
-tcp_srx *srx_of(fid *f) noexcept;
-int srx_attach(tcp_ep *ep, tcp_srx *srx);
+/* srx.cpp (the shared receive context itself: prov/common/srx.h) */
+int srx_attach(tcp_ep *ep, prov::srx *srx, uint64_t flags);
 void srx_detach(tcp_ep *ep);
-/* fi_ep_bind of an AV to an endpoint bound to srx (one AV per srx). */
-int srx_bind_av(tcp_ep *ep, tcp_srx *srx, fid *av, uint64_t flags);
 
 /* pep.cpp */
 void free_connreq(tcp_connreq *cr);

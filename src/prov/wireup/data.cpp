@@ -53,6 +53,8 @@ ssize_t do_recv(wx_ep *ep, const prov::msg_xfer &x)
 		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint is not enabled\n", x.where);
 		return -FI_EOPBADSTATE;
 	}
+	if (ep->srx) [[unlikely]]
+		return prov::srx_recv(ep->srx, x);
 	unsigned fl;
 	if (kind == prov::RX_PEEK) {
 		fi_msg_tagged m{x.iov, x.desc, x.count, x.addr, x.tag, x.ignore, x.context, x.data};
@@ -115,7 +117,7 @@ ssize_t recv_one(wx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, 
 	const fi_info *info = ep->info;
 	uint64_t flags = ep->rb->rx_flags(); /* FI_SETOPSFLAG sets the sub-endpoints' */
 	if (!(info->caps & (Tagged ? FI_TAGGED : FI_MSG)) || !info->rx_attr->iov_limit ||
-	    ((flags & FI_MULTI_RECV) && Tagged) || !ep->enabled)
+	    ((flags & FI_MULTI_RECV) && Tagged) || !ep->enabled || ep->srx)
 		return prov::general_path;
 	unsigned fl;
 	{

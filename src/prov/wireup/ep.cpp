@@ -270,6 +270,8 @@ void close_sub(wx_ep *ep, int part)
 		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_close: the %s sub-endpoint: %s\n", ops_of(part)->name,
 			fi_strerror(-r));
 	ep->rb = ep->sb[part_shm] ? ep->sb[part_shm] : ep->sb[part_tcp];
+	if (ep->srx)
+		prov::srx_rebase(ep->srx, ep, ep->rb);
 }
 
 /* ---- fid ops ---- */
@@ -282,6 +284,10 @@ int ep_close(fid *f) noexcept
 			return -FI_EINVAL;
 		if (ep->watching)
 			av::unwatch_removes(ep->av, route_removed, ep);
+		/* First: our sub-endpoints go next, and with them the srx's view of us. */
+		if (ep->srx)
+			prov::srx_detach(ep->srx, ep);
+		ep->srx = nullptr;
 		close_sub(ep, part_shm);
 		close_sub(ep, part_tcp);
 		{
@@ -296,34 +302,81 @@ int ep_close(fid *f) noexcept
 	});
 }
 
+/* ---- shared receive contexts (prov/common/srx.h) ---- */
+
+void member_flush(void *arg) noexcept
+{
+	auto *ep = static_cast<wx_ep *>(arg);
+	flush(ep, collected(ep));
+}
+
+void member_room(void *arg) noexcept
+{
+	rx_room(static_cast<wx_ep *>(arg));
+}
+
+/* fi_ep_bind(ep, srx): before fi_enable, both sub-endpoints take their
+ * receives from the srx and its lock from now on. */
+int srx_bind(wx_ep *ep, fid *f, uint64_t flags)
+{
+	prov::srx *s = prov::srx_of(f);
+	if (!s || !ep->rb) {
+		WU_WARN(P(), FI_LOG_EP_CTRL, "fi_ep_bind: %s\n",
+			!s ? "not a shared receive context of ours" : "the endpoint has no sub-endpoint");
+		return -FI_EINVAL;
+	}
+	prov::srx_member m{.ep = ep, .b = ep->rb, .flush = member_flush, .rx_room = member_room};
+	return prov::srx_attach(s, m, flags, [&]() -> const char * {
+		if (const char *bad = prov::srx_refuse(ep->srx, ep->enabled, false))
+			return bad;
+		for (int part : {part_tcp, part_shm})
+			if (ep->sub[part] && ops_of(part)->lend_rx(ep->sub[part], &s->rx))
+				return "a sub-endpoint refuses the shared receive context";
+		/* Before fi_enable nothing else holds the lock: it becomes the srx's. */
+		for (prov::ep_base *b : ep->sb)
+			if (b)
+				b->mtx.share(s->lock);
+		ep->srx = s;
+		return nullptr;
+	});
+}
+
+/* fi_ep_bind of what the sub-endpoints bind: each of them binds it. */
+int bind_subs(wx_ep *ep, fid *bfid, uint64_t flags)
+{
+	switch (bfid->fclass) {
+	case FI_CLASS_AV:
+	case FI_CLASS_CQ:
+	case FI_CLASS_CNTR:
+	case FI_CLASS_EQ: break;
+	default:
+		WU_WARN(P(), FI_LOG_EP_CTRL,
+			"fi_ep_bind: a wireup endpoint binds AVs, CQs, counters and EQs (class %zu given)\n",
+			bfid->fclass);
+		return -FI_EINVAL;
+	}
+	if (ep->enabled && bfid->fclass == FI_CLASS_AV)
+		return -FI_EOPBADSTATE;
+	for (fid_ep *s : ep->sub)
+		if (s)
+			if (int r = fi_ep_bind(s, bfid, flags))
+				return r;
+	if (bfid->fclass == FI_CLASS_AV) {
+		ep->av = reinterpret_cast<fid_av *>(bfid);
+		ep->av_shared = av::is_shared(ep->av);
+	}
+	return 0;
+}
+
 int ep_bind(fid *f, fid *bfid, uint64_t flags) noexcept
 {
 	return guard("fi_ep_bind", [&]() -> int {
 		wx_ep *ep = wx_of(f);
 		if (!ep || !bfid)
 			return -FI_EINVAL;
-		switch (bfid->fclass) {
-		case FI_CLASS_AV:
-		case FI_CLASS_CQ:
-		case FI_CLASS_CNTR:
-		case FI_CLASS_EQ: break;
-		default:
-			WU_WARN(P(), FI_LOG_EP_CTRL,
-				"fi_ep_bind: a wireup endpoint binds AVs, CQs, counters and EQs (class %zu given)\n",
-				bfid->fclass);
-			return -FI_EINVAL;
-		}
-		if (ep->enabled && bfid->fclass == FI_CLASS_AV)
-			return -FI_EOPBADSTATE;
-		for (fid_ep *s : ep->sub)
-			if (s)
-				if (int r = fi_ep_bind(s, bfid, flags))
-					return r;
-		if (bfid->fclass == FI_CLASS_AV) {
-			ep->av = reinterpret_cast<fid_av *>(bfid);
-			ep->av_shared = av::is_shared(ep->av);
-		}
-		return 0;
+		return prov::srx_ep_bind(
+			ep->srx, ep, bfid, [&] { return srx_bind(ep, bfid, flags); },
+			[&] { return bind_subs(ep, bfid, flags); });
 	});
 }
 
@@ -459,7 +512,7 @@ struct ctl_hooks {
 	}
 	static prov::ep_base &base(wx_ep *ep) { return *ep->rb; }
 	static const fi_info *info(wx_ep *ep) { return ep->info; }
-	static prov::rx_ctx *rx(wx_ep *ep) { return &ep->rx; }
+	static prov::rx_ctx *rx(wx_ep *ep) { return ep->srx ? &ep->srx->rx : &ep->rx; }
 	static ssize_t tx_left(wx_ep *ep)
 	{
 		ssize_t best = -FI_EOPBADSTATE;
@@ -575,6 +628,11 @@ int ep_open(fid_domain *domain, fi_info *info, fid_ep **out, void *context) noex
 		*out = &ep.release()->ep;
 		return 0;
 	});
+}
+
+int srx_open(fid_domain *domain, fi_rx_attr *attr, fid_ep **out, void *context) noexcept
+{
+	return prov::srx_open({.prov = P(), .own_locks = false}, domain, attr, out, context);
 }
 
 int stats_of(fid_ep *e, route_stats *out) noexcept

@@ -20,6 +20,7 @@
 #include "prov/common/cq.h"
 #include "prov/common/ep_base.h"
 #include "prov/common/rx.h"
+#include "prov/common/srx.h"
 #include "prov/common/sub_ep.h"
 #include "prov/wireup/wireup.h"
 #include "prov/wireup/wx_addr.h"
@@ -49,6 +50,9 @@ struct wx_ep {
 	child_ref parent; /* on dom->children */
 	fi_info *info = nullptr; /* ours (freed at close) */
 	prov::rx_ctx rx; /* lent to both sub-endpoints */
+	/* Bound with fi_ep_bind (srx.h): the sub-endpoints take their
+	 * receives from it, and its lock, instead of rx and mtx. */
+	prov::srx *srx = nullptr;
 	/* Indexed by part_tcp / part_shm; nullptr: none (shm refused). */
 	fid_ep *sub[2] = {nullptr, nullptr};
 	prov::ep_base *sb[2] = {nullptr, nullptr};
@@ -141,6 +145,8 @@ extern fi_ops_atomic wx_atomic_ops;
 
 /* ---- ep.cpp ---- */
 int ep_open(fid_domain *domain, fi_info *info, fid_ep **ep, void *context) noexcept;
+/* fi_ops_domain::srx_ctx: bound endpoints and their sub-endpoints share its lock. */
+int srx_open(fid_domain *domain, fi_rx_attr *attr, fid_ep **out, void *context) noexcept;
 /* Posts what the sub-endpoints collected (flags from collected()). */
 inline unsigned collected(wx_ep *ep) noexcept
 {

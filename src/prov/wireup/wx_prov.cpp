@@ -99,7 +99,7 @@ fi_info *merge(const fi_info *t, const fi_info *s)
 	d.mr_iov_limit = lo(d.mr_iov_limit, sd.mr_iov_limit);
 	d.max_err_data = lo(d.max_err_data, sd.max_err_data);
 	d.mr_mode = d.mr_mode | sd.mr_mode;
-	d.max_ep_srx_ctx = 0; /* the endpoint's one receive context is its own */
+	d.max_ep_srx_ctx = 1; /* fi_srx_context (prov/common/srx.h), lent to both sub-endpoints */
 	d.max_ep_stx_ctx = 0;
 	d.caps = comm;
 	i->addr_format = format()->addr_format;
@@ -406,7 +406,7 @@ int wx_av_open(fid_domain *dom, fi_av_attr *attr, fid_av **av, void *context) no
 constinit fi_ops wx_domain_fi_ops = prov::domain_fi_ops();
 
 constinit fi_ops_domain wx_domain_ops =
-	prov::rdm_domain_ops(wx_av_open, ep_open, prov::query_atomic<&wx_prov_desc>);
+	prov::rdm_domain_ops(wx_av_open, ep_open, prov::query_atomic<&wx_prov_desc>, srx_open);
 
 int wx_domain_open(prov::fabric *fab, fi_info *info, fid_domain **dom, void *context)
 {

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* tcp provider: shared receive contexts (fi_srx_context).  Several RDM
- * endpoints share one srx (wildcard and directed receives, expected and
- * unexpected, FI_SOURCE, completions on the CQ of the endpoint a message
- * arrived on, FI_PEEK / FI_CLAIM, fi_cancel); MSG endpoints accepted from
- * one passive endpoint share one; close order and bad binds; one AV per
- * shared context. */
+/* Shared receive contexts (fi_srx_context, prov/common/srx.h) on every
+ * provider that offers them (tcp, shm, wireup).  Several RDM endpoints
+ * share one srx (wildcard and directed receives, expected and unexpected,
+ * FI_SOURCE, completions on the CQ of the endpoint a message arrived on,
+ * FI_PEEK / FI_CLAIM, fi_cancel); MSG endpoints accepted from one passive
+ * endpoint share one (providers with MSG endpoints); close order and bad
+ * binds; one AV per shared context; fi_getinfo offers FI_SHARED_CONTEXT. */
 #include <string>
 
-#include "tcp_fixture.h"
+#include "prov_fixture.h"
 
 using namespace wu::test;
 
@@ -20,7 +21,7 @@ struct srx_rdm {
 	fid_cq *cq = nullptr;
 	std::vector<char> name;
 
-	srx_rdm(tcp_env &env, fid_av *av, fid_ep *srx)
+	srx_rdm(prov_env &env, fid_av *av, fid_ep *srx)
 	{
 		fi_cq_attr ca{};
 		ca.format = FI_CQ_FORMAT_TAGGED;
@@ -60,7 +61,7 @@ fi_addr_t insert(fid_av *av, const srx_rdm &peer)
 	return a;
 }
 
-fid_av *open_av(tcp_env &env)
+fid_av *open_av(prov_env &env)
 {
 	fi_av_attr aa{};
 	aa.type = FI_AV_TABLE;
@@ -69,7 +70,7 @@ fid_av *open_av(tcp_env &env)
 	return av;
 }
 
-fid_ep *open_srx(tcp_env &env, uint64_t caps)
+fid_ep *open_srx(prov_env &env, uint64_t caps)
 {
 	fi_rx_attr attr = *env.info->rx_attr;
 	attr.caps = caps;
@@ -93,12 +94,33 @@ int wait_recv(fid_cq *cq, fi_cq_tagged_entry &e, std::initializer_list<fid_cq *>
 
 } // namespace
 
+/* The providers with shared receive contexts (ucx has none). */
+#define WU_TEST_SRX_PROVIDER_LIST(X, ...) X(tcp, __VA_ARGS__) X(shm, __VA_ARGS__) X(wireup, __VA_ARGS__)
+struct prov_srx : provider_test {};
+WU_TEST_SRX_PROVIDER_LIST(WU_TEST_INSTANTIATE_ONE, prov_srx)
+WU_MSG_PROVIDER_TEST_SUITE(prov_srx_msg)
+
+/* fi_getinfo offers FI_SHARED_CONTEXT receive contexts and says how many. */
+TEST_P(prov_srx, getinfo_offers_shared_rx_context)
+{
+	fi_info *hints = fi_allocinfo();
+	hints->fabric_attr->prov_name = strdup(prov().c_str());
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->ep_attr->rx_ctx_cnt = FI_SHARED_CONTEXT;
+	fi_info *got = nullptr;
+	ASSERT_EQ(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &got), 0);
+	fi_freeinfo(hints);
+	ASSERT_NE(got, nullptr);
+	EXPECT_GT(got->domain_attr->max_ep_srx_ctx, 0u);
+	fi_freeinfo(got);
+}
+
 /* Two receivers share one srx: a wildcard and a directed receive, an
  * expected and an unexpected message; each completion lands on the CQ of
  * the endpoint the message came in on, with FI_SOURCE in the shared AV. */
-TEST(tcp_srx, rdm_endpoints_share_wildcard_and_directed_receives)
+TEST_P(prov_srx, rdm_endpoints_share_wildcard_and_directed_receives)
 {
-	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE};
+	prov_env env{prov(), FI_EP_RDM, FI_MSG | FI_TAGGED | FI_DIRECTED_RECV | FI_SOURCE};
 	ASSERT_NE(env.domain, nullptr);
 	EXPECT_GT(env.info->domain_attr->max_ep_srx_ctx, 0u);
 	fid_av *rav = open_av(env), *sav1 = open_av(env), *sav2 = open_av(env);
@@ -166,9 +188,9 @@ TEST(tcp_srx, rdm_endpoints_share_wildcard_and_directed_receives)
 }
 
 /* FI_PEEK | FI_CLAIM and fi_cancel on an srx; send calls on it are ENOSYS. */
-TEST(tcp_srx, peek_claim_cancel_and_no_sends)
+TEST_P(prov_srx, peek_claim_cancel_and_no_sends)
 {
-	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	prov_env env{prov(), FI_EP_RDM, FI_MSG | FI_TAGGED};
 	ASSERT_NE(env.domain, nullptr);
 	fid_av *rav = open_av(env), *sav = open_av(env);
 	fid_ep *srx = open_srx(env, FI_MSG | FI_TAGGED | FI_RECV);
@@ -219,9 +241,9 @@ TEST(tcp_srx, peek_claim_cancel_and_no_sends)
 
 /* fi_close(srx) is -FI_EBUSY while an endpoint is bound; binds after
  * fi_enable, a second srx, flags, or a fid that is no srx are refused. */
-TEST(tcp_srx, close_order_and_bad_binds)
+TEST_P(prov_srx, close_order_and_bad_binds)
 {
-	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	prov_env env{prov(), FI_EP_RDM, FI_MSG | FI_TAGGED};
 	ASSERT_NE(env.domain, nullptr);
 	fid_av *av = open_av(env);
 	fid_ep *srx = open_srx(env, FI_MSG | FI_TAGGED | FI_RECV);
@@ -269,9 +291,9 @@ TEST(tcp_srx, close_order_and_bad_binds)
 /* Endpoints sharing a receive context use one AV (fi_endpoint(3)): its
  * sources are that AV's fi_addr_t values.  Refused whether the srx or the
  * AV is bound second. */
-TEST(tcp_srx, sharing_endpoints_use_one_av)
+TEST_P(prov_srx, sharing_endpoints_use_one_av)
 {
-	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	prov_env env{prov(), FI_EP_RDM, FI_MSG | FI_TAGGED};
 	ASSERT_NE(env.domain, nullptr);
 	fid_av *av = open_av(env), *av2 = open_av(env);
 	fid_ep *srx = open_srx(env, FI_MSG | FI_TAGGED | FI_RECV);
@@ -300,9 +322,9 @@ TEST(tcp_srx, sharing_endpoints_use_one_av)
 /* Two MSG connections accepted from one passive endpoint share one srx:
  * receives posted there take both connections' messages, each completed
  * on its own endpoint's CQ. */
-TEST(tcp_srx, msg_endpoints_share_one_srx)
+TEST_P(prov_srx_msg, msg_endpoints_share_one_srx)
 {
-	tcp_env env{FI_EP_MSG, FI_MSG};
+	prov_env env{prov(), FI_EP_MSG, FI_MSG};
 	ASSERT_NE(env.domain, nullptr);
 	fid_eq *peq = nullptr;
 	fi_eq_attr ea{};
@@ -386,9 +408,9 @@ TEST(tcp_srx, msg_endpoints_share_one_srx)
 
 /* fi_getopt on an srx answers like an endpoint's: a short buffer is
  * -FI_ETOOSMALL with the size it needs in *len. */
-TEST(tcp_srx, getopt_reports_needed_size)
+TEST_P(prov_srx, getopt_reports_needed_size)
 {
-	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
+	prov_env env{prov(), FI_EP_RDM, FI_MSG | FI_TAGGED};
 	ASSERT_NE(env.domain, nullptr);
 	fid_ep *srx = open_srx(env, FI_MSG | FI_TAGGED | FI_RECV);
 	ASSERT_NE(srx, nullptr);
