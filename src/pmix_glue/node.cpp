@@ -20,6 +20,10 @@
 
 namespace wu::pmix::detail {
 
+namespace {
+constexpr int modex_card_wait_ms = 60000;
+}
+
 bool node_records_on(int mode)
 {
 	return (mode == FI_WIREUP_MODEX || mode == FI_WIREUP_DIRECT) &&
@@ -46,7 +50,13 @@ int publish_node(session &s, uint32_t addr_format)
 		else
 			pending.push_back(r);
 	}
-	const int wait_ms = std::max(1, param::get_int(&pmix_prov, "direct_retries").value) * 20;
+	/* In modex mode every local rank reaches the fence that follows, so
+	 * waiting for its card costs nothing a live job does not wait for
+	 * anyway; 16 ranks starting on a loaded node take seconds (a 2 s wait
+	 * left 155 ranks out of the blobs at 16 x 16: 170 gets per rank). */
+	const int wait_ms = s.mode == FI_WIREUP_MODEX
+				    ? modex_card_wait_ms
+				    : std::max(1, param::get_int(&pmix_prov, "direct_retries").value) * 20;
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
 	for (;;) {
 		for (auto it = pending.begin(); it != pending.end();) {

@@ -5,6 +5,8 @@
 #include "config.h"
 #include "prov/tcp/tcp_impl.h"
 
+#include <sys/resource.h>
+
 namespace wu::tcp::detail {
 
 /* Addresses as map keys: sockaddr bytes with padding zeroed. */
@@ -182,9 +184,12 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 	if (c->state == C_CLOSED)
 		return;
 	conn_state was = c->state;
-	if (why)
-		WU_WARN(P(), FI_LOG_EP_DATA, "connection to %s closed: %s\n",
-			c->peer.empty() ? "(unidentified peer)" : addr_text(c->peer).c_str(), why);
+	/* One that never said who it is carries nothing of the application's
+	 * (a job's ranks exiting reset those still in their handshake). */
+	if (why && c->peer.empty())
+		WU_INFO(P(), FI_LOG_EP_DATA, "connection to (unidentified peer) closed: %s\n", why);
+	else if (why)
+		WU_WARN(P(), FI_LOG_EP_DATA, "connection to %s closed: %s\n", addr_text(c->peer).c_str(), why);
 	c->state = C_CLOSED;
 	authenticated(ep, c);
 	if (c->fd >= 0) {
@@ -456,9 +461,31 @@ auth_limits auth_limits::from_params()
 	auth_limits l;
 	int t = param::get_int(P(), "auth_timeout").value;
 	l.timeout_ms = t > 0 ? t : std::max(0, param::get_int(P(), "conn_timeout").value);
-	l.pending = std::max<size_t>(1, param::get_size(P(), "auth_pending").value);
-	l.per_addr = std::max<size_t>(1, param::get_size(P(), "auth_pending_per_addr").value);
+	l.pending = param::get_size(P(), "auth_pending").value;
+	l.per_addr = param::get_size(P(), "auth_pending_per_addr").value;
+	return l.resolve(descriptor_limit());
+}
+
+/* 0 picks limits a job of many ranks per node needs while they all dial
+ * at once (16 x 16 ranks: 240 at one endpoint, 16 from each node), and
+ * that still leave most descriptors to the job. */
+auth_limits auth_limits::resolve(size_t fd_limit) const
+{
+	auth_limits l = *this;
+	if (!l.pending)
+		l.pending = std::clamp<size_t>(fd_limit / 4, 64, 4096);
+	if (!l.per_addr)
+		l.per_addr = std::max<size_t>(16, l.pending / 4);
+	l.per_addr = std::min(l.per_addr, l.pending);
 	return l;
+}
+
+size_t descriptor_limit()
+{
+	rlimit rl{};
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+		return 1024;
+	return size_t(rl.rlim_cur);
 }
 
 std::string source_ip(const sockaddr_storage &ss, socklen_t len)

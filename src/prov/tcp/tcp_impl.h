@@ -297,10 +297,15 @@ struct tcp_srx;
  * FI_TCP_AUTH_PENDING of them, FI_TCP_AUTH_PENDING_PER_ADDR from one
  * source address; the oldest is closed to make room. */
 struct auth_limits {
-	int timeout_ms = 2000;
+	int timeout_ms = 30000;
 	size_t pending = 64, per_addr = 16;
 	static auth_limits from_params();
+	/* Zero counts replaced by their defaults for a process allowed
+	 * fd_limit descriptors. */
+	auth_limits resolve(size_t fd_limit) const;
 };
+/* The process's soft RLIMIT_NOFILE. */
+size_t descriptor_limit();
 
 /* Of the pending connections whose source addresses are `from` (oldest
  * first), which to close (their indices) so that one more from `ip` fits `lim`. */

@@ -7,6 +7,7 @@
  * descriptor count bounded (FI_TCP_AUTH_PENDING), and a peer with the key
  * still connects and exchanges messages with each during the flood. */
 #include "../common/tcp_fixture.h"
+#include "prov/tcp/tcp_impl.h"
 
 #include <dirent.h>
 #include <grp.h>
@@ -130,6 +131,31 @@ void drive(std::initializer_list<fid_cq *> cqs, int ms)
 
 } // namespace
 
+/* The defaults must let every rank of a 16 x 16 job dial one endpoint at
+ * once (240 pending, 16 from each node, more with simultaneous dials): a
+ * cap of 64 / 16 closed legitimate handshakes there until connects timed out. */
+TEST(tcp_auth_limits, defaults_hold_a_whole_16x16_job_dialing_at_once)
+{
+	using wu::tcp::detail::auth_limits;
+	auth_limits z;
+	z.pending = z.per_addr = 0;
+	auth_limits d = z.resolve(1024);
+	EXPECT_GE(d.pending, 240u);
+	EXPECT_GE(d.per_addr, 32u);
+	EXPECT_LE(d.pending, 1024u / 4) << "unauthenticated connections may take at most a quarter of the descriptors";
+	EXPECT_EQ(z.resolve(100).pending, 64u);
+	EXPECT_EQ(z.resolve(1u << 30).pending, 4096u);
+	auth_limits set;
+	set.pending = 8;
+	set.per_addr = 100;
+	EXPECT_EQ(set.resolve(1024).per_addr, 8u) << "per address never exceeds the total";
+	/* Every default is resolved, including the one read from FI_TCP_*. */
+	auth_limits p = auth_limits::from_params();
+	EXPECT_GT(p.pending, 0u);
+	EXPECT_GT(p.per_addr, 0u);
+	EXPECT_GE(p.timeout_ms, 10000) << "a handshake on a loaded node takes seconds";
+}
+
 TEST(tcp_flood, idle_connections_take_no_more_than_the_cap_and_peers_are_still_served)
 {
 	tcp_env env{FI_EP_RDM, FI_MSG | FI_TAGGED};
@@ -198,6 +224,9 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("flooding as %s\n", as_other ? outsider : "this user");
+	/* The caps this test counts against, whatever the descriptor limit. */
+	setenv("FI_TCP_AUTH_PENDING", "64", 1);
+	setenv("FI_TCP_AUTH_PENDING_PER_ADDR", "16", 1);
 	::testing::InitGoogleTest(&argc, argv);
 	return RUN_ALL_TESTS();
 }
