@@ -116,6 +116,10 @@ mv_if src/pmix_glue/wireup.h src/pmix_glue/session.h
 mv_if src/pmix_glue/wireup_impl.h src/pmix_glue/session_impl.h
 sed_tree 's#pmix_glue/wireup(_impl)?\.(h|cpp)\b#pmix_glue/session\1.\2#g; s#\bWU_PMIX_GLUE_WIREUP(_IMPL)?_H\b#WU_PMIX_GLUE_SESSION\1_H#g' \
 	'pmix_glue/wireup|WU_PMIX_GLUE_WIREUP'
+# Within the glue, its files named alone ("see wireup.h").
+for g in $(git ls-files src/pmix_glue); do
+	sed -i -E 's#\bwireup(_impl)?\.(h|cpp)\b#session\1.\2#g' "$g"
+done
 # fi_getinfo's template filter (getinfo/match.* beside prov/common/match.*, the tag matching engine).
 mv_if src/getinfo/match.cpp src/getinfo/filter.cpp
 mv_if src/getinfo/match.h src/getinfo/filter.h

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The PMIx wire-up: session, mode choice, the ops table and the "pmix:"
- * named AV; fill.cpp fills an AV in each of the four modes.  See wireup.h
+ * named AV; fill.cpp fills an AV in each of the four modes.  See session.h
  * and include/rdma/fi_ext_wireup.h. */
 #include "pmix_glue/session.h"
 #include "pmix_glue/session_impl.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the files of the PMIx wire-up share: the session and the helpers
- * that talk to PMIx (wireup.cpp), and the filling of an AV in each mode
- * (fill.cpp).  Internal to src/pmix_glue; other parts use wireup.h. */
+ * that talk to PMIx (session.cpp), and the filling of an AV in each mode
+ * (fill.cpp).  Internal to src/pmix_glue; other parts use session.h. */
 #ifndef WU_PMIX_GLUE_SESSION_IMPL_H
 #define WU_PMIX_GLUE_SESSION_IMPL_H
 
@@ -93,7 +93,7 @@ struct session {
 extern std::recursive_mutex g_mu;
 extern session *g_sess; /* never freed: AV resolvers point into it */
 
-/* ---- wireup.cpp ---- */
+/* ---- session.cpp ---- */
 
 const char *mode_name(int m);
 std::string knob_string(const char *name);
