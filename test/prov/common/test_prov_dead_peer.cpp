@@ -195,7 +195,8 @@ TEST_P(dead_peer, directed_receives_fail_with_ehostdown)
 	::close(down[1]);
 }
 
-#define WU_DEAD_PEER_PROVIDERS(X, ...) X(tcp, __VA_ARGS__) X(shm, __VA_ARGS__) X(wireup, __VA_ARGS__)
+#define WU_DEAD_PEER_PROVIDERS(X, ...) \
+	WU_TEST_TCP_PROVIDER(X, __VA_ARGS__) WU_TEST_SHM_PROVIDER(X, __VA_ARGS__) WU_TEST_WIREUP_PROVIDER(X, __VA_ARGS__)
 WU_DEAD_PEER_PROVIDERS(WU_TEST_INSTANTIATE_ONE, dead_peer)
 
 } // namespace
