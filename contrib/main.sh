@@ -35,4 +35,4 @@ LD_LIBRARY_PATH=$lib fi_info -t FI_EP_RDM -c FI_TAGGED
 echo "== Debian's fi_strerror 61 on Wireup"
 LD_LIBRARY_PATH=$lib fi_strerror 61
 echo "== Debian's Open MPI, OFI MTL, on Wireup's tcp provider (2 ranks)"
-top_builddir=$PWD sh "$top/test/prov/ompi_mtl.sh"
+top_builddir=$PWD sh "$top/test/prov/tcp/ompi_mtl.sh"

@@ -93,7 +93,7 @@ fi
 
 log "concurrency suites under the thread sanitizer"
 # Without UCX: its libraries are not built with TSan (the ucx provider's
-# suites run in the plain and ASan tiers; see test/prov/prov_fixture.h).
+# suites run in the plain and ASan tiers; see test/prov/common/prov_fixture.h).
 # -O1: what TSan's authors advise, and a quarter less compile time than -O2.
 # Like the ASan tier: the library, then check-tsan builds its suites.
 if (cd build-tsan && ../configure -q --enable-sanitizers=thread --without-ucx CFLAGS='-g -O1' CXXFLAGS='-g -O1' &&

@@ -41,7 +41,7 @@
 
 #include "av/av.h"
 #include "pmix_glue/fake_client.h"
-#include "pmix_glue/wireup.h"
+#include "pmix_glue/session.h"
 
 #ifdef WU_HAVE_UCX
 #include <ucp/api/ucp.h>

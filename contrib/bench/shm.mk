@@ -3,7 +3,10 @@
 # process_vm_readv bandwidth floor (contrib/bench/shm_floor.c, no fabric
 # library), and what each attached peer costs a process in memory
 # (shm_peer_cost, on the transport alone).  The comparison script runs them.
-noinst_PROGRAMS += contrib/bench/shm_floor contrib/bench/shm_peer_cost contrib/bench/shm_copy_cost
+noinst_PROGRAMS += contrib/bench/shm_floor contrib/bench/shm_copy_cost
+if WU_PROV_SHM
+noinst_PROGRAMS += contrib/bench/shm_peer_cost
+endif
 contrib_bench_shm_floor_SOURCES = contrib/bench/shm_floor.c contrib/bench/bench_time.h
 # One copy's cost on one CPU, best of many (memcpy vs process_vm_*).
 contrib_bench_shm_copy_cost_SOURCES = contrib/bench/shm_copy_cost.c contrib/bench/bench_time.h

@@ -6,7 +6,7 @@
 #            on our library
 #   rxm      the same on Debian's libfabric, tcp;ofi_rxm
 #   vader    Open MPI's own ob1 + vader (no libfabric)
-# running test/prov/mpi_pingpong.c (built here with mpicc) at 8 B (one-way
+# running test/prov/common/mpi_pingpong.c (built here with mpicc) at 8 B (one-way
 # usec) and 1 MiB (MB/s of 10^6 bytes); then Debian's fi_pingpong -e rdm on
 # our library through -p shm and through -p wireup at 8 B, for the cost
 # the multiplexer adds.  Prints ratios and the targets as met or
@@ -26,7 +26,7 @@ done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # Both sides of each two-process run on CPUs of their own (pin.sh).
 . "$here/pin.sh"
-mpicc -O2 -o "$tmp/pp" "$top/test/prov/mpi_pingpong.c" || exit 1
+mpicc -O2 -o "$tmp/pp" "$top/test/prov/common/mpi_pingpong.c" || exit 1
 for v in $(env | sed -n 's/^\(FI_[A-Za-z0-9_]*\|OMPI_MCA_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 . "$here/median.sh"

@@ -44,6 +44,12 @@ test/av: av
 test/av/test_av_parts.cpp: prov/wireup
 test/getinfo: getinfo
 test/getinfo/test_getinfo.cpp: api
+test/prov: prov
+test/prov/common: prov/wireup
+test/prov/tcp: prov/tcp
+test/prov/shm: prov/shm
+test/prov/ucx: prov/ucx
+test/prov/wireup: prov/wireup
 test/*: api
 contrib: api
 EOF

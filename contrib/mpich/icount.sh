@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
 # Where MPICH's 8 B ping-pong goes, in instructions (issue 15): callgrind
-# counts one rank of test/prov/mpi_pingpong.c (2 ranks, MPICH's shared
+# counts one rank of test/prov/common/mpi_pingpong.c (2 ranks, MPICH's shared
 # memory off, MPIR_CVAR_NOLOCAL=1) inside MPI_Send and MPI_Recv only, so
 # MPI_Init, the barrier and MPI_Finalize stay out, once on the ch4:ofi MPICH
 # that contrib/mpich/check.sh builds with our libfabric.so.1 (the provider
@@ -35,7 +35,7 @@ me=icount.sh work_default=build-mpich-icount
 # shellcheck source=contrib/mpich/common.sh
 . "$(dirname "$0")/common.sh"
 iters=${ITERS:-20000}
-"$prefix/bin/mpicc" -O2 -g -o "$work/mpi_pingpong" "$top/test/prov/mpi_pingpong.c"
+"$prefix/bin/mpicc" -O2 -g -o "$work/mpi_pingpong" "$top/test/prov/common/mpi_pingpong.c"
 
 # byobj FILE -> "instructions object" lines: self cost per ELF object of a
 # callgrind output (a cost line after calls= is the callee's inclusive

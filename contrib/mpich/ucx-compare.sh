@@ -3,7 +3,7 @@
 # MPICH on Wireup against Debian's MPICH (ch4:ucx), 2 ranks on one node,
 # MPICH's own shared memory off on both (MPIR_CVAR_NOLOCAL=1), so every
 # message crosses the fabric library: one ping-pong program
-# (test/prov/mpi_pingpong.c) compiled once with the ch4:ofi MPICH that
+# (test/prov/common/mpi_pingpong.c) compiled once with the ch4:ofi MPICH that
 # contrib/mpich/check.sh builds, then run
 #   - on that MPICH with our libfabric.so.1, on the provider MPICH picks by
 #     itself (wireup, asserted) or on PROVIDER;
@@ -43,7 +43,7 @@ iters1m=${ITERS_1M:-200}
 bind=${BIND--bind-to core}
 
 ucx=$(debian_mpich "$work/ucx")
-"$prefix/bin/mpicc" -O2 -o "$work/mpi_pingpong" "$top/test/prov/mpi_pingpong.c"
+"$prefix/bin/mpicc" -O2 -o "$work/mpi_pingpong" "$top/test/prov/common/mpi_pingpong.c"
 # Both ranks on cores of their own: a rank that migrates, or two ranks on
 # one core, measures the scheduler instead of the fabric.
 # shellcheck disable=SC2086

@@ -6,9 +6,11 @@
 #include <mutex>
 
 #ifdef WU_HAVE_PMIX
-#include "pmix_glue/wireup.h"
+#include "pmix_glue/session.h"
 #endif
+#if WU_PROV_WIREUP
 #include "prov/wireup/wireup.h"
+#endif
 
 namespace wu::api {
 
@@ -22,7 +24,9 @@ void init_once() noexcept
 			/* "pmix:" AV names and core/launcher.h's hooks. */
 			pmix::register_hooks();
 #endif
+#if WU_PROV_WIREUP
 			wireup::register_local_format();
+#endif
 		});
 	} catch (...) {
 		/* call_once throws only on a system error; registration retries

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The address vector engine: fid_av objects over a region (region.h).
+/* The address vector engine: fid_av objects over an arena (arena.h).
  * This file opens, binds and closes them, holds their ops tables and
  * serves endpoints (av.h); av_impl.h lists the files of the rest. */
 #include "av/av_impl.h"
@@ -539,7 +539,7 @@ uint64_t entry_stamp(fid_av *av, fi_addr_t fi_addr) noexcept
 	av_obj *a = av_of(av);
 	if (!a)
 		return 0;
-	region &r = *a->reg;
+	arena &r = *a->reg;
 	uint64_t f = index_of(a, fi_addr);
 	if (f >= ld(&r.hdr->end))
 		return 0;
@@ -547,7 +547,7 @@ uint64_t entry_stamp(fid_av *av, fi_addr_t fi_addr) noexcept
 		if (range_of(r, f, n))
 			return sym_gone(r, f) ? 1 : 2;
 	/* Packed records are the address itself; blob records carry the
-	 * region generation of their insert. */
+	 * arena generation of their insert. */
 	return ld(&r.rec[f]);
 }
 
@@ -630,7 +630,7 @@ size_t resident_bytes(fid_av *av) noexcept
 			total += (vec[i] & 1) * pg;
 	}
 	std::lock_guard<std::mutex> g(*a->local);
-	return total + sizeof(av_obj) + sizeof(region) + a->rev->slot.capacity() * sizeof(uint32_t);
+	return total + sizeof(av_obj) + sizeof(arena) + a->rev->slot.capacity() * sizeof(uint32_t);
 }
 
 } // namespace wu::av

@@ -7,8 +7,8 @@
  * the bottom (address of an fi_addr, reverse lookup for FI_SOURCE, the
  * completion source id, bind counts for fi_close's -FI_EBUSY).
  *
- * Storage: every AV lives in one region (anonymous memory, or a POSIX shm
- * object for named AVs) indexed directly by fi_addr.  The region is
+ * Storage: every AV lives in one arena (anonymous memory, or a POSIX shm
+ * object for named AVs) indexed directly by fi_addr.  The arena is
  * reserved up front and never moves, so readers need no lock; pages are
  * only resident once written.  An IPv4 entry is one 8-byte record word;
  * other addresses add a fixed-size blob at the same index.  A record word
@@ -209,7 +209,7 @@ stats get_stats() noexcept;
  * lock (1: blob written, record not yet; 2: record written, end not
  * yet); a test makes it _exit to simulate a crash. */
 extern void (*test_crash_hook)(int point);
-/* Resident bytes of the AV's region pages (mincore), header included. */
+/* Resident bytes of the AV's arena pages (mincore), header included. */
 size_t resident_bytes(fid_av *av) noexcept;
 
 } // namespace wu::av

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* What the files of the AV engine share: the AV object, the stored key,
- * region access, the writers' lock and the writer.  Internal to src/av
+ * arena access, the writers' lock and the writer.  Internal to src/av
  * (other parts include av/av.h): entries.cpp reads and indexes entries,
  * insert.cpp and lookup.cpp hold the fi_ops_av calls, region_map.cpp maps
- * regions, and av.cpp opens and closes the object and serves endpoints. */
+ * arenas, and av.cpp opens and closes the object and serves endpoints. */
 #ifndef WU_AV_AV_IMPL_H
 #define WU_AV_AV_IMPL_H
 
@@ -22,7 +22,7 @@
 #include <rdma/fi_domain.h>
 
 #include "av/av.h"
-#include "av/region.h"
+#include "av/arena.h"
 #include "core/addr.h"
 #include "core/child_ref.h"
 #include "core/fid.h"
@@ -69,7 +69,7 @@ struct rev_index {
 	size_t used = 0;	    /* slots taken, stale ones included */
 	size_t limit = 0;	    /* used beyond this: full */
 	uint32_t idx_mask = ~uint32_t{0}; /* low bits holding fi_addr + 1 */
-	uint64_t gen = ~uint64_t{0}; /* region ins_gen it reflects; ~0: not built */
+	uint64_t gen = ~uint64_t{0}; /* arena ins_gen it reflects; ~0: not built */
 
 	size_t home(uint64_t h) const
 	{
@@ -90,12 +90,12 @@ struct auth_key_slot {
 	bool live = false;
 };
 
-/* Releases a mapped region (region_map.cpp): unmaps it, and unlinks a
+/* Releases a mapped arena (region_map.cpp): unmaps it, and unlinks a
  * named AV's object when its last writer lets go. */
-struct region_release {
-	void operator()(region *r) const noexcept;
+struct arena_release {
+	void operator()(arena *r) const noexcept;
 };
-using region_ptr = owned<region, region_release>;
+using arena_ptr = owned<arena, arena_release>;
 
 /* Standard-layout (fid first): its owning members are owned<>, which stays
  * so under every compiler (core/owned.h). */
@@ -106,7 +106,7 @@ struct av_obj {
 	child_ref parent; /* on dom->children */
 	const fi_provider *prov;
 	const av_format *fmt;
-	region_ptr reg;
+	arena_ptr reg;
 	fi_av_type type;
 	uint64_t flags;
 	uint64_t idx_mask;
@@ -125,7 +125,7 @@ struct av_obj {
 	fid_eq *eq;
 	uint64_t *uids;	      /* ~user id per fi_addr (private, lazily mapped) */
 	uint32_t *auth_of;    /* auth key handle index + 1 per fi_addr */
-	uint64_t slots;       /* region max_slots (sizes uids, auth_of) */
+	uint64_t slots;       /* arena max_slots (sizes uids, auth_of) */
 	size_t max_auth_keys;
 	owned<std::mutex> local; /* reverse index, auth keys, resolver */
 	owned<rev_index> rev;
@@ -155,7 +155,7 @@ inline av_obj *av_of(fid *f)
 	return av_of(reinterpret_cast<fid_av *>(f));
 }
 
-/* ---- region access ---- */
+/* ---- arena access ---- */
 
 inline uint64_t ld(const uint64_t *p)
 {
@@ -204,17 +204,17 @@ inline uint32_t blob_load(const unsigned char *slot, uint32_t slot_size, unsigne
 
 /* ---- entries.cpp ---- */
 
-void set_free(region &r, uint64_t f);
-void clear_block(region &r, uint64_t b);
-uint64_t first_block(const region &r);
-const sym_range *range_of(const region &r, uint64_t f, uint32_t nranges);
-bool sym_gone(const region &r, uint64_t f);
-void recover(region &r);
-bool read_record(const region &r, uint64_t f, key &k, uint64_t *pending_token);
-bool read_sym(const region &r, const sym_range &s, uint64_t f, key &k);
+void set_free(arena &r, uint64_t f);
+void clear_block(arena &r, uint64_t b);
+uint64_t first_block(const arena &r);
+const sym_range *range_of(const arena &r, uint64_t f, uint32_t nranges);
+bool sym_gone(const arena &r, uint64_t f);
+void recover(arena &r);
+bool read_record(const arena &r, uint64_t f, key &k, uint64_t *pending_token);
+bool read_sym(const arena &r, const sym_range &s, uint64_t f, key &k);
 size_t key_binary(const av_obj *a, const key &k, void *out);
 bool lookup_key(av_obj *a, fi_addr_t fa, key &k);
-bool entry_key(const region &r, uint64_t f, key &k);
+bool entry_key(const arena &r, uint64_t f, key &k);
 bool same(const key &x, const key &y);
 void rev_sync(av_obj *a);
 void set_uid(av_obj *a, uint64_t f, fi_addr_t id);
@@ -256,17 +256,17 @@ int av_set_user_id_body(av_obj *a, fi_addr_t fi_addr, fi_addr_t user_id, uint64_
 
 /* ---- region_map.cpp ---- */
 
-region_ptr private_region(uint64_t max_slots, uint32_t blob_size, uint32_t addr_format, fi_av_type type,
+arena_ptr private_region(uint64_t max_slots, uint32_t blob_size, uint32_t addr_format, fi_av_type type,
 			  uint64_t count);
 int shared_region(const av_obj *a, const char *name, bool read_only, uint64_t count,
-		  uint32_t blob_size, fi_av_type type, void *hint, region_ptr *out);
+		  uint32_t blob_size, fi_av_type type, void *hint, arena_ptr *out);
 
 /* The writers' lock; a robust mutex in named AVs. */
 class wlock {
-	region &r_;
+	arena &r_;
 
 public:
-	explicit wlock(region &r) : r_(r)
+	explicit wlock(arena &r) : r_(r)
 	{
 		int e = pthread_mutex_lock(&r_.hdr->lock);
 		if (e == EOWNERDEAD) {
@@ -345,7 +345,7 @@ inline bool rev_add(av_obj *a, uint64_t f, const key &k)
 
 struct writer {
 	av_obj *a;
-	region &r;
+	arena &r;
 	uint64_t end;	  /* published at finish */
 	uint64_t gen0;	  /* ins_gen before this batch */
 	bool rev_live;	  /* keep the reverse index in step */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Entries of an AV: the free bitmap and recovery of a region, reading
+/* Entries of an AV: the free bitmap and recovery of an arena, reading
  * records and symmetric ranges, the reverse index and reverse(), user ids
  * and auth handles per process, decoding application addresses, and
  * resolving reserved entries. */
@@ -17,7 +17,7 @@
 namespace wu::av::detail {
 
 /* Marks the block of slot f as possibly holding a free slot. */
-void set_free(region &r, uint64_t f)
+void set_free(arena &r, uint64_t f)
 {
 	uint64_t idx = f / 64;
 	for (size_t l = 0; l < r.levels; l++) {
@@ -34,7 +34,7 @@ void set_free(region &r, uint64_t f)
 }
 
 /* Block b holds no free slot. */
-void clear_block(region &r, uint64_t b)
+void clear_block(arena &r, uint64_t b)
 {
 	uint64_t idx = b;
 	for (size_t l = 0; l < r.levels; l++) {
@@ -47,7 +47,7 @@ void clear_block(region &r, uint64_t b)
 }
 
 /* Lowest block that may hold a free slot, or ~0. */
-uint64_t first_block(const region &r)
+uint64_t first_block(const arena &r)
 {
 	size_t top = r.levels - 1;
 	uint64_t idx = ~uint64_t{0};
@@ -63,7 +63,7 @@ uint64_t first_block(const region &r)
 	return idx;
 }
 
-const sym_range *range_of(const region &r, uint64_t f, uint32_t nranges)
+const sym_range *range_of(const arena &r, uint64_t f, uint32_t nranges)
 {
 	for (uint32_t i = 0; i < nranges; i++) {
 		const sym_range &s = r.hdr->ranges[i];
@@ -73,7 +73,7 @@ const sym_range *range_of(const region &r, uint64_t f, uint32_t nranges)
 	return nullptr;
 }
 
-bool sym_gone(const region &r, uint64_t f)
+bool sym_gone(const arena &r, uint64_t f)
 {
 	if (!__atomic_load_n(&r.hdr->sym_removed, __ATOMIC_ACQUIRE))
 		return false;
@@ -82,7 +82,7 @@ bool sym_gone(const region &r, uint64_t f)
 
 /* Dead writer: entries past end were never handed out, drop them; the
  * bitmap and counters are rebuilt from the published records. */
-void recover(region &r)
+void recover(arena &r)
 {
 	header &h = *r.hdr;
 	uint32_t n = h.nranges;
@@ -111,7 +111,7 @@ void recover(region &r)
 /* ---- reading entries ---- */
 
 /* Stored address of a record entry into k; false when none. */
-bool read_record(const region &r, uint64_t f, key &k, uint64_t *pending_token)
+bool read_record(const arena &r, uint64_t f, key &k, uint64_t *pending_token)
 {
 	for (;;) {
 		uint64_t v = ld(&r.rec[f]);
@@ -140,7 +140,7 @@ bool read_record(const region &r, uint64_t f, key &k, uint64_t *pending_token)
 }
 
 /* Address of fi_addr f in a symmetric range. */
-bool read_sym(const region &r, const sym_range &s, uint64_t f, key &k)
+bool read_sym(const arena &r, const sym_range &s, uint64_t f, key &k)
 {
 	if (sym_gone(r, f))
 		return false;
@@ -202,7 +202,7 @@ size_t key_binary(const av_obj *a, const key &k, void *out)
 bool lookup_key(av_obj *a, fi_addr_t fa, key &k)
 {
 	uint64_t f = index_of(a, fa);
-	region &r = *a->reg;
+	arena &r = *a->reg;
 	if (f >= ld(&r.hdr->end))
 		return false;
 	uint32_t n = ld32(&r.hdr->nranges);
@@ -219,7 +219,7 @@ bool lookup_key(av_obj *a, fi_addr_t fa, key &k)
 
 /* ---- reverse index ---- */
 
-bool entry_key(const region &r, uint64_t f, key &k)
+bool entry_key(const arena &r, uint64_t f, key &k)
 {
 	return read_record(r, f, k, nullptr);
 }
@@ -235,7 +235,7 @@ bool same(const key &x, const key &y)
 
 void rev_build(av_obj *a, size_t want)
 {
-	region &r = *a->reg;
+	arena &r = *a->reg;
 	rev_index &ix = *a->rev;
 	uint64_t gen = ld(&r.hdr->ins_gen);
 	uint64_t end = ld(&r.hdr->end);
@@ -268,7 +268,7 @@ void rev_build(av_obj *a, size_t want)
 	ix.gen = gen;
 }
 
-/* Caller holds a->local.  Brings the index up to date with the region. */
+/* Caller holds a->local.  Brings the index up to date with the arena. */
 void rev_sync(av_obj *a)
 {
 	rev_index &ix = *a->rev;
@@ -405,7 +405,7 @@ fi_addr_t reverse(fid_av *av, const void *addr, size_t len) noexcept
 		size_t used;
 		if (decode(a, addr, len, q, &used))
 			return FI_ADDR_NOTAVAIL;
-		region &r = *a->reg;
+		arena &r = *a->reg;
 		{
 			std::lock_guard<std::mutex> g(*a->local);
 			rev_sync(a);

@@ -452,7 +452,7 @@ int sym_numeric(av_obj *a, const key &first, size_t nodecnt, size_t svccnt, uint
 		if (s.ip_hi == ~uint64_t{0} && s.ip_lo + (nodecnt - 1) < s.ip_lo)
 			return -FI_EOVERFLOW;
 	}
-	region &r = *a->reg;
+	arena &r = *a->reg;
 	wlock lk(r);
 	header &h = *r.hdr;
 	if (h.nranges >= max_ranges)
@@ -472,7 +472,7 @@ int sym_numeric(av_obj *a, const key &first, size_t nodecnt, size_t svccnt, uint
 int sym_named(av_obj *a, const std::vector<key> &nodes, size_t svccnt, uint16_t port0,
 	      uint64_t *base)
 {
-	region &r = *a->reg;
+	arena &r = *a->reg;
 	wlock lk(r);
 	header &h = *r.hdr;
 	uint64_t count = uint64_t(nodes.size()) * svccnt;

@@ -35,7 +35,7 @@ int remove_auth_keys(av_obj *a, const fi_addr_t *fi_addr, size_t count)
 int av_remove_entries(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags,
 		      std::vector<fi_addr_t> *gone);
 
-/* Removes, then tells the endpoints that watch (outside the region lock). */
+/* Removes, then tells the endpoints that watch (outside the arena lock). */
 int av_remove_body(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flags)
 {
 	if (flags || a->nwatch.load(std::memory_order_acquire) == 0)
@@ -63,7 +63,7 @@ int av_remove_entries(av_obj *a, fi_addr_t *fi_addr, size_t count, uint64_t flag
 		return remove_auth_keys(a, fi_addr, count);
 	if (a->reg->read_only)
 		return -FI_EACCES;
-	region &r = *a->reg;
+	arena &r = *a->reg;
 	int ret = 0;
 	/* No writer here: a remove leaves the reverse index alone (stale slots
 	 * are checked on use), so it needs neither a->local nor ins_gen. */
@@ -121,7 +121,7 @@ int av_lookup_body(av_obj *a, fi_addr_t fi_addr, void *addr, size_t *addrlen)
 	if (!addrlen || (*addrlen && !addr))
 		return -FI_EINVAL;
 	/* Fast path: a packed IPv4 record in an AV without generators. */
-	const region &r = *a->reg;
+	const arena &r = *a->reg;
 	uint64_t f = index_of(a, fi_addr);
 	if (a->fmt->addr_format != FI_ADDR_STR && f < ld(&r.hdr->end) && !ld32(&r.hdr->nranges)) {
 		uint64_t v = ld(&r.rec[f]);
@@ -253,7 +253,7 @@ int av_lookup_auth_key_body(av_obj *a, fi_addr_t fi_addr, void *out, size_t *siz
 
 bool entry_exists(av_obj *a, uint64_t f)
 {
-	region &r = *a->reg;
+	arena &r = *a->reg;
 	if (f >= ld(&r.hdr->end))
 		return false;
 	uint32_t n = ld32(&r.hdr->nranges);

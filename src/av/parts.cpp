@@ -5,7 +5,7 @@
  *
  * One index per part index, like reverse()'s: built on first use from the
  * entries, then kept in step by the writer (writer::put adds every entry
- * it stores while the index reflects the region's ins_gen).  Removes leave
+ * it stores while the index reflects the arena's ins_gen).  Removes leave
  * stale slots, so every hit is checked against the entry's part; a named
  * AV written by another process bumps ins_gen, which makes the next
  * lookup rebuild.  Symmetric ranges hold IP addresses that no format with
@@ -37,7 +37,7 @@ bool part_key(const av_obj *a, const key &k, int which, key &out)
 /* Rebuilds index `which` from the entries (caller holds a->local). */
 void part_build(av_obj *a, int which, size_t want)
 {
-	region &r = *a->reg;
+	arena &r = *a->reg;
 	rev_index &ix = a->parts->ix[which];
 	uint64_t gen = ld(&r.hdr->ins_gen);
 	uint64_t end = ld(&r.hdr->end);
@@ -140,7 +140,7 @@ fi_addr_t reverse_part(fid_av *av, int which, const void *addr, size_t len) noex
 		q.packed = false;
 		q.len = len;
 		memcpy(q.bytes, addr, len);
-		region &r = *a->reg;
+		arena &r = *a->reg;
 		std::lock_guard<std::mutex> g(*a->local);
 		part_sync(a, which);
 		rev_index &ix = a->parts->ix[which];

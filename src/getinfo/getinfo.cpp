@@ -11,7 +11,7 @@
 
 #include "core/info.h"
 #include "core/log.h"
-#include "getinfo/match.h"
+#include "getinfo/filter.h"
 
 namespace wu::getinfo {
 namespace {

@@ -14,7 +14,7 @@
 #include "core/addr.h"
 #include "core/info.h"
 #include "core/log.h"
-#include "getinfo/match.h"
+#include "getinfo/filter.h"
 
 namespace wu::getinfo {
 namespace {

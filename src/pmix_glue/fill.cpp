@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Filling an AV with the ranks of a job in each mode (modex, direct,
  * symmetric, launcher), and publishing the own endpoint's name. */
-#include "pmix_glue/wireup_impl.h"
+#include "pmix_glue/session_impl.h"
 
 #include <pmix.h>
 

@@ -8,7 +8,7 @@
  * a temporary name and renamed, so a reader never sees half of one, before
  * the rank's publish returns: in modex the fence orders it before every
  * read.  Readers trust only notes of their own user. */
-#include "pmix_glue/wireup_impl.h"
+#include "pmix_glue/session_impl.h"
 
 #include <fcntl.h>
 #include <signal.h>

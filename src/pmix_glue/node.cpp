@@ -11,7 +11,7 @@
  * Every rank still puts its own wireup.ep: ranks a blob lacks (a card
  * that came late, a node whose first rank published nothing) are fetched
  * one by one as before. */
-#include "pmix_glue/wireup_impl.h"
+#include "pmix_glue/session_impl.h"
 
 #include <netinet/in.h>
 

@@ -13,7 +13,7 @@
 
 #include "core/log.h"
 #include "pmix_glue/client.h"
-#include "pmix_glue/wireup.h"
+#include "pmix_glue/session.h"
 
 namespace wu::pmix {
 static_assert(wildcard_rank == PMIX_RANK_WILDCARD);

@@ -15,10 +15,16 @@
 
 #include "core/log.h"
 
+#if WU_PROV_SHM
 #include "prov/shm/shm.h"
+#endif
+#if WU_PROV_TCP
 #include "prov/tcp/tcp.h"
+#endif
+#if WU_PROV_WIREUP
 #include "prov/wireup/wireup.h"
-#if WU_HAVE_UCX
+#endif
+#if WU_PROV_UCX
 #include "prov/ucx/ucx.h"
 #endif
 
@@ -27,14 +33,22 @@ namespace {
 
 /* Built-in providers, best first: the multiplexing RDM provider (shm on the
  * node, tcp beyond) is what an RDM request without a provider gets.  ucx
- * comes last: only FI_PROVIDER=ucx or a prov_name hint picks it. */
+ * comes last: only FI_PROVIDER=ucx or a prov_name hint picks it.  Each is
+ * here when configure builds it (--enable-<name>, config.h's WU_PROV_*). */
 const fi_provider *(*const builtin[])() noexcept = {
+#if WU_PROV_WIREUP
 	wu::wireup::provider,
+#endif
+#if WU_PROV_TCP
 	wu::tcp::provider,
+#endif
+#if WU_PROV_SHM
 	wu::shm::provider,
-#if WU_HAVE_UCX
+#endif
+#if WU_PROV_UCX
 	wu::ucx::provider,
 #endif
+	nullptr, /* the end; the list may be empty (configure --enable-<name>=no) */
 };
 
 struct state {
@@ -122,7 +136,7 @@ state &get()
 	std::lock_guard g(s.lock);
 	if (!s.loaded) {
 		for (auto make : builtin)
-			if (const fi_provider *p = make())
+			if (const fi_provider *p = make ? make() : nullptr)
 				s.list.push_back(p);
 		load_external(s.list);
 		s.loaded = true;

@@ -14,7 +14,7 @@
 
 #include <atomic>
 
-#include "av/region.h"
+#include "av/arena.h"
 #include "core/log.h"
 
 using namespace wu::test;

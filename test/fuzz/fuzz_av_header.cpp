@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* libFuzzer target for the named-AV header check (src/av/region.cpp,
+/* libFuzzer target for the named-AV header check (src/av/arena.cpp,
  * validate_header): arbitrary bytes as the header page of a shared AV
  * another process left behind.  Besides the sanitizers it checks that
  * whatever is accepted keeps every access the engine derives from the
@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "av/region.h"
+#include "av/arena.h"
 
 namespace {
 
@@ -48,15 +48,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (data[0] & 1) {
 		if (h.max_slots > max_region_slots || blob_size > 4096)
 			return 0;
-		region tmp;
-		mapped = region::layout(tmp, h.max_slots, blob_size);
+		arena tmp;
+		mapped = arena::layout(tmp, h.max_slots, blob_size);
 	}
 	if (validate_header(h, size_t(mapped), blob_size))
 		return 0;
 
 	/* Accepted: lay it out over base 0 and check every extent. */
-	region r;
-	const uint64_t total = region::layout(r, h.max_slots, blob_size);
+	arena r;
+	const uint64_t total = arena::layout(r, h.max_slots, blob_size);
 	if (total != mapped)
 		fail("layout differs from the mapping", total, mapped);
 	if (off(r.rec) + h.max_slots * 8 > mapped)

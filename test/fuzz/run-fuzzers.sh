@@ -49,7 +49,7 @@ fi
 
 # The named-AV header check (a shared AV left behind by another process).
 targets="$targets av_header"
-sources_av_header='test/fuzz/fuzz_av_header.cpp src/av/region.cpp'
+sources_av_header='test/fuzz/fuzz_av_header.cpp src/av/arena.cpp'
 # The shm region header check (a region a peer left in /dev/shm).
 targets="$targets shm_header"
 sources_shm_header='test/fuzz/fuzz_shm_header.cpp src/prov/shm/layout.cpp'

@@ -14,7 +14,7 @@
 
 #include <rdma/fabric.h>
 
-#include "getinfo/match.h"
+#include "getinfo/filter.h"
 
 namespace {
 

@@ -28,7 +28,7 @@
 #include "core/launcher.h"
 #include "pmix_glue/fake_client.h"
 #include "pmix_glue/wire.h"
-#include "pmix_glue/wireup.h"
+#include "pmix_glue/session.h"
 #include "prov/shm/shm_addr.h"
 #include "prov/wireup/wireup.h"
 #include "prov/wireup/wx_addr.h"

@@ -26,7 +26,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_ext_wireup.h>
 
-#include "pmix_glue/wireup.h"
+#include "pmix_glue/session.h"
 #include "rank_report.h"
 
 namespace {

@@ -19,7 +19,7 @@
 #include "pmix_glue/fake_client.h"
 #include "pmix_glue/layout.h"
 #include "pmix_glue/wire.h"
-#include "pmix_glue/wireup.h"
+#include "pmix_glue/session.h"
 
 namespace {
 

@@ -27,7 +27,7 @@
 
 #include "core/fd.h"
 #include "core/log.h"
-#include "core/shm.h"
+#include "core/shm_object.h"
 
 namespace wu::shm_tp {
 
@@ -314,7 +314,7 @@ int region::create(const char *name, const layout &l, region **out) noexcept
 	}
 	unique_fd fd;
 	for (int attempt = 0;; attempt++) {
-		int r = shm::create_excl(name);
+		int r = shm_object::create_excl(name);
 		if (r >= 0) {
 			fd.reset(r);
 			break;
@@ -323,7 +323,7 @@ int region::create(const char *name, const layout &l, region **out) noexcept
 			WU_WARN(log_prov(), subsys, "shm: region %s: cannot create: %s\n", name, strerror(-r));
 			return r == -EEXIST ? -FI_EEXIST : -FI_EACCES;
 		}
-		int o = shm::open_ours(name, false, log_prov(), subsys, "shm region");
+		int o = shm_object::open_ours(name, false, log_prov(), subsys, "shm region");
 		if (o == -FI_ENOENT)
 			continue; /* gone meanwhile */
 		if (o < 0)
@@ -478,7 +478,7 @@ int peer::attach(const char *name, peer **out) noexcept
 	if (!out || !valid_name(name))
 		return -FI_EINVAL;
 	*out = nullptr;
-	int o = shm::open_ours(name, false, log_prov(), subsys, "shm region");
+	int o = shm_object::open_ours(name, false, log_prov(), subsys, "shm region");
 	if (o < 0)
 		return o; /* -FI_ENOENT quietly, -FI_EACCES logged */
 	unique_fd fd(o);

@@ -15,7 +15,7 @@
  *    bounce_release (an atomic flag in the owner's region);
  *  - a wake-up word (futex) the owner sleeps on and posters wake.
  *
- * Security: regions are created with core/shm.h (O_EXCL, mode 0600, our
+ * Security: regions are created with core/shm_object.h (O_EXCL, mode 0600, our
  * uid); attach checks the owner, the mode, the size, the magic, the
  * version and every layout field before anything in it is trusted, and
  * refuses with a log line naming the region.  Another user's process can

@@ -20,7 +20,7 @@
 #include "core/info.h"
 #include "core/log.h"
 #include "core/shim.h"
-#include "getinfo/match.h"
+#include "getinfo/filter.h"
 #include "getinfo/nic.h"
 #include "prov/common/info_template.h"
 #include "prov/common/objects.h"

@@ -13,7 +13,7 @@
 #include "core/log.h"
 #include "core/param.h"
 #include "core/shim.h"
-#include "getinfo/match.h"
+#include "getinfo/filter.h"
 #include "prov/common/cq.h"
 #include "prov/common/info_template.h"
 #include "prov/common/objects.h"

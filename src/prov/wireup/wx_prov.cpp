@@ -22,7 +22,7 @@
 #include "core/log.h"
 #include "core/param.h"
 #include "core/shim.h"
-#include "getinfo/match.h"
+#include "getinfo/filter.h"
 #include "prov/common/atomic.h"
 #include "prov/common/cq.h"
 #include "prov/common/info_template.h"
