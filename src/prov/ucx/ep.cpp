@@ -34,8 +34,7 @@ namespace wu::ucx {
 op *new_op_alloc(ucx_ep *ep, op_kind k)
 {
 	const size_t pre = ep->dom->req_pre;
-	void *m = ::operator new(pre + sizeof(op), std::align_val_t{op_align});
-	op *o = new (static_cast<char *>(m) + pre) op;
+	op *o = make_prefixed<op, op_align>(pre);
 	o->pre = pre;
 	o->ep = ep;
 	o->kind = k;
@@ -45,9 +44,7 @@ op *new_op_alloc(ucx_ep *ep, op_kind k)
 
 void delete_op(op *o) noexcept
 {
-	char *m = reinterpret_cast<char *>(o) - o->pre;
-	o->~op();
-	::operator delete(m, std::align_val_t{op_align});
+	drop_prefixed<op, op_align>(o, o->pre);
 }
 
 void free_op_slow(op *o) noexcept
