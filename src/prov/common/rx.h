@@ -143,7 +143,11 @@ inline void rx_ctx::release(op *o) noexcept
 		return;
 	/* A shared context (tcp's srx) may release under another endpoint's
 	 * lock than it posts under: no spares there. */
-	spare_.keep(o, shared ? 0 : spare_max);
+	if (shared) {
+		dispose(o);
+		return;
+	}
+	spare_.keep(o, spare_max);
 }
 
 inline op *rx_ctx::take()
