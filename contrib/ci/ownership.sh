@@ -7,10 +7,16 @@
 # `new (std::nothrow)` and `new T[n]`), a `delete` / `delete[]` expression
 # and a call of close() or ::close() on an fd.  Owned resources live in RAII
 # types (core/owned.h, core/fd.h, smart pointers), so only the helpers that
-# implement ownership (the allowlist below) write them.  The baseline holds
-# what other files still carry (one "COUNT PATH" a line); a count above it
-# fails naming the file, a count below it is reported so the baseline can be
-# lowered.  --baseline prints the counts of today's tree in that form.
+# implement ownership (the allowlist below) write them.  A record that lives
+# in an intrusive list or a table of raw pointers is made by make_owned and
+# release()d into it, and freed by dispose() (core/owned.h) where the
+# structure lets it go; an object handed across the C ABI as a fid (the
+# application holds the handle, fi_close frees it) is released at open and
+# taken back into a std::unique_ptr in its close.  Placement construction
+# in shared memory uses std::construct_at (nothing is owned there).
+# The baseline (one "COUNT PATH" a line) is empty but for files another
+# branch is moving; a count above it fails naming the file, a count below it
+# is reported so the entry can go.  --baseline prints today's counts.
 top=${top_srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 mode=check
 for a in "$@"; do

@@ -38,6 +38,15 @@ public:
 		head_ = o;
 		n_++;
 	}
+	/* Keeps o while fewer than max are kept, else frees it (the list
+	 * owns o from now on either way). */
+	void keep(T *o, size_t max) noexcept
+	{
+		if (n_ >= max)
+			Del{}(o);
+		else
+			push(o);
+	}
 	size_t size() const noexcept { return n_; }
 	/* Frees every kept record. */
 	void clear() noexcept { trim(0); }

@@ -78,6 +78,53 @@ std::unique_ptr<T[]> try_make_array(size_t n) noexcept
 	return std::unique_ptr<T[]>(new (std::nothrow) T[n]);
 }
 
+/* owned's make_unique_for_overwrite: n elements of T (an array type),
+ * default-initialised, for a buffer about to be written (no zeroing on a
+ * data path). */
+template <class T>
+owned<T> make_owned_for_overwrite(size_t n)
+{
+	static_assert(std::is_unbounded_array_v<T>);
+	return owned<T>(new std::remove_extent_t<T>[n]);
+}
+
+/* A T placed pre bytes into a block aligned to Align (pre a multiple of
+ * it), for a library that keeps its own header in front of our record
+ * (UCX's request); freed only by drop_prefixed with the same pre. */
+template <class T, size_t Align, class... A>
+T *make_prefixed(size_t pre, A &&...a)
+{
+	void *m = ::operator new(pre + sizeof(T), std::align_val_t{Align});
+	try {
+		void *at = static_cast<char *>(m) + pre;
+		if constexpr (sizeof...(A) == 0)
+			return new (at) T; /* default-initialised, as a plain new T */
+		else
+			return new (at) T(std::forward<A>(a)...);
+	} catch (...) {
+		::operator delete(m, std::align_val_t{Align});
+		throw;
+	}
+}
+
+template <class T, size_t Align>
+void drop_prefixed(T *o, size_t pre) noexcept
+{
+	char *m = reinterpret_cast<char *>(o) - pre;
+	o->~T();
+	::operator delete(m, std::align_val_t{Align});
+}
+
+/* Frees a record that an intrusive list or a table of raw pointers held:
+ * such a record is made by make_owned and release()d into its structure,
+ * and comes back here where the structure lets it go (a disposer, as
+ * intrusive containers have), so that no owning delete is spelt out. */
+template <class T>
+void dispose(T *p) noexcept
+{
+	owned<T>{p}.reset();
+}
+
 /* A T that lives as long as the process and is never destroyed (it may be
  * used from atexit handlers or other static destructors): keep the result
  * in a function-local static. */

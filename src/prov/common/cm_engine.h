@@ -17,6 +17,8 @@
 #include <thread>
 #include <unordered_set>
 
+#include "core/owned.h"
+
 namespace wu::prov {
 
 struct watch {
@@ -36,7 +38,7 @@ public:
 		static pid_t owner = 0;
 		std::lock_guard<std::mutex> g(m);
 		if (!e || owner != getpid()) {
-			e = new cm_engine();
+			e = &make_immortal<cm_engine>();
 			owner = getpid();
 		}
 		return *e;
@@ -70,6 +72,7 @@ public:
 	}
 
 private:
+	friend cm_engine &wu::make_immortal<cm_engine>();
 	cm_engine()
 	{
 		epfd_ = epoll_create1(EPOLL_CLOEXEC);

@@ -23,6 +23,7 @@
 #define WU_PROV_COMMON_EP_CONTROL_H
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include <rdma/fi_endpoint.h>
@@ -99,9 +100,11 @@ public:
 	 * endpoint and lets its domain close. */
 	static void destroy(ep_t *ep) noexcept
 	{
+		/* fi_close takes back what the open handed out as a fid; freeing
+		 * it drops its child_ref, so the domain may close. */
+		std::unique_ptr<ep_t> gone(ep);
 		info_free(ep->b.info);
 		ep->magic = 0;
-		delete ep; /* its child_ref lets the domain close */
 	}
 
 	/* progress_fn::block: the application is about to sleep on a bound CQ's

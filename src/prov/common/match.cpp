@@ -8,6 +8,7 @@
 #include <rdma/fi_errno.h>
 
 #include "core/hash.h"
+#include "core/owned.h"
 
 namespace wu::match {
 
@@ -65,9 +66,9 @@ engine::engine()
 	/* The first tables are small; failing here is the caller's bad_alloc,
 	 * as for any object it creates. */
 	for (queue &qu : qs_) {
-		qu.recv_hash.heads.reset(new link[first_buckets]);
+		qu.recv_hash.heads = std::make_unique<link[]>(first_buckets);
 		qu.recv_hash.mask = first_buckets - 1;
-		qu.ux_hash.heads.reset(new link[first_buckets]);
+		qu.ux_hash.heads = std::make_unique<link[]>(first_buckets);
 		qu.ux_hash.mask = first_buckets - 1;
 	}
 }
@@ -88,16 +89,16 @@ void engine::grow(table &t, link &all, bool recvs, size_t want)
 	size_t n = t.mask + 1;
 	while (n < want)
 		n *= 2;
-	link *heads = new (std::nothrow) link[n];
+	auto heads = wu::try_make_array<link>(n);
 	if (!heads)
 		return;
-	relink(t, heads, n, all, recvs);
+	relink(t, std::move(heads), n, all, recvs);
 }
 
 /* t's chains rebuilt in heads (n of them) from its entries in order. */
-void engine::relink(table &t, link *heads, size_t n, link &all, bool recvs)
+void engine::relink(table &t, std::unique_ptr<link[]> heads, size_t n, link &all, bool recvs)
 {
-	t.heads.reset(heads);
+	t.heads = std::move(heads);
 	t.mask = n - 1;
 	for (link *l = all.next; l != &all; l = l->next) {
 		if (recvs) {
@@ -126,12 +127,12 @@ void engine::relink(table &t, link *heads, size_t n, link &all, bool recvs)
 	if (key_ != ~uint64_t(0) || !protocol_bits_only(ignore) || qu.recv_wild.next != &qu.recv_wild)
 		return;
 	size_t nr = qu.recv_hash.mask + 1, nu = qu.ux_hash.mask + 1;
-	std::unique_ptr<link[]> hr(new (std::nothrow) link[nr]), hu(new (std::nothrow) link[nu]);
+	auto hr = wu::try_make_array<link>(nr), hu = wu::try_make_array<link>(nu);
 	if (!hr || !hu)
 		return;
 	key_ = ~ignore;
-	relink(qu.recv_hash, hr.release(), nr, qu.recv_all, true);
-	relink(qu.ux_hash, hu.release(), nu, qu.ux_all, false);
+	relink(qu.recv_hash, std::move(hr), nr, qu.recv_all, true);
+	relink(qu.ux_hash, std::move(hu), nu, qu.ux_all, false);
 }
 
 /* Nodes in the pool's next chunk: doubling from first_chunk up to
@@ -150,14 +151,14 @@ unexpected *engine::alloc_ux()
 {
 	if (!free_) {
 		size_t n = next_chunk_size();
-		auto *c = new (std::nothrow) unexpected[n];
-		if (!c)
+		auto chunk = wu::try_make_array<unexpected>(n);
+		if (!chunk)
 			return nullptr;
+		unexpected *c = chunk.get();
 		try {
-			chunks_.emplace_back(c);
+			chunks_.push_back(std::move(chunk));
 		} catch (...) {
-			delete[] c;
-			return nullptr;
+			return nullptr; /* chunk frees it */
 		}
 		for (size_t i = n; i-- > 0;) {
 			c[i].next_free = free_;

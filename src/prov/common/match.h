@@ -244,7 +244,7 @@ private:
 	recv *unpost_first(Pred &&want) noexcept;
 	void dequeue_ux(unexpected *u);
 	void grow(table &t, link &all, bool recvs, size_t want);
-	void relink(table &t, link *heads, size_t n, link &all, bool recvs);
+	void relink(table &t, std::unique_ptr<link[]> heads, size_t n, link &all, bool recvs);
 	void maybe_rekey(queue &qu, uint64_t ignore);
 	size_t next_chunk_size() const noexcept;
 	unexpected *alloc_ux();

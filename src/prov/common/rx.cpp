@@ -9,12 +9,13 @@
 #include <cstring>
 
 #include "core/log.h"
+#include "core/owned.h"
 
 namespace wu::prov {
 
 op *new_op(op_kind k, void *ctx, uint64_t flags, const iovec *iov, size_t cnt, size_t len)
 {
-	auto *o = new op();
+	owned<op> o = make_owned<op>();
 	o->kind = k;
 	o->context = ctx;
 	o->flags = flags;
@@ -22,7 +23,7 @@ op *new_op(op_kind k, void *ctx, uint64_t flags, const iovec *iov, size_t cnt, s
 		o->iov[i] = iov[i];
 	o->iov_cnt = cnt;
 	o->len = len;
-	return o;
+	return o.release(); /* the caller's queues own it */
 }
 
 size_t slice(const op *o, size_t off, size_t n, iovec *tgt) noexcept
@@ -282,7 +283,7 @@ namespace {
 
 op *new_claim_recv(rx_ctx &rx, ep_base &b, const fi_msg_tagged *m, uint64_t flags, bool discard)
 {
-	auto *o = new op();
+	owned<op> o = make_owned<op>();
 	o->kind = OP_RECV;
 	o->tagged = true;
 	o->context = m->context;
@@ -295,7 +296,7 @@ op *new_claim_recv(rx_ctx &rx, ep_base &b, const fi_msg_tagged *m, uint64_t flag
 		o->len = iov_total(m->msg_iov, m->iov_count);
 	}
 	o->mr.context = m->context;
-	o->mr.owner = o;
+	o->mr.owner = o.get();
 	o->mr.flags = o->flags;
 	o->mr.len = o->len;
 	o->mr.discard = discard;
@@ -303,7 +304,7 @@ op *new_claim_recv(rx_ctx &rx, ep_base &b, const fi_msg_tagged *m, uint64_t flag
 	if (!rx.shared)
 		o->want_comp = b.rx_wants(flags);
 	rx.posted.store(rx.posted.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-	return o;
+	return o.release(); /* the engine's claim owns it */
 }
 
 /* The completion a peek or a discard reports: the message's metadata,

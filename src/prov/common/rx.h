@@ -80,7 +80,7 @@ size_t copy_to_op(op *o, size_t off, const char *src, size_t n) noexcept;
 
 /* A receive context: a matching engine and the receives posted to it. */
 struct rx_ctx {
-	owned<match::engine> eng{new match::engine()};
+	owned<match::engine> eng = make_owned<match::engine>();
 	std::atomic<size_t> posted{0}; /* counted against size (rx_attr->size) */
 	size_t size = 2048;
 	size_t min_multi_recv = 64; /* FI_OPT_MIN_MULTI_RECV */
@@ -143,18 +143,18 @@ inline void rx_ctx::release(op *o) noexcept
 		return;
 	/* A shared context (tcp's srx) may release under another endpoint's
 	 * lock than it posts under: no spares there. */
-	if (shared || spare_.size() >= spare_max) {
-		delete o;
+	if (shared) {
+		dispose(o);
 		return;
 	}
-	spare_.push(o);
+	spare_.keep(o, spare_max);
 }
 
 inline op *rx_ctx::take()
 {
 	op *o = spare_.pop();
 	if (!o)
-		return new op();
+		return make_owned<op>().release(); /* post_recv's queue owns it */
 	/* What new op() gives and post_recv does not set (the engine sets
 	 * its own fields of mr in engine::post). */
 	o->kind = OP_RECV;

@@ -215,7 +215,7 @@ size_t pipe_park(shm_ep *ep, remote *r, const wire &c)
 	pipe_in *e = find(ep, key_of(r->slot, r->gen, c));
 	if (!e)
 		return 0;
-	e->buf.reset(new char[size_t(c.len)]);
+	e->buf = std::make_unique_for_overwrite<char[]>(size_t(c.len));
 	take_head(r, *e);
 	return size_t(c.len);
 }
@@ -244,7 +244,7 @@ void pipe_unexp(shm_ep *ep, remote *r, const wire &c, uint32_t gen, ux *u)
 		return;
 	}
 	if (!e->buf)
-		e->buf.reset(new char[size_t(c.len)]);
+		e->buf = std::make_unique_for_overwrite<char[]>(size_t(c.len));
 	take_head(r, *e);
 	e->u = u;
 	u->pipe = true;

@@ -837,7 +837,7 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 		p.c.len = len;
 		txop *o = nullptr;
 		if (want || !eager || ep->b.c_send) {
-			o = new txop();
+			o = make_owned<txop>().release(); /* its pending entry or ep->waiting owns it */
 			o->kind = OP_SEND;
 			o->context = x.context;
 			o->flags = x.flags;
@@ -905,15 +905,14 @@ void free_proto(shm_ep *ep)
 			c.sender = r->id_there;
 			(void)push(r.get(), c);
 		}
-	std::vector<txop *> ops;
+	std::vector<owned<txop>> ops; /* the backlog's and the waiting list's, freed here */
 	for (auto &r : ep->remotes)
 		for (pending &p : r->backlog)
 			if (p.op)
-				ops.push_back(p.op);
+				ops.emplace_back(p.op);
 	for (auto &w : ep->waiting)
-		ops.push_back(w.second);
-	for (txop *o : ops)
-		delete o;
+		ops.emplace_back(w.second);
+	ops.clear();
 	ep->waiting.clear();
 	ep->pulls_out.clear();
 	ep->splits_out.clear();

@@ -101,14 +101,12 @@ int post_socket() noexcept
 	int s = post_sock.load(std::memory_order_acquire);
 	if (s >= 0)
 		return s;
-	int n = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	unique_fd n(socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
 	if (n < 0)
 		return -1;
-	if (!post_sock.compare_exchange_strong(s, n, std::memory_order_acq_rel)) {
-		close(n);
-		return s;
-	}
-	return n;
+	if (!post_sock.compare_exchange_strong(s, n.get(), std::memory_order_acq_rel))
+		return s; /* another thread's socket won: ours closes */
+	return n.release(); /* post_sock keeps it for the process */
 }
 
 uint64_t now_ns() noexcept

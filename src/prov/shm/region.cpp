@@ -78,7 +78,7 @@ void unlink_live_at_exit()
 
 void live_add(const char *name, dev_t dev, ino_t ino) noexcept
 {
-	auto *e = new (std::nothrow) live_entry{};
+	auto e = try_make<live_entry>();
 	if (!e)
 		return; /* still unlinked on close */
 	snprintf(e->name, sizeof e->name, "%s", name);
@@ -89,7 +89,7 @@ void live_add(const char *name, dev_t dev, ino_t ino) noexcept
 	if (!exit_hook)
 		exit_hook = atexit(unlink_live_at_exit) == 0;
 	e->next = live_head;
-	live_head = e;
+	live_head = e.release(); /* the list owns it until live_remove */
 }
 
 void live_remove(dev_t dev, ino_t ino) noexcept
@@ -97,9 +97,8 @@ void live_remove(dev_t dev, ino_t ino) noexcept
 	std::lock_guard<std::mutex> g(live_lock);
 	for (live_entry **p = &live_head; *p; p = &(*p)->next) {
 		if ((*p)->dev == dev && (*p)->ino == ino && (*p)->pid == getpid()) {
-			live_entry *e = *p;
-			*p = e->next;
-			delete e;
+			std::unique_ptr<live_entry> gone(*p);
+			*p = gone->next;
 			return;
 		}
 	}
@@ -192,11 +191,13 @@ uint64_t start_time(pid_t pid) noexcept
 		return 0;
 	char path[32], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", int(pid));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
+	ssize_t n;
+	{
+		unique_fd fd(open(path, O_RDONLY | O_CLOEXEC));
+		if (fd < 0)
+			return 0;
+		n = read(fd, buf, sizeof buf - 1);
+	}
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
@@ -363,7 +364,7 @@ int region::create(const char *name, const layout &l, region **out) noexcept
 		shm_unlink(name);
 		return -FI_ENOMEM;
 	}
-	auto *r = new (std::nothrow) region;
+	auto r = try_make<region>();
 	if (!r) {
 		munmap(m, size);
 		shm_unlink(name);
@@ -376,17 +377,20 @@ int region::create(const char *name, const layout &l, region **out) noexcept
 	r->ino_ = sb.st_ino;
 	r->creator_ = h.owner_pid;
 	snprintf(r->name_, sizeof r->name_, "%s", name);
-	r->wake_fd_ = make_wake_socket(h.wake_name);
+	r->wake_fd_.reset(make_wake_socket(h.wake_name));
 	h.owner_base = reinterpret_cast<uintptr_t>(m);
 	snprintf(h.name, sizeof h.name, "%s", name);
 	r->hdr_ = reinterpret_cast<region_hdr *>(r->base_);
-	r->ctl_ = new (r->base_ + h.ctl_off) region_ctl;
+	/* The shared objects start their lives in the new mapping (construct_at:
+	 * placement, nothing owned; the mapping is). */
+	r->ctl_ = std::construct_at(reinterpret_cast<region_ctl *>(r->base_ + h.ctl_off));
 	r->cells_ = reinterpret_cast<cell *>(r->base_ + h.queue_off);
 	for (uint32_t i = 0; i < h.queue_cells; i++)
-		new (&r->cells_[i].seq) std::atomic<uint64_t>(cellseq::make(0, cellseq::st_free, 0));
+		std::construct_at(&r->cells_[i].seq, cellseq::make(0, cellseq::st_free, 0));
 	r->flags_ = reinterpret_cast<std::atomic<uint32_t> *>(r->base_ + h.flags_off);
 	for (uint32_t i = 0; i < h.bounce_slots; i++)
-		new (r->base_ + h.flags_off + i * flag_stride) std::atomic<uint32_t>(0);
+		std::construct_at(reinterpret_cast<std::atomic<uint32_t> *>(r->base_ + h.flags_off + i * flag_stride),
+				  0u);
 	r->bounce_ = r->base_ + h.bounce_off;
 	r->mask_ = h.queue_cells - 1;
 	r->shift_ = uint32_t(__builtin_ctz(h.queue_cells));
@@ -399,7 +403,7 @@ int region::create(const char *name, const layout &l, region **out) noexcept
 	/* Last: a peer that sees the magic sees everything above. */
 	__atomic_store_n(&r->hdr_->magic, magic, __ATOMIC_RELEASE);
 	live_add(name, sb.st_dev, sb.st_ino);
-	*out = r;
+	*out = r.release(); /* the caller's owned<region> */
 	return 0;
 }
 
@@ -409,8 +413,6 @@ region::~region()
 		unlink_if_same(name_, dev_, ino_);
 		live_remove(dev_, ino_);
 	}
-	if (wake_fd_ >= 0)
-		close(wake_fd_);
 	if (base_) {
 		guard_remove(base_);
 		munmap(base_, size_);
@@ -536,7 +538,7 @@ int peer::attach(const char *name, peer **out) noexcept
 		unmap();
 		return -FI_EHOSTDOWN;
 	}
-	auto *p = new (std::nothrow) peer;
+	auto p = try_make<peer>();
 	if (!p) {
 		unmap();
 		return -FI_ENOMEM;
@@ -560,7 +562,7 @@ int peer::attach(const char *name, peer **out) noexcept
 	p->start_ = h.owner_start;
 	p->owner_base_ = h.owner_base;
 	memcpy(p->wake_name_, h.wake_name, sizeof p->wake_name_);
-	*out = p;
+	*out = p.release(); /* the caller's owner */
 	return 0;
 }
 

@@ -46,6 +46,9 @@
 #include <rdma/fi_errno.h>
 #include <rdma/providers/fi_prov.h>
 
+#include "core/fd.h"
+#include "core/owned.h"
+
 /* fi_errno.h has no name for EEXIST (the value create() returns for a name
  * a live process owns). */
 #ifndef FI_EEXIST
@@ -148,9 +151,9 @@ public:
 
 	region(const region &) = delete;
 	region &operator=(const region &) = delete;
+	region() noexcept = default; /* empty: create() fills one (public for try_make) */
 
 private:
-	region() noexcept = default;
 	friend struct region_access;
 	char name_[name_max + 1] = {};
 	unsigned char *base_ = nullptr;
@@ -171,7 +174,7 @@ private:
 	uint64_t stall_head_ = ~0ull; /* head whose producer we are watching */
 	uint64_t stall_next_ns_ = 0;  /* when to check its liveness next */
 	bool armed_ = false; /* we set ctl->sleeping; clear it on the next pop */
-	int wake_fd_ = -1;
+	unique_fd wake_fd_;
 	uint32_t empty_pops_ = 0;      /* audit() every so many */
 	mutable std::atomic<uint32_t> idle_looks_{0}; /* idle() looks at the tail every so many */
 	mutable std::atomic<bool> audit_due_{false};  /* idle() saw the tail off a free head */
@@ -236,9 +239,9 @@ public:
 
 	peer(const peer &) = delete;
 	peer &operator=(const peer &) = delete;
+	peer() noexcept = default; /* empty: attach() fills one (public for try_make) */
 
 private:
-	peer() noexcept = default;
 	char name_[name_max + 1] = {};
 	unsigned char *base_ = nullptr;
 	size_t size_ = 0;

@@ -81,7 +81,8 @@ void reply(shm_ep *ep, remote *r, uint64_t id, uint64_t part_off, int status, co
 
 txop *new_op(shm_ep *ep, op_kind k, void *ctx, uint64_t flags, bool inject_api, remote *r)
 {
-	auto *o = new txop();
+	owned<txop> made = make_owned<txop>();
+	txop *o = made.get();
 	o->kind = k;
 	o->id = ep->next_id++;
 	o->context = ctx;
@@ -91,6 +92,7 @@ txop *new_op(shm_ep *ep, op_kind k, void *ctx, uint64_t flags, bool inject_api, 
 	o->peer = r->slot;
 	busy(ep);
 	ep->waiting.emplace(o->id, o);
+	made.release(); /* ep->waiting owns it */
 	r->waiting++;
 	return o;
 }
@@ -244,7 +246,7 @@ void on_rma(shm_ep *ep, remote *r, const wire &c)
 	/* Copied out before anything is trusted: the slot stays writable by its owner. */
 	rma_req q;
 	memcpy(&q, slot, sizeof q);
-	std::unique_ptr<char[]> payload(new char[c.len ? c.len : 1]);
+	auto payload = std::make_unique_for_overwrite<char[]>(c.len ? c.len : 1);
 	memcpy(payload.get(), slot + sizeof q, c.len);
 	r->p->bounce_release(uint32_t(c.arg));
 	uint64_t id = c.cq_data;
@@ -292,7 +294,7 @@ void on_rma(shm_ep *ep, remote *r, const wire &c)
 	size_t out_len = 0;
 	if (atomic_op) {
 		if (q.family != uint8_t(atomic::kind::write)) {
-			out.reset(new char[bytes]);
+			out = std::make_unique_for_overwrite<char[]>(bytes);
 			out_len = bytes;
 		}
 		unsigned nops = atomic::operands(q.op);
@@ -310,7 +312,7 @@ void on_rma(shm_ep *ep, remote *r, const wire &c)
 	} else if (q.kind == OP_WRITE) {
 		memcpy(p, payload.get(), bytes);
 	} else {
-		out.reset(new char[bytes ? bytes : 1]);
+		out = std::make_unique_for_overwrite<char[]>(bytes ? bytes : 1);
 		memcpy(out.get(), p, bytes);
 		out_len = bytes;
 	}

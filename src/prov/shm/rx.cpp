@@ -186,11 +186,11 @@ void push_comp(shm_ep *ep, fid_cq *cq, fid_cntr *cntr, const cq::completion &c, 
 
 void complete_tx(shm_ep *ep, txop *o, int err)
 {
+	std::unique_ptr<txop> done(o); /* its queue let it go: freed on return */
 	/* A read reports its length (as tcp's do); the others 0. */
 	ep->b.complete_tx(o->kind, o->tagged, o->context, o->kind == OP_READ ? o->len : 0, o->want_comp, err,
 			  o->inject);
 	split_release(ep, o);
-	delete o;
 }
 
 void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *bytes)
@@ -259,7 +259,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 			land(ep, r, c, o, res.off, res.into, m.src, bytes);
 		return;
 	}
-	auto *u = new ux();
+	owned<ux> u = make_owned<ux>();
 	u->c = c;
 	u->peer = r->slot;
 	/* A LARGE one stays in its sender: only its header counts. */
@@ -270,11 +270,11 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 		u->large = true;
 		u->gen = gen;
 	} else if (c.kind == K_PIPE) {
-		pipe_unexp(ep, r, c, gen, u);
+		pipe_unexp(ep, r, c, gen, u.get());
 	} else if (c.len) {
 		/* Copied out now: the sender's slot comes back whatever the
 		 * application does with the message. */
-		u->bytes.reset(new char[c.len]);
+		u->bytes = std::make_unique_for_overwrite<char[]>(c.len);
 		const void *from = bytes ? bytes
 				   : c.kind == K_INLINE ? static_cast<const void *>(c.data)
 							: r->p->bounce_addr(uint32_t(c.arg));
@@ -285,7 +285,7 @@ void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *
 	}
 	if (c.kind == K_BOUNCE && !bytes)
 		r->p->bounce_release(uint32_t(c.arg));
-	res.queued->m.cookie = u;
+	res.queued->m.cookie = u.release(); /* the engine's entry owns it */
 }
 
 void on_chunk(shm_ep *ep, remote *r, const wire &c)
@@ -324,7 +324,7 @@ void on_chunk(shm_ep *ep, remote *r, const wire &c)
 
 void ep_transport::start(match::engine &, match::recv *rv, const match::message &m, size_t off, size_t into)
 {
-	auto *u = static_cast<ux *>(m.cookie);
+	owned<ux> u(static_cast<ux *>(m.cookie)); /* the entry's: freed on return */
 	rxop *o = prov::op_of(rv);
 	if (!u) /* cannot happen: every queued message gets its cookie */
 		return;
@@ -332,29 +332,27 @@ void ep_transport::start(match::engine &, match::recv *rv, const match::message 
 	ep->ux_count--;
 	remote *r = ep->remotes[u->peer].get();
 	if (u->pipe)
-		pipe_start(ep, u, o, off, into, m.src);
+		pipe_start(ep, u.get(), o, off, into, m.src);
 	else if (u->large && (r->dead || r->gen != u->gen))
 		finish(ep, o, u->c, off, 0, m.src, FI_EHOSTDOWN); /* its sender is gone */
 	else if (u->large)
 		land_large(ep, r, u->c, o, off, into, m.src);
 	else
 		land(ep, r, u->c, o, off, into, m.src, u->bytes.get() ? u->bytes.get() : "");
-	delete u;
 }
 
 void ep_transport::drop(match::engine &, const match::message &m)
 {
-	auto *u = static_cast<ux *>(m.cookie);
+	owned<ux> u(static_cast<ux *>(m.cookie)); /* the entry's: freed on return */
 	remote *r = u ? ep->remotes[u->peer].get() : nullptr;
 	if (u) {
 		ep->ux_bytes -= u->cost;
 		ep->ux_count--;
 	}
 	if (u && u->pipe)
-		pipe_drop(ep, u);
+		pipe_drop(ep, u.get());
 	if (r && u->large && !r->dead && r->gen == u->gen)
 		answer(ep, r, K_DONE, u->c.arg, 0, FI_ECANCELED);
-	delete u;
 }
 
 fi_addr_t ep_transport::resolve(const match::message &m)

@@ -273,7 +273,7 @@ struct shm_ep {
 	/* The shared receive context bound with fi_ep_bind (srx.h): rx is
 	 * its, and b.mtx its lock, from then on. */
 	prov::srx *srx = nullptr;
-	owned<ep_transport> tp{new ep_transport()}; /* by pointer: shm_ep stays standard-layout */
+	owned<ep_transport> tp = make_owned<ep_transport>(); /* by pointer: shm_ep stays standard-layout */
 	std::vector<std::unique_ptr<remote>> remotes;
 	std::vector<uint32_t> backlogged; /* slots of peers that may have a backlog: progress visits only these */
 	std::unordered_map<std::string, uint32_t> by_name;
@@ -287,7 +287,7 @@ struct shm_ep {
 	std::vector<split_wait> splits_in; /* split receives waiting on the sender's chunks */
 	size_t split_min = 0;            /* FI_SHM_SPLIT_MIN (0: never) */
 	/* pipelined messages arriving (by pointer: shm_ep stays standard-layout) */
-	owned<std::map<pipe_key, pipe_in>> pipes{new std::map<pipe_key, pipe_in>()};
+	owned<std::map<pipe_key, pipe_in>> pipes = make_owned<std::map<pipe_key, pipe_in>>();
 	size_t pipe_max = 0, pipe_frag = 0; /* FI_SHM_PIPE_MAX (0: never), FI_SHM_PIPE_FRAG */
 	/* Set by progress when nothing above waits on it; cleared (under the
 	 * lock) by whatever queues work for progress.  With an idle queue it

@@ -106,7 +106,7 @@ int split_offer(shm_ep *ep, txop *o)
 		ep->rg->bounce_put(slot);
 		return -1;
 	}
-	auto *ctl = new (at) split_ctl();
+	auto *ctl = std::construct_at(static_cast<split_ctl *>(at)); /* in the slot: nothing owned */
 	ctl->cnt = 0;
 	ctl->into = 0;
 	ctl->chunk = chunk_for(o->len);

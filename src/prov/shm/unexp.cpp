@@ -59,7 +59,7 @@ void ux_arrive(shm_ep *ep, remote *r, const wire &c)
 	if (c.kind == K_PIPE)
 		pk.cost += pipe_park(ep, r, c);
 	if (from) {
-		pk.bytes.reset(new char[c.len ? size_t(c.len) : 1]);
+		pk.bytes = std::make_unique_for_overwrite<char[]>(c.len ? size_t(c.len) : 1);
 		memcpy(pk.bytes.get(), from, size_t(c.len));
 		r->p->bounce_release(uint32_t(c.arg));
 		pk.cost += size_t(c.len);

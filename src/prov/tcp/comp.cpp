@@ -28,7 +28,7 @@ void complete_tx(tcp_ep *ep, op *o, int err)
 			  o->inject);
 	if (ep->tx_inflight)
 		ep->tx_inflight--;
-	delete o;
+	dispose(o); /* its queue let it go */
 }
 
 fi_addr_t src_of(tcp_ep *ep, conn *c)

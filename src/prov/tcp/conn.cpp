@@ -117,7 +117,8 @@ conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st)
 {
 	if (ep->direct)
 		set_direct(ep, false); /* progress decides again with this one counted */
-	auto *c = new conn();
+	owned<conn> made = make_owned<conn>();
+	conn *c = made.get();
 	c->fd.reset(fd);
 	c->ep = ep;
 	c->outgoing = outgoing;
@@ -129,13 +130,13 @@ conn *new_conn(tcp_ep *ep, int fd, bool outgoing, conn_state st)
 	if (epoll_ctl(ep->epfd, EPOLL_CTL_ADD, fd, &e)) {
 		int err = errno;
 		c->fd.release(); /* a failed call leaves fd its caller's */
-		delete c;
 		throw std::system_error(err, std::generic_category(), "epoll_ctl");
 	}
 	c->in_epoll = true;
 	c->serial = ep->next_serial++;
 	ep->conns.push_back(c);
 	conns_changed(ep);
+	made.release(); /* ep->conns owns it until reap */
 	return c;
 }
 
@@ -212,7 +213,7 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 	for (txitem *t : c->txq) {
 		if (t->o)
 			complete_tx(ep, t->o, e);
-		delete t;
+		dispose(t);
 	}
 	c->txq.clear();
 	for (auto &p : c->pending)
@@ -234,7 +235,7 @@ void conn_fail(tcp_ep *ep, conn *c, int err, const char *why, bool quiet_cm)
 			complete_rx(ep, o,
 				    {.src = u->src, .kind = prov::msg_kind(u->tagged), .tag = u->tag, .err = e,
 				     .release = release});
-			delete u;
+			dispose(u);
 			c->ux = nullptr;
 		} else if (c->bk == B_UNEXP && c->ux) {
 			ux_drop(ep, c->ux); /* queued with half a body: it goes */
@@ -285,7 +286,7 @@ void reap(tcp_ep *ep)
 		if (c->fd >= 0 && !c->cm_watched)
 			c->fd.reset();
 		if (!c->cm_watched)
-			delete c;
+			dispose(c);
 	}
 	ep->dead.clear();
 	conns_changed(ep);
@@ -362,12 +363,14 @@ namespace {
 
 conn *new_backoff_conn(tcp_ep *ep)
 {
-	auto *c = new conn();
+	owned<conn> made = make_owned<conn>();
+	conn *c = made.get();
 	c->ep = ep;
 	c->outgoing = true;
 	c->state = C_BACKOFF;
 	c->serial = ep->next_serial++;
 	ep->conns.push_back(c);
+	made.release(); /* ep->conns owns it until reap */
 	conns_changed(ep);
 	return c;
 }
@@ -571,7 +574,7 @@ bool redial_closed(tcp_ep *ep, conn *c)
 	/* What the handshake queued goes; the application's sends stay. */
 	for (auto it = c->txq.begin(); it != c->txq.end();) {
 		if ((*it)->control && !(*it)->o) {
-			delete *it;
+			dispose(*it);
 			it = c->txq.erase(it);
 		} else {
 			++it;
@@ -689,7 +692,7 @@ void move_queue(conn *from, conn *to)
 {
 	for (txitem *t : from->txq) {
 		if (t->control && !t->o) {
-			delete t;
+			dispose(t);
 			continue;
 		}
 		/* The window it was sent under was the old connection's. */

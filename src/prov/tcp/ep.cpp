@@ -53,25 +53,27 @@ void free_conn_state(tcp_ep *ep)
 		o->rx->release(o); /* a shared context's room comes back */
 	for (conn *c : ep->conns) {
 		for (txitem *t : c->txq) {
-			delete t->o;
-			delete t;
+			if (t->o)
+				dispose(t->o);
+			dispose(t);
 		}
 		for (auto &p : c->pending)
-			delete p.second;
+			dispose(p.second);
 		if (c->fd >= 0)
 			c->fd.reset();
 		if (c != ep->mc)
-			delete c;
+			dispose(c);
 	}
 	for (conn *c : ep->dead)
 		if (c != ep->mc && std::find(ep->conns.begin(), ep->conns.end(), c) == ep->conns.end()) {
 			if (c->fd >= 0)
 				c->fd.reset();
-			delete c;
+			dispose(c);
 		}
 	if (ep->mc && std::find(ep->conns.begin(), ep->conns.end(), ep->mc) == ep->conns.end() && ep->mc->fd >= 0)
 		ep->mc->fd.reset();
-	delete ep->mc;
+	if (ep->mc)
+		dispose(ep->mc);
 	ep->mc = nullptr;
 	ep->conns.clear();
 	conns_changed(ep);

@@ -24,7 +24,7 @@ void free_connreq(tcp_connreq *cr)
 {
 	cr->fd.reset();
 	cr->magic = 0;
-	delete cr;
+	dispose(cr); /* the fid the connreq event handed out */
 }
 
 namespace {
@@ -253,7 +253,8 @@ void pep_event(void *arg, uint32_t) noexcept
 				return;
 			set_nonblock_nodelay(fd);
 			local_cc(fd, reinterpret_cast<sockaddr *>(&ss));
-			auto *cr = new tcp_connreq();
+			owned<tcp_connreq> made = make_owned<tcp_connreq>();
+			tcp_connreq *cr = made.get();
 			cr->fid_.fclass = FI_CLASS_CONNREQ;
 			cr->fid_.ops = &connreq_fi_ops;
 			cr->magic = cr_magic;
@@ -278,14 +279,14 @@ void pep_event(void *arg, uint32_t) noexcept
 				ok = write_all(cr->fd, chal, sizeof chal);
 			}
 			if (!ok) {
-				delete cr; /* closes its socket */
-				continue;
+				continue; /* made frees it and closes its socket */
 			}
 			pep_make_room(pep, cr->from_ip);
 			{
 				std::lock_guard<std::mutex> g(pep->mtx);
 				pep->reqs.insert(cr);
 			}
+			made.release(); /* pep->reqs owns it */
 			cm_engine::get().add(&cr->w, cr->fd, EPOLLIN);
 		}
 	});
@@ -419,7 +420,7 @@ int pep_close(fid *f) noexcept
 		pep->lfd.reset();
 		info_free(pep->info);
 		pep->magic = 0;
-		delete pep;
+		std::unique_ptr<tcp_pep> gone(pep); /* fi_close frees what the open handed out as a fid */
 		return 0;
 	});
 }

@@ -73,13 +73,13 @@ void tx_done(tcp_ep *ep, conn *c, txitem *t)
 		c->pending[t->o->id] = t->o;
 		break;
 	case AFTER_CLOSE:
-		delete t;
+		dispose(t);
 		conn_fail(ep, c, 0, nullptr);
 		return;
 	case AFTER_NONE:
 		break;
 	}
-	delete t;
+	dispose(t);
 }
 
 /* Drops the first n bytes (fewer than t->left) of an item: partial write. */
@@ -231,7 +231,7 @@ bool flush_tx(tcp_ep *ep, conn *c)
 
 txitem *make_item(const frame::header &h, const iovec *iov, size_t cnt)
 {
-	auto *t = new txitem();
+	txitem *t = make_owned<txitem>().release(); /* the caller queues it (c->txq owns it) */
 	frame::encode(h, t->hdr);
 	t->iov[0] = {t->hdr, frame::hdr_size};
 	t->cnt = 1;
@@ -249,13 +249,14 @@ txitem *make_item(const frame::header &h, const iovec *iov, size_t cnt)
 txitem *control_item(frame::header h, const void *payload, size_t plen)
 {
 	h.len = plen;
-	auto *t = new txitem();
+	owned<txitem> made = make_owned<txitem>();
+	txitem *t = made.get();
 	frame::encode(h, t->hdr);
 	t->iov[0] = {t->hdr, frame::hdr_size};
 	t->cnt = 1;
 	t->left = frame::hdr_size;
 	if (plen) {
-		t->owned.reset(new char[plen]);
+		t->owned = std::make_unique_for_overwrite<char[]>(plen);
 		if (payload)
 			memcpy(t->owned.get(), payload, plen);
 		t->iov[1] = {t->owned.get(), plen};
@@ -263,7 +264,7 @@ txitem *control_item(frame::header h, const void *payload, size_t plen)
 		t->left += plen;
 	}
 	t->control = true;
-	return t;
+	return made.release(); /* the caller queues it (c->txq owns it) */
 }
 
 txitem *control_item(uint8_t type, uint64_t id, uint64_t data, const void *payload,
@@ -339,7 +340,7 @@ void free_unexp(tcp_ep *ep, unexp *u)
 					rx_resume(ep, c);
 				break;
 			}
-	delete u;
+	dispose(u);
 }
 
 namespace {
@@ -393,9 +394,10 @@ void on_msg(tcp_ep *ep, conn *c)
 	}
 	unexp *u;
 	try {
-		u = new unexp();
+		owned<unexp> made = make_owned<unexp>();
 		if (h.len)
-			u->buf.reset(new char[h.len]);
+			made->buf = make_owned_for_overwrite<char[]>(h.len);
+		u = made.release(); /* the engine's entry owns it (cookie) */
 	} catch (const std::bad_alloc &) {
 		ux_unqueue(ep, res.queued);
 		return (void)conn_fail(ep, c, FI_ENOMEM, "out of memory for an unexpected message");
@@ -475,7 +477,7 @@ void on_rts(tcp_ep *ep, conn *c)
 	}
 	unexp *u;
 	try {
-		u = new unexp();
+		u = make_owned<unexp>().release(); /* the engine's entry owns it (cookie) */
 	} catch (const std::bad_alloc &) {
 		ux_unqueue(ep, res.queued);
 		return (void)conn_fail(ep, c, FI_ENOMEM, "out of memory for a rendezvous request");
@@ -535,7 +537,7 @@ void on_rdata(tcp_ep *ep, conn *c)
  * when the call returns. */
 void own_payload(txitem *t, const iovec *iov, size_t cnt, size_t total)
 {
-	t->owned.reset(new char[total ? total : 1]);
+	t->owned = std::make_unique_for_overwrite<char[]>(total ? total : 1);
 	copy_from_iov(iov, cnt, 0, t->owned.get(), total);
 	t->cnt = 1;
 	if (total)
@@ -693,7 +695,7 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 		txitem *t = make_item(h, iov, cnt);
 		if (inject_api || (flags & FI_INJECT))
 			own_payload(t, iov, cnt, total);
-		auto *o = new op();
+		op *o = make_owned<op>().release(); /* t owns it (t->o), freed by complete_tx */
 		o->kind = OP_SEND;
 		o->tagged = tagged;
 		o->context = ctx;

@@ -73,7 +73,7 @@ void drop_unexp(tcp_ep *ep, unexp *u)
 	if (u->qe)
 		ep->rx->eng->unqueue(u->qe);
 	ux_unlink(u);
-	delete u;
+	dispose(u);
 }
 
 void resolve_src(tcp_ep *ep, unexp *u)
@@ -252,7 +252,7 @@ void ep_transport::start(match::engine &e, match::recv *r, const match::message 
 		complete_rx(ep, o,
 			    {.src = u->src, .kind = prov::msg_kind(u->tagged), .tag = u->tag,
 			     .err = u->claim_err ? u->claim_err : FI_ECONNRESET, .release = !multi || e.recv_done(r)});
-		delete u;
+		dispose(u);
 		return;
 	}
 	if (u->rts) {
@@ -268,7 +268,7 @@ void ep_transport::start(match::engine &e, match::recv *r, const match::message 
 		rr.data = u->data;
 		conn *c = u->from;
 		uint64_t id = u->rts_id;
-		delete u;
+		dispose(u);
 		grant(ep, c, id, rr);
 		return;
 	}
@@ -297,7 +297,7 @@ void ep_transport::drop(match::engine &, const match::message &m)
 		return;
 	u->qe = nullptr;
 	ux_unlink(u);
-	delete u;
+	dispose(u);
 }
 
 fi_addr_t ep_transport::resolve(const match::message &m)

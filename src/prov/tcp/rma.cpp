@@ -133,7 +133,7 @@ ssize_t do_atomic(tcp_ep *ep, const prov::atomic_xfer &a)
 		conn *c = tx_conn(ep, m->addr, &err);
 		if (!c)
 			return err;
-		auto *o = new op();
+		op *o = make_owned<op>().release(); /* its txitem, then c->pending, own it */
 		o->kind = fetch ? OP_FETCH : OP_ATOMIC;
 		o->context = m->context;
 		o->flags = a.flags;

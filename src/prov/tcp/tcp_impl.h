@@ -238,7 +238,7 @@ struct conn {
 	std::unordered_map<uint64_t, rndv_rx> rv_wait; /* CTS written, RDATA not yet here */
 	rndv_rx rv;                                    /* the RDATA body being read */
 	/* receive side */
-	std::unique_ptr<char[]> rbuf{new char[rbuf_size]};
+	std::unique_ptr<char[]> rbuf = std::make_unique_for_overwrite<char[]>(rbuf_size);
 	size_t rpos = 0, rend = 0;
 	bool drained = false; /* a read this pass came back short: the socket is empty */
 	bool in_body = false;
@@ -350,7 +350,7 @@ struct tcp_ep {
 	prov::rx_ctx own_rx;
 	prov::rx_ctx *rx = &own_rx;
 	prov::srx *srx = nullptr;
-	owned<ep_transport> tp{new ep_transport()}; /* by pointer: tcp_ep stays standard-layout */
+	owned<ep_transport> tp = make_owned<ep_transport>(); /* by pointer: tcp_ep stays standard-layout */
 	unexp ux_live; /* list head: this endpoint's unexpected messages (queued or held) */
 	uint64_t next_id = 1;
 	uint64_t next_token = 1;

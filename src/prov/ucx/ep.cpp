@@ -34,8 +34,7 @@ namespace wu::ucx {
 op *new_op_alloc(ucx_ep *ep, op_kind k)
 {
 	const size_t pre = ep->dom->req_pre;
-	void *m = ::operator new(pre + sizeof(op), std::align_val_t{op_align});
-	op *o = new (static_cast<char *>(m) + pre) op;
+	op *o = make_prefixed<op, op_align>(pre);
 	o->pre = pre;
 	o->ep = ep;
 	o->kind = k;
@@ -45,9 +44,7 @@ op *new_op_alloc(ucx_ep *ep, op_kind k)
 
 void delete_op(op *o) noexcept
 {
-	char *m = reinterpret_cast<char *>(o) - o->pre;
-	o->~op();
-	::operator delete(m, std::align_val_t{op_align});
+	drop_prefixed<op, op_align>(o, o->pre);
 }
 
 void free_op_slow(op *o) noexcept
@@ -132,6 +129,20 @@ void progress_cb(void *arg) noexcept
 
 namespace {
 
+/* Starts closing a UCP endpoint (force: a failed one, without flushing);
+ * its close request, if any, is finished by drain_closing (ep->closes). */
+void start_close(ucx_ep *ep, ucp_ep_h uep, bool force)
+{
+	ucp_request_param_t prm{};
+	if (force) {
+		prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+		prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
+	}
+	void *r = ucp_ep_close_nbx(uep, &prm);
+	if (UCS_PTR_IS_PTR(r))
+		ep->closes.push_back(r);
+}
+
 /* A peer failed (UCP_ERR_HANDLING_MODE_PEER): UCP fails the sends and RMA
  * it holds on that endpoint; what waits for the peer on our side (directed
  * receives, RMA waiting for an rkey) fails here.  The UCP endpoint goes;
@@ -150,12 +161,7 @@ void peer_err_cb(void *arg, ucp_ep_h uep, ucs_status_t status) noexcept
 		peer_rma_failed(ep, p, err ? -err : FI_EIO);
 		fail_directed(ep, p->id);
 		if (p->ep == uep) {
-			ucp_request_param_t prm{};
-			prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-			prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
-			void *r = ucp_ep_close_nbx(uep, &prm);
-			if (UCS_PTR_IS_PTR(r))
-				ep->closes.push_back(r);
+			start_close(ep, uep, true);
 			p->ep = nullptr;
 		}
 	});
@@ -172,12 +178,7 @@ void replier_err_cb(void *arg, ucp_ep_h uep, ucs_status_t status) noexcept
 				ep->repliers.erase(it);
 				break;
 			}
-		ucp_request_param_t prm{};
-		prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-		prm.flags = UCP_EP_CLOSE_FLAG_FORCE;
-		void *r = ucp_ep_close_nbx(uep, &prm);
-		if (UCS_PTR_IS_PTR(r))
-			ep->closes.push_back(r);
+		start_close(ep, uep, true);
 	});
 }
 
@@ -360,10 +361,7 @@ void av_removed(void *arg, fi_addr_t a) noexcept
 		peer *p = it->second.get();
 		peer_rma_failed(ep, p, FI_ECANCELED);
 		if (p->ep) {
-			ucp_request_param_t prm{};
-			void *r = ucp_ep_close_nbx(p->ep, &prm);
-			if (UCS_PTR_IS_PTR(r))
-				ep->closes.push_back(r);
+			start_close(ep, p->ep, false);
 			p->ep = nullptr;
 		}
 		/* Ops waiting on it hold no pointer to it once its rkeys failed. */
@@ -407,19 +405,13 @@ void close_worker(ucx_ep *ep)
 	free_rma(ep);
 	/* Flush what was sent (injected sends count as done for the
 	 * application), then force what a silent peer still holds. */
-	ucp_request_param_t prm{};
 	for (auto &[a, p] : ep->peers)
 		if (p->ep) {
-			void *r = ucp_ep_close_nbx(p->ep, &prm);
-			if (UCS_PTR_IS_PTR(r))
-				ep->closes.push_back(r);
+			start_close(ep, p->ep, false);
 			p->ep = nullptr;
 		}
-	for (auto &[id, uep] : ep->repliers) {
-		void *r = ucp_ep_close_nbx(uep, &prm);
-		if (UCS_PTR_IS_PTR(r))
-			ep->closes.push_back(r);
-	}
+	for (auto &[id, uep] : ep->repliers)
+		start_close(ep, uep, false);
 	ep->repliers.clear();
 	drain_closing(ep, std::chrono::milliseconds(ep->linger_ms));
 	for (void *r : ep->closes) {

@@ -54,8 +54,8 @@ std::mutex mr_map_lock;
 /* fid_mr -> its domain: fi_close(mr) finds the UCX mapping to undo. */
 std::unordered_map<const fid_mr *, ucx_domain *> &mr_map()
 {
-	static auto *m = new std::unordered_map<const fid_mr *, ucx_domain *>;
-	return *m;
+	static auto &m = make_immortal<std::unordered_map<const fid_mr *, ucx_domain *>>();
+	return m;
 }
 
 fi_ops mr_fi_ops_wrapped;

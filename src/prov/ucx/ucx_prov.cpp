@@ -160,7 +160,7 @@ int ucx_domain_close(fid *f) noexcept
 			return r;
 		ucp_cleanup(d->ctx);
 		d->magic = 0;
-		delete d;
+		std::unique_ptr<ucx_domain> gone(d); /* fi_close frees what the open handed out as a fid */
 		return 0;
 	});
 }

@@ -297,7 +297,7 @@ int ep_close(fid *f) noexcept
 		free_routes(ep);
 		info_free(ep->info);
 		ep->magic = 0;
-		delete ep;
+		std::unique_ptr<wx_ep> gone(ep); /* fi_close frees what the open handed out as a fid */
 		return 0;
 	});
 }

@@ -28,7 +28,7 @@ route_table *table_for(wx_ep *ep, fi_addr_t a)
 	while (want <= a)
 		want *= 2;
 	auto nt = std::make_unique<route_table>();
-	nt->v.reset(new std::atomic<uint8_t>[want]);
+	nt->v = std::make_unique_for_overwrite<std::atomic<uint8_t>[]>(want);
 	for (size_t k = 0; k < want; k++)
 		nt->v[k].store(k < n ? t->v[k].load(std::memory_order_relaxed) : uint8_t(R_NONE),
 			       std::memory_order_relaxed);
