@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -327,6 +328,41 @@ inline void rev_put(rev_index &ix, uint64_t h, uint64_t f)
 		i = i + 1 == n ? 0 : i + 1;
 	ix.slot[i] = ix.tag(h) | uint32_t(f + 1);
 	ix.used++;
+}
+
+/* Fills ix afresh with every stored entry f whose key keyof(f, k) gives
+ * (generators are not indexed), sized for want entries: built at most 2/3
+ * full, full (rebuilt) at 7/8.  0 when done; else the capacity that proved
+ * too small (concurrent inserts): build again bigger. */
+template <class KeyOf>
+size_t rev_fill(const arena &r, rev_index &ix, size_t want, KeyOf keyof)
+{
+	uint64_t gen = ld(&r.hdr->ins_gen);
+	uint64_t end = ld(&r.hdr->end);
+	size_t cap = std::max<size_t>(64, want + want / 2 + 16);
+	uint64_t ms = r.hdr->max_slots;
+	unsigned bits = ms ? 64 - unsigned(__builtin_clzll(ms)) : 1; /* holds fi_addr + 1 */
+	ix.idx_mask = bits >= 32 ? ~uint32_t{0} : (uint32_t{1} << bits) - 1;
+	ix.slot.assign(cap, 0);
+	ix.slot.shrink_to_fit();
+	ix.used = 0;
+	ix.limit = cap - cap / 8;
+	uint32_t n = ld32(&r.hdr->nranges);
+	for (uint64_t f = 0; f < end; f++) {
+		if (n)
+			if (const sym_range *s = range_of(r, f, n)) {
+				f = s->base + s->count - 1;
+				continue;
+			}
+		key k;
+		if (!keyof(f, k))
+			continue;
+		if (ix.used + 1 > ix.limit)
+			return cap;
+		rev_put(ix, k.hash(), f);
+	}
+	ix.gen = gen;
+	return 0;
 }
 
 /* false when the index is full: it is then rebuilt, bigger, on next use. */

@@ -235,37 +235,9 @@ bool same(const key &x, const key &y)
 
 void rev_build(av_obj *a, size_t want)
 {
-	arena &r = *a->reg;
-	rev_index &ix = *a->rev;
-	uint64_t gen = ld(&r.hdr->ins_gen);
-	uint64_t end = ld(&r.hdr->end);
-	/* Built at most 2/3 full; full (rebuilt) at 7/8. */
-	size_t cap = std::max<size_t>(64, want + want / 2 + 16);
-	uint64_t ms = r.hdr->max_slots;
-	unsigned bits = ms ? 64 - unsigned(__builtin_clzll(ms)) : 1; /* holds fi_addr + 1 */
-	ix.idx_mask = bits >= 32 ? ~uint32_t{0} : (uint32_t{1} << bits) - 1;
-	ix.slot.assign(cap, 0);
-	ix.slot.shrink_to_fit();
-	ix.used = 0;
-	ix.limit = cap - cap / 8;
-	uint32_t n = ld32(&r.hdr->nranges);
-	for (uint64_t f = 0; f < end; f++) {
-		if (n)
-			if (const sym_range *s = range_of(r, f, n)) {
-				f = s->base + s->count - 1; /* generators are not indexed */
-				continue;
-			}
-		key k;
-		if (!entry_key(r, f, k))
-			continue;
-		if (ix.used + 1 > ix.limit) {
-			/* More entries than counted (concurrent inserts): start over bigger. */
-			rev_build(a, 2 * cap);
-			return;
-		}
-		rev_put(ix, k.hash(), f);
-	}
-	ix.gen = gen;
+	const arena &r = *a->reg;
+	while (size_t small = rev_fill(r, *a->rev, want, [&](uint64_t f, key &k) { return entry_key(r, f, k); }))
+		want = 2 * small;
 }
 
 /* Caller holds a->local.  Brings the index up to date with the arena. */

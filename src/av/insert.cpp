@@ -427,6 +427,19 @@ int sym_by_service(av_obj *a, const char *node, size_t nodecnt, const char *serv
 	return insert_batch(a, b, fi_addr, flags, context);
 }
 
+/* Appends generator s at the end of the AV (under the write lock): readers
+ * see the range before the end that covers it. */
+static int publish_range(header &h, sym_range &s, uint64_t *base)
+{
+	s.base = h.end;
+	h.ranges[h.nranges] = s;
+	__atomic_store_n(&h.nranges, h.nranges + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&h.end, s.base + s.count, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&h.gen, 1, __ATOMIC_RELEASE);
+	*base = s.base;
+	return 0;
+}
+
 /* Symmetric AV, numeric node: one generator, no per-address storage. */
 int sym_numeric(av_obj *a, const key &first, size_t nodecnt, size_t svccnt, uint64_t *base)
 {
@@ -459,13 +472,7 @@ int sym_numeric(av_obj *a, const key &first, size_t nodecnt, size_t svccnt, uint
 		return -FI_ENOSPC;
 	if (h.end + s.count > h.max_slots)
 		return -FI_ENOSPC;
-	s.base = h.end;
-	h.ranges[h.nranges] = s;
-	__atomic_store_n(&h.nranges, h.nranges + 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&h.end, s.base + s.count, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&h.gen, 1, __ATOMIC_RELEASE);
-	*base = s.base;
-	return 0;
+	return publish_range(h, s, base);
 }
 
 /* Symmetric AV, named nodes: one node table entry per node. */
@@ -499,13 +506,7 @@ int sym_named(av_obj *a, const std::vector<key> &nodes, size_t svccnt, uint16_t 
 		}
 	}
 	h.node_bump += nodes.size();
-	s.base = h.end;
-	h.ranges[h.nranges] = s;
-	__atomic_store_n(&h.nranges, h.nranges + 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&h.end, s.base + s.count, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&h.gen, 1, __ATOMIC_RELEASE);
-	*base = s.base;
-	return 0;
+	return publish_range(h, s, base);
 }
 
 int av_insertsym_body(av_obj *a, const char *node, size_t nodecnt, const char *service,

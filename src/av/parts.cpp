@@ -37,35 +37,13 @@ bool part_key(const av_obj *a, const key &k, int which, key &out)
 /* Rebuilds index `which` from the entries (caller holds a->local). */
 void part_build(av_obj *a, int which, size_t want)
 {
-	arena &r = *a->reg;
-	rev_index &ix = a->parts->ix[which];
-	uint64_t gen = ld(&r.hdr->ins_gen);
-	uint64_t end = ld(&r.hdr->end);
-	size_t cap = std::max<size_t>(64, want + want / 2 + 16);
-	uint64_t ms = r.hdr->max_slots;
-	unsigned bits = ms ? 64 - unsigned(__builtin_clzll(ms)) : 1;
-	ix.idx_mask = bits >= 32 ? ~uint32_t{0} : (uint32_t{1} << bits) - 1;
-	ix.slot.assign(cap, 0);
-	ix.slot.shrink_to_fit();
-	ix.used = 0;
-	ix.limit = cap - cap / 8;
-	uint32_t n = ld32(&r.hdr->nranges);
-	for (uint64_t f = 0; f < end; f++) {
-		if (n)
-			if (const sym_range *s = range_of(r, f, n)) {
-				f = s->base + s->count - 1;
-				continue;
-			}
-		key k, p;
-		if (!entry_key(r, f, k) || !part_key(a, k, which, p))
-			continue;
-		if (ix.used + 1 > ix.limit) {
-			part_build(a, which, 2 * cap); /* grew meanwhile */
-			return;
-		}
-		rev_put(ix, p.hash(), f);
-	}
-	ix.gen = gen;
+	const arena &r = *a->reg;
+	auto keyof = [&](uint64_t f, key &p) {
+		key k;
+		return entry_key(r, f, k) && part_key(a, k, which, p);
+	};
+	while (size_t small = rev_fill(r, a->parts->ix[which], want, keyof))
+		want = 2 * small;
 }
 
 void part_sync(av_obj *a, int which)

@@ -42,17 +42,6 @@ bool dup_str(char **dst, const char *src) noexcept
 	return *dst != nullptr;
 }
 
-bool dup_mem(void **dst, const void *src, size_t len) noexcept
-{
-	*dst = nullptr;
-	if (!src || !len)
-		return true;
-	*dst = malloc(len);
-	if (!*dst)
-		return false;
-	memcpy(*dst, src, len);
-	return true;
-}
 
 void nic_free(fid_nic *nic) noexcept
 {
@@ -152,6 +141,18 @@ size_t str_size(const char *s) noexcept
 }
 
 } // namespace
+
+bool dup_mem(void **dst, const void *src, size_t len) noexcept
+{
+	*dst = nullptr;
+	if (!src || !len)
+		return true;
+	*dst = malloc(len);
+	if (!*dst)
+		return false;
+	memcpy(*dst, src, len);
+	return true;
+}
 
 fid_nic *nic_alloc() noexcept
 {

@@ -64,6 +64,9 @@ constexpr bool layout_has(size_t l_size, size_t off, size_t n) noexcept
 }
 
 /* All five attribute structs allocated and zeroed; nullptr on ENOMEM. */
+/* *dst = a malloc'd copy of len bytes of src (nullptr for none); false
+ * when out of memory. */
+bool dup_mem(void **dst, const void *src, size_t len) noexcept;
 fi_info *info_alloc() noexcept;
 /* Deep copy of one entry (not the list) into current-size structs whose
  * members past the caller's layout are zero; reads only within l. */

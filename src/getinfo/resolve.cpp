@@ -97,15 +97,10 @@ bool resolve(const char *node, const char *service, uint64_t flags, int family, 
 bool set_addr(void **dst, size_t *dstlen, const void *src, size_t len)
 {
 	free(*dst);
-	*dst = nullptr;
 	*dstlen = 0;
-	if (!src || !len)
-		return true;
-	*dst = malloc(len);
-	if (!*dst)
+	if (!dup_mem(dst, src, len))
 		return false;
-	memcpy(*dst, src, len);
-	*dstlen = len;
+	*dstlen = *dst ? len : 0;
 	return true;
 }
 
