@@ -58,7 +58,6 @@ uint16_t port_offset(uint32_t f, const std::vector<uint8_t> &view)
 	return uint16_t(it - view.begin() + 2);
 }
 
-constexpr int modex_card_wait_ms = 60000;
 
 } // namespace
 
@@ -93,7 +92,7 @@ int publish_node(session &s, uint32_t addr_format)
 	 * anyway; 16 ranks starting on a loaded node take seconds (a 2 s wait
 	 * left 155 ranks out of the blobs at 16 x 16: 170 gets per rank). */
 	const int wait_ms = s.mode == FI_WIREUP_MODEX
-				    ? modex_card_wait_ms
+				    ? std::max(1, param::get_int(&pmix_prov, "card_wait").value)
 				    : std::max(1, param::get_int(&pmix_prov, "direct_retries").value) * 20;
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
 	for (;;) {

@@ -63,6 +63,8 @@ constexpr param::def knobs[] = {
 	 "With mode auto, jobs of at least this many ranks use the direct mode (default: 4096)"},
 	{FI_PARAM_INT, "direct_retries", "100",
 	 "Direct mode: PMIx_Get attempts for a peer that has not published yet, 20 ms apart (default: 100)"},
+	{FI_PARAM_INT, "card_wait", "60000",
+	 "Modex mode: milliseconds the first rank of a node waits for its local peers' cards before it puts the node blob without the missing ones (they all reach the fence that follows anyway)"},
 	{FI_PARAM_BOOL, "node_records", "1",
 	 "Modex and direct modes: the first rank of each node publishes one record with its node's addresses, and a rank fetches one record per node instead of one per rank (default: 1)"},
 	{FI_PARAM_STRING, "node_ports", "20000-32767",
