@@ -564,12 +564,14 @@ int job_secret(unsigned char *out, size_t len) noexcept
 			 * back to differs from its peers' and fails every handshake
 			 * (10 of 256 ranks did at 16 x 16 on two cores). */
 			const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-			for (;;) {
+			for (bool said = false;; said = true) {
 				r = s->cl->get(s->nspace, 0, key, get_kind::direct, v);
 				if ((r != -FI_ENODATA && r != -FI_ETIMEDOUT) || std::chrono::steady_clock::now() >= until)
 					break;
-				WU_INFO(&pmix_prov, FI_LOG_CORE, "PMIx: job key of %s not there yet (%s); asking again\n",
-					s->nspace.c_str(), fi_strerror(-r));
+				if (!said) /* once: asks go every 20 ms for up to a minute */
+					WU_INFO(&pmix_prov, FI_LOG_CORE,
+						"PMIx: job key of %s not there yet (%s); asking again for up to 60 s\n",
+						s->nspace.c_str(), fi_strerror(-r));
 				std::this_thread::sleep_for(std::chrono::milliseconds(20));
 			}
 			if (!r && v.size() != len)

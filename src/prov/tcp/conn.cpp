@@ -300,6 +300,17 @@ void arm_auto_timer(tcp_ep *ep)
 }
 
 /* Starts the timeout (ms from now) of a connection being set up. */
+void arm_deadline(tcp_ep *ep, conn *c, int ms)
+{
+	if (ms <= 0)
+		return;
+	c->deadline = now_ms() + ms;
+	if (!ep->next_deadline || c->deadline < ep->next_deadline) {
+		ep->next_deadline = c->deadline;
+		arm_auto_timer(ep);
+	}
+}
+
 /* An RDM connection's set-up moved a step on (TCP connected, CHALLENGE
  * in): the peer lives, so FI_TCP_CONN_TIMEOUT starts again for the next
  * step.  A dead or stopped peer is still caught within one time-out; a
@@ -311,15 +322,12 @@ void note_progress(tcp_ep *ep, conn *c)
 		arm_deadline(ep, c);
 }
 
-void arm_deadline(tcp_ep *ep, conn *c, int ms)
+/* The TCP connect of an outgoing connection completed: its listener
+ * exists (a refusal from now on means it is gone) and a step is done. */
+void tcp_connected(tcp_ep *ep, conn *c)
 {
-	if (ms <= 0)
-		return;
-	c->deadline = now_ms() + ms;
-	if (!ep->next_deadline || c->deadline < ep->next_deadline) {
-		ep->next_deadline = c->deadline;
-		arm_auto_timer(ep);
-	}
+	c->reached = true;
+	note_progress(ep, c);
 }
 
 namespace {
@@ -390,11 +398,12 @@ void retry_connect(tcp_ep *ep, conn *c)
 		if (err == ECONNREFUSED && !c->reached)
 			return backoff(ep, c);
 		conn_fail(ep, c, FI_ECONNREFUSED,
-			  c->reached ? "refused after it had answered: its endpoint is gone" : strerror(err));
+			  c->reached ? refused_after_answer : strerror(err));
 		return peer_gone(ep, c);
 	}
 	c->fd = std::move(fd);
-	c->reached = c->reached || r == 0;
+	if (r == 0)
+		tcp_connected(ep, c);
 	c->state = r == 0 ? C_HELLO_WAIT : C_CONNECTING;
 	c->want_out = c->state == C_CONNECTING;
 	epoll_event e{};

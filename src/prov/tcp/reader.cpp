@@ -479,14 +479,13 @@ void connect_done(tcp_ep *ep, conn *c)
 		conn_fail(ep, c, FI_ECONNREFUSED,
 			  c->msg ? nullptr
 				 : (std::string("connect: ") + strerror(err) +
-				    (c->reached ? " after it had answered: its endpoint is gone" : ""))
+				    (c->reached ? std::string(" (") + refused_after_answer + ")" : std::string()))
 					   .c_str());
 		if (c->reached)
 			peer_gone(ep, c);
 		return;
 	}
-	c->reached = true;
-	note_progress(ep, c);
+	tcp_connected(ep, c);
 	c->state = c->msg ? C_CM_WAIT : C_HELLO_WAIT;
 	flush_tx(ep, c);
 }

@@ -490,6 +490,9 @@ inline void conns_changed(tcp_ep *ep)
 void arm_auto_timer(tcp_ep *ep);
 void arm_deadline(tcp_ep *ep, conn *c, int ms);
 void note_progress(tcp_ep *ep, conn *c);
+void tcp_connected(tcp_ep *ep, conn *c);
+/* Why a connection to a peer that once accepted and now refuses failed. */
+inline constexpr const char *refused_after_answer = "refused after it had answered: its endpoint is gone";
 inline void arm_deadline(tcp_ep *ep, conn *c)
 {
 	arm_deadline(ep, c, ep->conn_timeout_ms);
