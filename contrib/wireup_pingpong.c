@@ -13,7 +13,7 @@
  * (contrib/cluster/bench.sh sums them):
  *   wireup_pingpong stats rank R node I local L/S: gets G bytes_got B
  *   local_gets LG local_bytes LB bytes_put P fences F fill_us T tcp C dup D
- *   rss_kb K pid P
+ *   rss_kb K pid P gets_again A
  *
  * Exit status 0 only when every message arrived intact. */
 #include <stdio.h>
@@ -220,12 +220,12 @@ int main(void)
 		CHECK(w->job_info(domain, NULL, &now));
 		printf("wireup_pingpong stats rank %u node %u local %u/%u: gets %llu bytes_got %llu "
 		       "local_gets %llu local_bytes %llu bytes_put %llu fences %llu fill_us %.0f "
-		       "tcp %u dup %u rss_kb %ld pid %d\n",
+		       "tcp %u dup %u rss_kb %ld pid %d gets_again %llu\n",
 		       rank, now.node_id, now.local_rank, now.local_size, (unsigned long long)now.gets,
 		       (unsigned long long)now.bytes_got, (unsigned long long)now.local_gets,
 		       (unsigned long long)now.local_bytes, (unsigned long long)now.bytes_put,
 		       (unsigned long long)now.fences, t_fill * 1e6, conns, dups, wu_peak_rss_kb(),
-		       (int)getpid());
+		       (int)getpid(), (unsigned long long)now.gets_again);
 	}
 	fflush(stdout);
 

@@ -93,6 +93,9 @@ struct fi_wireup_info {
 	                            * node-local note (local_noted) */
 	uint32_t local_computed;
 	uint32_t local_noted;
+	/* Since issue 30: of the gets, those that found nothing yet (DIRECT
+	 * asks a node again while its blob is not put) and were asked again. */
+	uint64_t gets_again;
 };
 
 struct fi_ops_wireup_pmix {

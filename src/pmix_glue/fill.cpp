@@ -732,6 +732,7 @@ void fill_info(const session &s, fi_wireup_info *info, int mode, fi_addr_t base,
 	v.local_bytes = s.local_bytes;
 	v.local_computed = s.local_computed;
 	v.local_noted = s.local_noted;
+	v.gets_again = s.gets_again;
 	snprintf(v.nspace, sizeof v.nspace, "%s", ns.c_str());
 	memcpy(info, &v, sz);
 }

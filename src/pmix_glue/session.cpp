@@ -177,6 +177,7 @@ int get_session(session *&out)
 	s.bytes_put = s.gets = s.fences = 0;
 	s.local_gets = s.local_bytes = s.bytes_got = 0;
 	s.local_computed = s.local_noted = 0;
+	s.gets_again = 0;
 	if (!s.fake) {
 		static std::once_flag once;
 		std::call_once(once, [] { atexit(finalize_at_exit); });
@@ -211,8 +212,10 @@ int get_peer(session &s, const std::string &ns, uint32_t rank, const char *key, 
 		r = count(s.cl->get(ns, rank, key, kind, out));
 		if (r != -FI_ENODATA && r != -FI_ETIMEDOUT)
 			return r;
-		if (i + 1 < tries)
+		if (i + 1 < tries) {
+			s.gets_again++;
 			std::this_thread::sleep_for(std::chrono::milliseconds(20));
+		}
 	}
 	return r;
 }

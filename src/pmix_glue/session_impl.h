@@ -85,6 +85,7 @@ struct session {
 	 * found in a note (local.cpp). */
 	uint64_t local_gets = 0, local_bytes = 0, bytes_got = 0;
 	uint32_t local_computed = 0, local_noted = 0;
+	uint64_t gets_again = 0;
 	std::string note_path; /* this rank's note, "" when none */
 	std::string card_path; /* this rank's card for its node's first rank */
 	std::vector<wire::blob_name> own_blob; /* the node blob this rank put */

@@ -173,7 +173,17 @@ TEST_F(Wireup, DirectSilentRankFailsThatEntryOnly)
 	fid_av *av = open_av();
 	ASSERT_EQ(av_fill(av, FI_SOCKADDR_IN, nullptr, FI_WIREUP_FLAGS(FI_WIREUP_DIRECT), nullptr), 0);
 	EXPECT_EQ(lookup_str(av, 1), want(1));
+	fi_ops_wireup_pmix *ops = nullptr;
+	ASSERT_EQ(domain_ops_open(&dom.domain->fid, FI_WIREUP_PMIX_OPS, 0, (void **)&ops, nullptr), 0);
+	fi_wireup_info i = info_out();
+	ASSERT_EQ(ops->job_info(dom.domain, nullptr, &i), 0);
+	EXPECT_EQ(i.gets_again, 0u);
+	uint64_t gets0 = i.gets;
 	EXPECT_NE(lookup_str(av, 2), want(2));
+	/* FI_PMIX_DIRECT_RETRIES=2: asked twice, the second counted as again. */
+	ASSERT_EQ(ops->job_info(dom.domain, nullptr, &i), 0);
+	EXPECT_EQ(i.gets, gets0 + 2);
+	EXPECT_EQ(i.gets_again, 1u);
 	EXPECT_EQ(lookup_str(av, 3), want(3));
 	close_av(av);
 }

@@ -6,8 +6,8 @@
 # namespaces) in the modex, direct and symmetric (host names) modes; every
 # rank prints its struct fi_wireup_info counters after its all-to-all.
 # Passes when all 6 ranks checked their peers, every rank's gets are at most
-# the remote nodes (1; in direct mode 4, asks repeated while a blob is not
-# yet put count too; 0 in symmetric), no rank fetched anything of a
+# the remote nodes (1; 0 in symmetric; in direct mode asks repeated while a
+# blob is not yet put are not counted: gets - gets_again), no rank fetched anything of a
 # rank on its own node (local_gets 0), and the job ended with status 0.
 # Before node blobs a rank made one get per remote rank (3 here).
 # Then modex and direct again at 2 x 6: a node blob holds a template and the
@@ -34,10 +34,8 @@ for run in modex direct symmetric modex:$big direct:$big; do
 	extra=""
 	max=$((nodes - 1))
 	# direct: a get that reaches a node before its first rank has put the
-	# blob (it waits for its peers' cards first) is asked again 20 ms later,
-	# and every ask counts (3 at 2 x 6 on a quiet machine); per remote rank
-	# the old scheme made 6 there.  The bytes bound below is the O(nodes) proof.
-	[ $mode = direct ] && max=$((4 * (nodes - 1)))
+	# blob is asked again 20 ms later; those repeats (gets_again, up to 6 on
+	# a loaded CI machine) depend on timing, not on the job's size.
 	if [ $mode = symmetric ]; then
 		extra="-e FI_PMIX_PORT_BASE=$((42000 + $$ % 1000 * 10)) -e FI_PMIX_SYM_NODE_ADDR=hostname"
 		max=0
@@ -61,7 +59,7 @@ for run in modex direct symmetric modex:$big direct:$big; do
 		/^wireup_pingpong stats/ {
 			for (i = 1; i < NF; i++) v[$i] = $(i + 1)
 			n++
-			if (v["gets"] > g) g = v["gets"]
+			if (v["gets"] - v["gets_again"] > g) g = v["gets"] - v["gets_again"]
 			if (v["bytes_got"] > b) b = v["bytes_got"]
 			lg += v["local_gets"]
 		}
