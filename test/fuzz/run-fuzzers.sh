@@ -6,10 +6,12 @@
 #
 #   test/fuzz/run-fuzzers.sh [TOTAL_SECONDS]     (default $WU_FUZZ_SECONDS or 60)
 #
-# WU_FUZZ_TARGETS picks targets (default all); JOBS the make jobs of the
-# library build the whole-library targets need (default 2).
+# WU_FUZZ_TARGETS picks targets (default all); JOBS (default 2) the make
+# jobs of the library build the whole-library targets need, and how many
+# targets build and run at once.
 #
-# The time is split evenly between the targets.  Exit status: 0 clean,
+# The time is split evenly between the targets (with JOBS at once, the
+# wall time is TOTAL_SECONDS / JOBS).  Exit status: 0 clean,
 # 1 a finding or a build failure (the crashing inputs are copied to
 # $WU_FUZZ_ARTIFACTS, default ./fuzz-artifacts), 77 when clang or its
 # libFuzzer runtime is missing (Debian: apt-get install clang
@@ -88,7 +90,8 @@ per=$((total / ntargets))
 # The library for lib_* targets: configured as usual but compiled by clang
 # with libFuzzer's coverage and the sanitizers; its convenience archive and
 # the libraries it needs (from its .la) go on the target's link line.
-fuzz_flags='-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined'
+# Line tables are all a report needs; full -g costs compile time.
+fuzz_flags='-gline-tables-only -O1 -fsanitize=address,undefined -fno-sanitize-recover=undefined'
 lib_status=
 build_lib() {
 	[ -n "$lib_status" ] && return "$lib_status"
@@ -107,15 +110,18 @@ build_lib() {
 	return "$lib_status"
 }
 
-status=0
-for t in $targets; do
+# One target: build, then fuzz; its report goes to $tmp/out_$t, its status
+# to $tmp/rc_$t.  Each compile and each fuzzer is one process, so targets
+# run JOBS at a time (each still gets its ${per}s) and report in order.
+one() {
+	t=$1
 	eval "srcs=\$sources_$t"
 	eval "lib=\${lib_$t:-}"
 	bin="$tmp/fuzz_$t"
 	set --
 	for s in $srcs; do set -- "$@" "$top/$s"; done
 	if [ -n "$lib" ]; then
-		build_lib || { status=1; continue; }
+		[ "$lib_status" = 0 ] || { echo "FAIL: fuzz_$t: the library did not build"; return 1; }
 		# shellcheck disable=SC2046
 		set -- "$@" -I "$tmp/lib" "$tmp/lib/src/.libs/libwireup.a" \
 			$(sed -n "s/^dependency_libs='\(.*\)'$/\1/p" "$tmp/lib/src/libwireup.la")
@@ -125,8 +131,7 @@ for t in $targets; do
 		-I "$top/include" -I "$top/src" "$@" -o "$bin" >"$tmp/build_$t.log" 2>&1; then
 		echo "FAIL: fuzz_$t does not build:"
 		cat "$tmp/build_$t.log"
-		status=1
-		continue
+		return 1
 	fi
 	# Work on a copy: the seed corpus in the tree stays as shipped.
 	mkdir -p "$tmp/corpus_$t" "$tmp/art_$t"
@@ -143,9 +148,25 @@ for t in $targets; do
 		mkdir -p "$artifacts"
 		cp "$tmp/art_$t"/* "$artifacts/" 2>/dev/null &&
 			echo "  inputs saved in $artifacts (replay: fuzz_$t FILE)"
-		status=1
-	else
-		echo "PASS: fuzz_$t: ${runs:-?} runs in ${per}s, corpus $(ls "$tmp/corpus_$t" | wc -l) inputs, no findings"
+		return 1
 	fi
+	echo "PASS: fuzz_$t: ${runs:-?} runs in ${per}s, corpus $(ls "$tmp/corpus_$t" | wc -l) inputs, no findings"
+}
+
+for t in $targets; do
+	eval "[ -z \"\${lib_$t:-}\" ]" || { build_lib; break; }
+done
+jobs=${JOBS:-2}
+running=0
+for t in $targets; do
+	(one "$t" >"$tmp/out_$t" 2>&1; echo $? >"$tmp/rc_$t") &
+	running=$((running + 1))
+	if [ $running -ge "$jobs" ]; then wait; running=0; fi
+done
+wait
+status=0
+for t in $targets; do
+	cat "$tmp/out_$t"
+	[ "$(cat "$tmp/rc_$t" 2>/dev/null)" = 0 ] || status=1
 done
 exit $status
