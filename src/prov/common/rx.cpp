@@ -140,6 +140,22 @@ ssize_t classify_recv(const msg_xfer &x, fi_provider *prov)
 	return RX_POST;
 }
 
+ssize_t check_caps(const fi_info *info, const msg_xfer &x, bool recv, fi_provider *prov)
+{
+	if (!(info->caps & (x.tagged ? FI_TAGGED : FI_MSG))) {
+		WU_WARN(prov, FI_LOG_EP_DATA, "%s: the endpoint was opened without %s\n", x.where,
+			x.tagged ? "FI_TAGGED" : "FI_MSG");
+		return -FI_EOPNOTSUPP;
+	}
+	size_t limit = recv ? info->rx_attr->iov_limit : info->tx_attr->iov_limit;
+	if (x.count > limit) {
+		WU_WARN(prov, FI_LOG_EP_DATA, "%s: %zu buffers, more than the endpoint's iov_limit %zu\n", x.where,
+			x.count, limit);
+		return -FI_EINVAL;
+	}
+	return 0;
+}
+
 const char *check_peek(const fi_msg_tagged *m, uint64_t flags) noexcept
 {
 	if (!(flags & (FI_PEEK | FI_CLAIM)))

@@ -204,6 +204,10 @@ enum rx_call : int { RX_POST = 0, RX_PEEK = 1 };
  * checked; else a negative errno (those flags on an untagged fi_recvmsg
  * are -FI_EOPNOTSUPP, logged with x.where). */
 ssize_t classify_recv(const msg_xfer &x, fi_provider *prov);
+/* The endpoint's caps allow x (fi_msg calls need FI_MSG, fi_tagged calls
+ * FI_TAGGED: -FI_EOPNOTSUPP) and its buffers fit the receive (recv) or
+ * transmit iov_limit (-FI_EINVAL); logged with x.where. */
+ssize_t check_caps(const fi_info *info, const msg_xfer &x, bool recv, fi_provider *prov);
 /* fi_recv family's buffers and flags: 0 or -FI_EINVAL. */
 ssize_t check_recv(const iovec *iov, size_t cnt, uint64_t flags, bool tagged) noexcept;
 /* FI_PEEK / FI_CLAIM / FI_DISCARD's arguments: nullptr, or why not. */
@@ -218,6 +222,23 @@ void post_recv(rx_ctx &rx, ep_base *b, const msg_xfer &x);
  * caller checked them as check_recv does). */
 void post_recv1(rx_ctx &rx, ep_base *b, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
 		void *ctx, uint64_t flags, bool tagged);
+
+/* The one-buffer receives (fi_recv, fi_trecv) an endpoint may post
+ * straight through post_recv1, a bit each, computed once at fi_enable: one
+ * test per receive instead of the caps, the iovec limit and a shared
+ * context.  What it leaves out goes the general way, which refuses it or
+ * hands it to the shared context.  Zero before fi_enable. */
+enum : uint8_t { rx_fast_msg = 1, rx_fast_tagged = 2 };
+inline uint8_t rx_fast_mask(const fi_info *info, bool shared_rx) noexcept
+{
+	if (shared_rx || !info->rx_attr->iov_limit)
+		return 0;
+	return uint8_t(((info->caps & FI_MSG) ? rx_fast_msg : 0) | ((info->caps & FI_TAGGED) ? rx_fast_tagged : 0));
+}
+inline constexpr uint8_t rx_fast_bit(bool tagged) noexcept
+{
+	return tagged ? rx_fast_tagged : rx_fast_msg;
+}
 
 /* How a receive ended, for complete_rx. */
 struct rx_end {

@@ -240,6 +240,7 @@ int enable_locked(shm_ep *ep)
 	/* Injected bytes travel inline or in one bounce slot. */
 	if (ep->b.info->tx_attr->inject_size > ep->rg->bounce_size())
 		ep->b.info->tx_attr->inject_size = ep->rg->bounce_size();
+	ep->rx_fast = prov::rx_fast_mask(ep->b.info, ep->srx);
 	return 0;
 }
 

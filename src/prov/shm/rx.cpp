@@ -376,10 +376,8 @@ prov::rx_info ep_transport::describe(const match::message &m)
 
 ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 {
-	if (x.tagged ? !(ep->b.info->caps & FI_TAGGED) : !(ep->b.info->caps & FI_MSG))
-		return -FI_EOPNOTSUPP;
-	if (x.count > ep->b.info->rx_attr->iov_limit)
-		return -FI_EINVAL;
+	if (ssize_t r = prov::check_caps(ep->b.info, x, true, P()))
+		return r;
 	/* Only the fi_*msg calls can peek: the others just check their buffers
 	 * (b.prov, not P(): no provider set-up check per call). */
 	ssize_t call = x.msg_api ? prov::classify_recv(x, ep->b.prov)
@@ -426,11 +424,9 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
 		 bool tagged)
 {
-	const fi_info *info = ep->b.info;
-	uint64_t flags = info->rx_attr->op_flags;
-	/* What do_recv would refuse goes to it. */
-	if (!(info->caps & (tagged ? FI_TAGGED : FI_MSG)) || !info->rx_attr->iov_limit ||
-	    ((flags & FI_MULTI_RECV) && tagged) || ep->srx)
+	uint64_t flags = ep->b.info->rx_attr->op_flags; /* FI_SETOPSFLAG may change it */
+	/* What do_recv would refuse, or hand to a shared context, goes to it. */
+	if (!(ep->rx_fast & prov::rx_fast_bit(tagged)) || ((flags & FI_MULTI_RECV) && tagged))
 		return prov::general_path;
 	return ep->b.locked(
 		[&]() -> ssize_t {

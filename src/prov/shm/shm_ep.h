@@ -273,6 +273,7 @@ struct shm_ep {
 	/* The shared receive context bound with fi_ep_bind (srx.h): rx is
 	 * its, and b.mtx its lock, from then on. */
 	prov::srx *srx = nullptr;
+	uint8_t rx_fast = 0; /* prov::rx_fast_mask, set at fi_enable */
 	owned<ep_transport> tp = make_owned<ep_transport>(); /* by pointer: shm_ep stays standard-layout */
 	std::vector<std::unique_ptr<remote>> remotes;
 	std::vector<uint32_t> backlogged; /* slots of peers that may have a backlog: progress visits only these */

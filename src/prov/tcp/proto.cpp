@@ -600,6 +600,8 @@ ssize_t do_send(tcp_ep *ep, const prov::msg_xfer &x)
 	bool tagged = x.tagged, inject_api = x.inject_api;
 	if (cnt > max_iov || (cnt && !iov))
 		return -FI_EINVAL;
+	if (ssize_t r = prov::check_caps(ep->b.info, x, false, P()))
+		return r;
 	size_t total = iov_total(iov, cnt);
 	if ((inject_api || (flags & FI_INJECT)) && total > ep->b.info->tx_attr->inject_size)
 		return -FI_EINVAL;

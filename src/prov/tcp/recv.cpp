@@ -343,6 +343,8 @@ void complete_canceled(tcp_ep *ep, op *o)
 
 ssize_t do_recv(tcp_ep *ep, const prov::msg_xfer &x)
 {
+	if (ssize_t r = prov::check_caps(ep->b.info, x, true, P()))
+		return r;
 	ssize_t kind = prov::classify_recv(x, P());
 	if (kind < 0)
 		return kind;

@@ -39,13 +39,8 @@ inline ssize_t fwd(fid_ep *e, fi_addr_t a, F &&f) noexcept
 
 ssize_t do_recv(wx_ep *ep, const prov::msg_xfer &x)
 {
-	if (x.tagged ? !(ep->info->caps & FI_TAGGED) : !(ep->info->caps & FI_MSG)) {
-		WU_WARN(P(), FI_LOG_EP_DATA, "%s: the endpoint was opened without %s\n", x.where,
-			x.tagged ? "FI_TAGGED" : "FI_MSG");
-		return -FI_EOPNOTSUPP;
-	}
-	if (x.count > ep->info->rx_attr->iov_limit)
-		return -FI_EINVAL;
+	if (ssize_t r = prov::check_caps(ep->info, x, true, P()))
+		return r;
 	ssize_t kind = prov::classify_recv(x, P());
 	if (kind < 0)
 		return kind;
@@ -114,10 +109,9 @@ prov::msg_xfer rx_xfer(const char *where, const iovec *iov, void **desc, size_t 
 template <bool Tagged>
 ssize_t recv_one(wx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx)
 {
-	const fi_info *info = ep->info;
 	uint64_t flags = ep->rb->rx_flags(); /* FI_SETOPSFLAG sets the sub-endpoints' */
-	if (!(info->caps & (Tagged ? FI_TAGGED : FI_MSG)) || !info->rx_attr->iov_limit ||
-	    ((flags & FI_MULTI_RECV) && Tagged) || !ep->enabled || ep->srx)
+	/* Not enabled, refused or for a shared context: do_recv's. */
+	if (!(ep->rx_fast & prov::rx_fast_bit(Tagged)) || ((flags & FI_MULTI_RECV) && Tagged))
 		return prov::general_path;
 	unsigned fl;
 	{

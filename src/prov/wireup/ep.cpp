@@ -417,6 +417,7 @@ int enable(wx_ep *ep)
 	if (!ep->av_shared && !av::watch_removes(ep->av, route_removed, ep))
 		ep->watching = true;
 	ep->enabled = true;
+	ep->rx_fast = prov::rx_fast_mask(ep->info, ep->srx);
 	return 0;
 }
 

@@ -53,6 +53,7 @@ struct wx_ep {
 	/* Bound with fi_ep_bind (srx.h): the sub-endpoints take their
 	 * receives from it, and its lock, instead of rx and mtx. */
 	prov::srx *srx = nullptr;
+	uint8_t rx_fast = 0; /* prov::rx_fast_mask, set at fi_enable: 0 before */
 	/* Indexed by part_tcp / part_shm; nullptr: none (shm refused). */
 	fid_ep *sub[2] = {nullptr, nullptr};
 	prov::ep_base *sb[2] = {nullptr, nullptr};

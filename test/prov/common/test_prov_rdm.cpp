@@ -335,3 +335,42 @@ TEST_P(rma, rma_write_and_read_through_mr_keys)
 	EXPECT_EQ(err.err, FI_EACCES);
 	EXPECT_EQ(fi_close(&mr->fid), 0);
 }
+
+/* fi_recv / fi_trecv of one buffer take a short path when the endpoint's
+ * caps allow the kind (prov/common/rx.h rx_fast_mask, set at fi_enable);
+ * what it leaves out still gets the general path's answer: a kind the
+ * caps lack is refused (tcp once took fi_trecv and fi_tsend without
+ * FI_TAGGED), the other kind posts and completes. */
+TEST_P(names, one_buffer_receive_of_a_kind_the_caps_lack_is_refused)
+{
+	fi_info *hints = fi_allocinfo();
+	hints->fabric_attr->prov_name = strdup(prov().c_str());
+	hints->ep_attr->type = FI_EP_RDM;
+	hints->caps = FI_MSG;
+	fi_info *got = nullptr;
+	int r = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &got);
+	fi_freeinfo(hints);
+	ASSERT_EQ(r, 0);
+	ASSERT_NE(got, nullptr);
+	if (got->caps & FI_TAGGED) {
+		fi_freeinfo(got);
+		GTEST_SKIP() << prov() << " grants FI_TAGGED unasked";
+	}
+	{
+		prov_env env(prov(), FI_EP_RDM, FI_MSG);
+		ASSERT_NE(env.domain, nullptr);
+		rdm_ep a(env, got), b(env, got);
+		fi_addr_t to_b = a.insert(b);
+		char in[8] = {}, out[8] = "ping123";
+		int ctx = 0;
+		EXPECT_EQ(fi_trecv(b.ep, in, sizeof in, nullptr, FI_ADDR_UNSPEC, 1, 0, &ctx), -FI_EOPNOTSUPP);
+		EXPECT_EQ(fi_tsend(a.ep, out, sizeof out, nullptr, to_b, 1, &ctx), -FI_EOPNOTSUPP);
+		ASSERT_EQ(fi_recv(b.ep, in, sizeof in, nullptr, FI_ADDR_UNSPEC, &ctx), 0);
+		ASSERT_EQ(fi_send(a.ep, out, sizeof out, nullptr, to_b, &ctx), 0);
+		fi_cq_tagged_entry e;
+		ASSERT_EQ(wait_one(b.rx, e, nullptr, {a.tx}), 1);
+		EXPECT_EQ(e.op_context, &ctx);
+		EXPECT_STREQ(in, out);
+	}
+	fi_freeinfo(got);
+}
