@@ -75,16 +75,8 @@ class ep_ops {
 	static msg_xfer mx(const char *where, const iovec *iov, void **desc, size_t cnt, fi_addr_t addr, void *ctx,
 			   uint64_t flags, bool tagged)
 	{
-		msg_xfer x;
-		x.where = where;
-		x.iov = iov;
-		x.desc = desc;
-		x.count = cnt;
-		x.addr = addr;
-		x.context = ctx;
-		x.flags = flags;
-		x.tagged = tagged;
-		return x;
+		return {.where = where, .iov = iov, .desc = desc, .count = cnt, .addr = addr, .context = ctx,
+			.flags = flags, .tagged = tagged};
 	}
 
 	/* One buffer: the iovec lives in the caller of the engine. */
@@ -272,19 +264,10 @@ class ep_ops {
 		return call(e, where, [&](ep_t *ep) {
 			iovec v{const_cast<void *>(buf), len};
 			fi_rma_iov r{addr, len, key};
-			rma_xfer x;
-			x.where = where;
-			x.write = Write;
-			x.iov = &v;
-			x.desc = desc ? &desc : nullptr;
-			x.count = 1;
-			x.addr = peer;
-			x.rma = &r;
-			x.rma_count = 1;
-			x.data = data;
-			x.context = ctx;
-			x.flags = (Inject ? FI_INJECT : T::tx_flags(ep)) | (Data ? FI_REMOTE_CQ_DATA : 0);
-			x.inject_api = Inject;
+			rma_xfer x{.where = where, .write = Write, .iov = &v, .desc = desc ? &desc : nullptr, .count = 1,
+				   .addr = peer, .rma = &r, .rma_count = 1, .data = data, .context = ctx,
+				   .flags = (Inject ? FI_INJECT : T::tx_flags(ep)) | (Data ? FI_REMOTE_CQ_DATA : 0),
+				   .inject_api = Inject};
 			return T::rma(ep, x);
 		});
 	}
@@ -295,17 +278,8 @@ class ep_ops {
 	{
 		return call(e, where, [&](ep_t *ep) {
 			fi_rma_iov r{addr, iov_total(iov, cnt), key};
-			rma_xfer x;
-			x.where = where;
-			x.write = Write;
-			x.iov = iov;
-			x.desc = desc;
-			x.count = cnt;
-			x.addr = peer;
-			x.rma = &r;
-			x.rma_count = 1;
-			x.context = ctx;
-			x.flags = T::tx_flags(ep);
+			rma_xfer x{.where = where, .write = Write, .iov = iov, .desc = desc, .count = cnt, .addr = peer,
+				   .rma = &r, .rma_count = 1, .context = ctx, .flags = T::tx_flags(ep)};
 			return T::rma(ep, x);
 		});
 	}
@@ -316,18 +290,11 @@ class ep_ops {
 		return call(e, where, [&](ep_t *ep) -> ssize_t {
 			if (!m)
 				return -FI_EINVAL;
-			rma_xfer x;
-			x.where = where;
-			x.write = Write;
-			x.iov = m->msg_iov;
-			x.desc = m->desc;
-			x.count = m->iov_count;
-			x.addr = m->addr;
-			x.rma = m->rma_iov;
-			x.rma_count = m->rma_iov_count;
-			x.data = Write ? m->data : 0; /* a read carries no remote CQ data */
-			x.context = m->context;
-			x.flags = flags;
+			rma_xfer x{.where = where, .write = Write, .iov = m->msg_iov, .desc = m->desc,
+				   .count = m->iov_count, .addr = m->addr, .rma = m->rma_iov,
+				   .rma_count = m->rma_iov_count,
+				   .data = Write ? m->data : 0, /* a read carries no remote CQ data */
+				   .context = m->context, .flags = flags};
 			return T::rma(ep, x);
 		});
 	}
@@ -389,12 +356,7 @@ class ep_ops {
 
 	static atomic_xfer ax(const char *where, wu::atomic::kind k, const fi_msg_atomic *m, uint64_t flags) noexcept
 	{
-		atomic_xfer a;
-		a.where = where;
-		a.k = k;
-		a.m = m;
-		a.flags = flags;
-		return a;
+		return {.where = where, .k = k, .m = m, .flags = flags};
 	}
 
 	static ssize_t a_write(fid_ep *e, const void *buf, size_t count, void *desc, fi_addr_t dest, uint64_t addr,
