@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/domain.h"
+#include "core/fid.h"
 #include "core/log.h"
 #include "eq/eq.h"
 
@@ -379,9 +380,7 @@ int open_body(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av 
 	}
 	a->slots = a->reg->hdr->max_slots;
 	enable_fast_path(a.get());
-	a->fid.fid.fclass = FI_CLASS_AV;
-	a->fid.fid.context = context;
-	a->fid.fid.ops = &av_fi_ops;
+	set_fid(a->fid.fid, FI_CLASS_AV, context, &av_fi_ops);
 	a->fid.ops = &av_ops;
 	attr->type = a->type;
 	*out = &a.release()->fid;

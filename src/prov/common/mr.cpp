@@ -346,9 +346,7 @@ int regattr_impl(fid *fid_dom, const fi_mr_attr *attr, uint64_t flags, fid_mr **
 	}
 
 	auto r = std::make_unique<region>();
-	r->fid.fid.fclass = FI_CLASS_MR;
-	r->fid.fid.context = attr->context;
-	r->fid.fid.ops = &mr_fi_ops;
+	set_fid(r->fid.fid, FI_CLASS_MR, attr->context, &mr_fi_ops);
 	r->fid.mem_desc = &r->fid;
 	r->magic = mr_magic;
 	r->dom = dom;

@@ -150,9 +150,7 @@ int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **ou
 			return -FI_ENODATA;
 		}
 		auto fab = std::make_unique<fabric>();
-		fab->fid.fid.fclass = FI_CLASS_FABRIC;
-		fab->fid.fid.context = context;
-		fab->fid.fid.ops = &fabric_fi_ops;
+		set_fid(fab->fid.fid, FI_CLASS_FABRIC, context, &fabric_fi_ops);
 		fab->fid.ops = &fabric_ops;
 		/* Kept as asked, 0 included (libfabric does the same): an info from
 		 * fi_getinfo(FI_VERSION(0,0)) must get the oldest rules, e.g. the
@@ -208,9 +206,7 @@ int domain_init(domain *d, fabric *fab, const fi_info *info, fi_ops_domain *ops,
 	d->info = info_dup(info);
 	if (!d->info)
 		return -FI_ENOMEM;
-	d->fid.fid.fclass = FI_CLASS_DOMAIN;
-	d->fid.fid.context = context;
-	d->fid.fid.ops = fi_ops_tbl;
+	set_fid(d->fid.fid, FI_CLASS_DOMAIN, context, fi_ops_tbl);
 	d->fid.ops = ops;
 	d->fid.mr = mr;
 	d->magic = domain_magic;
