@@ -86,7 +86,7 @@ constexpr ip_kind ipv6{AF_INET6, sizeof(sockaddr_in6), offsetof(sockaddr_in6, si
 bool host_port(const ip_kind &k, const void *addr, char (&ip)[INET6_ADDRSTRLEN], unsigned &port) noexcept
 {
 	port = ntohs(load<in_port_t>(addr, k.port_off));
-	return inet_ntop(k.af, static_cast<const unsigned char *>(addr) + k.addr_off, ip, sizeof ip);
+	return inet_ntop(k.af, static_cast<const unsigned char *>(addr) + k.addr_off, ip, sizeof ip) != nullptr;
 }
 
 /* An IB GID (16 bytes at off) as IPv6 text. */
