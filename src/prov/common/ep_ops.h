@@ -74,7 +74,7 @@ protected:
 		});
 	}
 
-	/* ---- fi_ops_msg / fi_ops_tagged ---- */
+	/* ---- fi_ops_msg / fi_ops_tagged: the receives ---- */
 
 	static msg_xfer mx(const char *where, const iovec *iov, void **desc, size_t cnt, fi_addr_t addr, void *ctx,
 			   uint64_t flags, bool tagged)
