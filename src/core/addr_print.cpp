@@ -86,7 +86,8 @@ constexpr ip_kind ipv6{AF_INET6, sizeof(sockaddr_in6), offsetof(sockaddr_in6, si
 bool host_port(const ip_kind &k, const void *addr, char (&ip)[INET6_ADDRSTRLEN], unsigned &port) noexcept
 {
 	port = ntohs(load<in_port_t>(addr, k.port_off));
-	return inet_ntop(k.af, static_cast<const unsigned char *>(addr) + k.addr_off, ip, sizeof ip) != nullptr;
+	const unsigned char *a = static_cast<const unsigned char *>(addr) + k.addr_off;
+	return inet_ntop(k.af, a, ip, sizeof ip) != nullptr;
 }
 
 /* An IB GID (16 bytes at off) as IPv6 text. */
@@ -196,8 +197,8 @@ ssize_t format(std::uint32_t addr_format, const void *addr, std::size_t addrlen,
 		w.putf("fi_addr_cxi://0x%08x", unsigned(load<std::uint32_t>(addr, 0)));
 		break;
 	case kind::efa:
-		w.putf("fi_addr_efa://[%s]:%u:%u", gid_text(addr, 0).s, unsigned(load<std::uint16_t>(addr, 16)),
-		       unsigned(load<std::uint32_t>(addr, 20)));
+		w.putf("fi_addr_efa://[%s]:%u:%u", gid_text(addr, 0).s,
+		       unsigned(load<std::uint16_t>(addr, 16)), unsigned(load<std::uint32_t>(addr, 20)));
 		break;
 	case kind::ib_ud:
 		w.putf("fi_addr_ib_ud://%s:%x/%x/%x/%x", gid_text(addr, 0).s,

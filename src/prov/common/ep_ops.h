@@ -282,10 +282,10 @@ class ep_ops : rx_ops<T> {
 		return call(e, where, [&](ep_t *ep) {
 			iovec v{const_cast<void *>(buf), len};
 			fi_rma_iov r{addr, len, key};
-			rma_xfer x{.where = where, .write = Write, .iov = &v, .desc = desc ? &desc : nullptr, .count = 1,
-				   .addr = peer, .rma = &r, .rma_count = 1, .data = data, .context = ctx,
-				   .flags = (Inject ? FI_INJECT : T::tx_flags(ep)) | (Data ? FI_REMOTE_CQ_DATA : 0),
-				   .inject_api = Inject};
+			uint64_t fl = (Inject ? FI_INJECT : T::tx_flags(ep)) | (Data ? FI_REMOTE_CQ_DATA : 0);
+			rma_xfer x{.where = where, .write = Write, .iov = &v, .desc = desc ? &desc : nullptr,
+				   .count = 1, .addr = peer, .rma = &r, .rma_count = 1, .data = data,
+				   .context = ctx, .flags = fl, .inject_api = Inject};
 			return T::rma(ep, x);
 		});
 	}
@@ -296,8 +296,9 @@ class ep_ops : rx_ops<T> {
 	{
 		return call(e, where, [&](ep_t *ep) {
 			fi_rma_iov r{addr, iov_total(iov, cnt), key};
-			rma_xfer x{.where = where, .write = Write, .iov = iov, .desc = desc, .count = cnt, .addr = peer,
-				   .rma = &r, .rma_count = 1, .context = ctx, .flags = T::tx_flags(ep)};
+			rma_xfer x{.where = where, .write = Write, .iov = iov, .desc = desc, .count = cnt,
+				   .addr = peer, .rma = &r, .rma_count = 1, .context = ctx,
+				   .flags = T::tx_flags(ep)};
 			return T::rma(ep, x);
 		});
 	}

@@ -153,7 +153,8 @@ bool rma_target(tcp_ep *ep, conn *c, const frame::header &h, mr::ref &ref, void 
 	p = mr::check(ep->b.dom, h.tag, h.aux, len, Write ? FI_REMOTE_WRITE : FI_REMOTE_READ, ref);
 	if (p || !len)
 		return true;
-	WU_WARN_SPARSE(P(), FI_LOG_EP_DATA, "RMA %s key 0x%llx, address 0x%llx, %llu bytes: no such registered region\n",
+	WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
+		       "RMA %s key 0x%llx, address 0x%llx, %llu bytes: no such registered region\n",
 		       Write ? "write to" : "read from", (unsigned long long)h.tag, (unsigned long long)h.aux,
 		       (unsigned long long)len);
 	enqueue(ep, c, control_item(Write ? frame::WRITE_ACK : frame::READ_RESP, h.id, FI_EACCES));

@@ -256,8 +256,8 @@ void ep_transport::start(match::engine &e, match::recv *r, const match::message 
 		return;
 	}
 	if (u->rts) {
-		rndv_rx rr{.o = o, .off = off, .into = into, .len = u->len, .src = u->src, .tagged = u->tagged,
-			   .has_data = u->has_data, .tag = u->tag, .data = u->data};
+		rndv_rx rr{.o = o, .off = off, .into = into, .len = u->len, .src = u->src,
+			   .tagged = u->tagged, .has_data = u->has_data, .tag = u->tag, .data = u->data};
 		conn *c = u->from;
 		uint64_t id = u->rts_id;
 		dispose(u);
