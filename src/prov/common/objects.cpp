@@ -164,12 +164,12 @@ int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **ou
 	});
 }
 
-bool describe(fi_provider &p, const char *name, uint32_t version, decltype(fi_provider::getinfo) getinfo,
+bool describe(fi_provider &p, const char *name, decltype(fi_provider::getinfo) getinfo,
 	      decltype(fi_provider::fabric) fabric, decltype(fi_provider::cleanup) cleanup) noexcept
 {
 	if (p.name)
 		return false;
-	p.version = version;
+	p.version = prov_version;
 	p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
 	p.getinfo = getinfo;
 	p.fabric = fabric;

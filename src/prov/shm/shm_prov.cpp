@@ -245,8 +245,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = shm_prov_desc;
-	if (prov::describe(p, "shm", prov::prov_version, shm_getinfo, prov::fabric_entry<shm_hooks>,
-			   shm_cleanup)) {
+	if (prov::describe(p, "shm", shm_getinfo, prov::fabric_entry<shm_hooks>, shm_cleanup)) {
 		param::define_all(&p, shm_knobs);
 		shm_tp::set_log_provider(&p);
 	}

@@ -286,8 +286,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = tcp_prov_desc;
-	if (prov::describe(p, "tcp", prov::prov_version, tcp_getinfo, prov::fabric_entry<tcp_hooks>,
-			   tcp_cleanup)) {
+	if (prov::describe(p, "tcp", tcp_getinfo, prov::fabric_entry<tcp_hooks>, tcp_cleanup)) {
 		param::define_all(&p, tcp_knobs);
 	}
 	return &p;

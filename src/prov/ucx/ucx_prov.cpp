@@ -282,8 +282,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = ucx_prov_desc;
-	if (prov::describe(p, "ucx", prov::prov_version, ucx_getinfo, prov::fabric_entry<ucx_hooks>,
-			   ucx_cleanup))
+	if (prov::describe(p, "ucx", ucx_getinfo, prov::fabric_entry<ucx_hooks>, ucx_cleanup))
 		param::define_all(&p, ucx_knobs);
 	return &p;
 }

@@ -438,8 +438,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = wx_prov_desc;
-	if (prov::describe(p, "wireup", prov::prov_version, wx_getinfo, prov::fabric_entry<wx_hooks>,
-			   wx_cleanup)) {
+	if (prov::describe(p, "wireup", wx_getinfo, prov::fabric_entry<wx_hooks>, wx_cleanup)) {
 		param::define_all(&p, wx_knobs);
 	}
 	return &p;
