@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/domain.h"
+#include "core/fid.h"
 #include "core/log.h"
 #include "eq/eq.h"
 
@@ -41,23 +42,19 @@ namespace {
 
 /* ---- IP address descriptors ---- */
 
-ssize_t validate_in(const void *addr, size_t avail)
+/* An address of family AF, at least as long as its sockaddr S. */
+template <class S, sa_family_t AF>
+ssize_t validate_ip(const void *addr, size_t avail)
 {
 	sa_family_t fam;
-	if (avail < sizeof(sockaddr_in))
+	if (avail < sizeof(S))
 		return -FI_EINVAL;
 	memcpy(&fam, addr, sizeof fam);
-	return fam == AF_INET ? ssize_t(sizeof(sockaddr_in)) : -FI_EINVAL;
+	return fam == AF ? ssize_t(sizeof(S)) : -FI_EINVAL;
 }
 
-ssize_t validate_in6(const void *addr, size_t avail)
-{
-	sa_family_t fam;
-	if (avail < sizeof(sockaddr_in6))
-		return -FI_EINVAL;
-	memcpy(&fam, addr, sizeof fam);
-	return fam == AF_INET6 ? ssize_t(sizeof(sockaddr_in6)) : -FI_EINVAL;
-}
+constexpr auto validate_in = validate_ip<sockaddr_in, AF_INET>;
+constexpr auto validate_in6 = validate_ip<sockaddr_in6, AF_INET6>;
 
 /* Reads the family first, then only as many bytes as it implies. */
 ssize_t validate_sa(const void *addr, size_t avail)
@@ -383,9 +380,7 @@ int open_body(prov::domain *dom, const av_format *fmt, fi_av_attr *attr, fid_av 
 	}
 	a->slots = a->reg->hdr->max_slots;
 	enable_fast_path(a.get());
-	a->fid.fid.fclass = FI_CLASS_AV;
-	a->fid.fid.context = context;
-	a->fid.fid.ops = &av_fi_ops;
+	set_fid(a->fid.fid, FI_CLASS_AV, context, &av_fi_ops);
 	a->fid.ops = &av_ops;
 	attr->type = a->type;
 	*out = &a.release()->fid;

@@ -330,6 +330,25 @@ inline void rev_put(rev_index &ix, uint64_t h, uint64_t f)
 	ix.used++;
 }
 
+/* The first fi_addr f in h's probe run whose slot carries h's tag and for
+ * which is_it(f) holds (a slot may be stale: is_it checks the entry as it is
+ * now); FI_ADDR_NOTAVAIL when none. */
+template <class IsIt>
+fi_addr_t rev_find(const rev_index &ix, uint64_t h, IsIt is_it)
+{
+	const uint32_t tag = ix.tag(h);
+	const size_t n = ix.slot.size();
+	for (size_t i = ix.home(h); ix.slot[i]; i = i + 1 == n ? 0 : i + 1) {
+		uint32_t v = ix.slot[i];
+		if ((v & ~ix.idx_mask) != tag)
+			continue;
+		uint64_t f = (v & ix.idx_mask) - 1;
+		if (is_it(f))
+			return f;
+	}
+	return FI_ADDR_NOTAVAIL;
+}
+
 /* Fills ix afresh with every stored entry f whose key keyof(f, k) gives
  * (generators are not indexed), sized for want entries: built at most 2/3
  * full, full (rebuilt) at 7/8.  0 when done; else the capacity that proved

@@ -381,19 +381,12 @@ fi_addr_t reverse(fid_av *av, const void *addr, size_t len) noexcept
 		{
 			std::lock_guard<std::mutex> g(*a->local);
 			rev_sync(a);
-			rev_index &ix = *a->rev;
-			const uint64_t h = q.hash();
-			const uint32_t tag = ix.tag(h);
-			const size_t n = ix.slot.size();
-			for (size_t i = ix.home(h); ix.slot[i]; i = i + 1 == n ? 0 : i + 1) {
-				uint32_t v = ix.slot[i];
-				if ((v & ~ix.idx_mask) != tag)
-					continue;
+			fi_addr_t f = rev_find(*a->rev, q.hash(), [&](uint64_t e) {
 				key k;
-				uint64_t f = (v & ix.idx_mask) - 1;
-				if (entry_key(r, f, k) && same(k, q))
-					return f;
-			}
+				return entry_key(r, e, k) && same(k, q);
+			});
+			if (f != FI_ADDR_NOTAVAIL)
+				return f;
 		}
 		/* Symmetric ranges: arithmetic on the address. */
 		uint32_t n = ld32(&r.hdr->nranges);

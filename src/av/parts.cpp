@@ -121,21 +121,10 @@ fi_addr_t reverse_part(fid_av *av, int which, const void *addr, size_t len) noex
 		arena &r = *a->reg;
 		std::lock_guard<std::mutex> g(*a->local);
 		part_sync(a, which);
-		rev_index &ix = a->parts->ix[which];
-		const uint64_t h = q.hash();
-		const uint32_t tag = ix.tag(h);
-		const size_t n = ix.slot.size();
-		for (size_t i = ix.home(h); ix.slot[i]; i = i + 1 == n ? 0 : i + 1) {
-			uint32_t v = ix.slot[i];
-			if ((v & ~ix.idx_mask) != tag)
-				continue;
+		return rev_find(a->parts->ix[which], q.hash(), [&](uint64_t e) {
 			key k, p;
-			uint64_t f = (v & ix.idx_mask) - 1;
-			/* The entry as it is now: the slot may be stale. */
-			if (entry_key(r, f, k) && part_key(a, k, which, p) && same(p, q))
-				return f;
-		}
-		return FI_ADDR_NOTAVAIL;
+			return entry_key(r, e, k) && part_key(a, k, which, p) && same(p, q);
+		});
 	});
 }
 

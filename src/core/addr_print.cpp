@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <cinttypes>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <netinet/in.h>
@@ -68,6 +69,60 @@ template <class T> T load(const void *base, size_t off) noexcept
 	memcpy(&v, static_cast<const unsigned char *>(base) + off, sizeof v);
 	return v;
 }
+/* IPv4 and IPv6 sockaddrs differ only in these; an IPv6 host is bracketed before ":port". */
+struct ip_kind {
+	int af;
+	size_t len;
+	size_t addr_off;
+	size_t port_off;
+	bool bracket;
+};
+constexpr ip_kind ipv4{AF_INET, sizeof(sockaddr_in), offsetof(sockaddr_in, sin_addr),
+		       offsetof(sockaddr_in, sin_port), false};
+constexpr ip_kind ipv6{AF_INET6, sizeof(sockaddr_in6), offsetof(sockaddr_in6, sin6_addr),
+		       offsetof(sockaddr_in6, sin6_port), true};
+
+/* The host as text and the port of an address at least k.len long; false where inet_ntop fails. */
+bool host_port(const ip_kind &k, const void *addr, char (&ip)[INET6_ADDRSTRLEN], unsigned &port) noexcept
+{
+	port = ntohs(load<in_port_t>(addr, k.port_off));
+	const unsigned char *a = static_cast<const unsigned char *>(addr) + k.addr_off;
+	return inet_ntop(k.af, a, ip, sizeof ip) != nullptr;
+}
+
+/* An IB GID (16 bytes at off) as IPv6 text. */
+struct gid_text {
+	char s[INET6_ADDRSTRLEN];
+	gid_text(const void *addr, size_t off) noexcept
+	{
+		inet_ntop(AF_INET6, static_cast<const unsigned char *>(addr) + off, s, sizeof s);
+	}
+};
+
+/* The fewest bytes a kind prints from (kind::words: its scheme's fewest words). */
+size_t min_len(kind k, const scheme_info *si) noexcept
+{
+	switch (k) {
+	case kind::sin:
+		return sizeof(sockaddr_in);
+	case kind::sin6:
+		return sizeof(sockaddr_in6);
+	case kind::sib:
+		return sockaddr_ib_len;
+	case kind::words:
+		return 8 * size_t(si->min_words);
+	case kind::opx:
+		return 8;
+	case kind::cxi:
+		return 4;
+	case kind::efa:
+		return efa_addr_len;
+	case kind::ib_ud:
+		return ib_ud_addr_len;
+	default: /* sa: resolved before; hexraw: checked where printed */
+		return 0;
+	}
+}
 } // namespace detail
 
 using namespace detail;
@@ -101,43 +156,32 @@ ssize_t format(std::uint32_t addr_format, const void *addr, std::size_t addrlen,
 		}
 	}
 	const scheme_info *si = find_format(addr_format);
-	kind k = si ? si->k : kind::hexraw;
-	switch (addr_format == FI_ADDR_STR ? kind::hexraw : k) {
-	case kind::sin: {
-		if (addrlen < sizeof(sockaddr_in))
-			return too_short(addr_format, addrlen, sizeof(sockaddr_in));
-		auto sin = load<sockaddr_in>(addr, 0);
-		char ip[INET_ADDRSTRLEN];
-		inet_ntop(AF_INET, &sin.sin_addr, ip, sizeof ip);
-		w.putf("fi_sockaddr_in://%s:%u", ip, unsigned(ntohs(sin.sin_port)));
-		break;
-	}
+	kind k = addr_format == FI_ADDR_STR || !si ? kind::hexraw : si->k;
+	if (size_t need = min_len(k, si); addrlen < need)
+		return too_short(addr_format, addrlen, need);
+	switch (k) {
+	case kind::sin:
 	case kind::sin6: {
-		if (addrlen < sizeof(sockaddr_in6))
-			return too_short(addr_format, addrlen, sizeof(sockaddr_in6));
-		auto sin6 = load<sockaddr_in6>(addr, 0);
+		const ip_kind &ik = k == kind::sin ? ipv4 : ipv6;
 		char ip[INET6_ADDRSTRLEN];
-		inet_ntop(AF_INET6, &sin6.sin6_addr, ip, sizeof ip);
-		w.putf("fi_sockaddr_in6://[%s]:%u", ip, unsigned(ntohs(sin6.sin6_port)));
+		unsigned port;
+		host_port(ik, addr, ip, port);
+		w.put(k == kind::sin ? "fi_sockaddr_in://" : "fi_sockaddr_in6://[");
+		w.put(ip);
+		w.putf(ik.bracket ? "]:%u" : ":%u", port);
 		break;
 	}
 	case kind::sa: /* resolved above */
 		return -FI_EINVAL;
 	case kind::sib: {
-		if (addrlen < sockaddr_ib_len)
-			return too_short(addr_format, addrlen, sockaddr_ib_len);
-		char gid[INET6_ADDRSTRLEN];
-		inet_ntop(AF_INET6, static_cast<const unsigned char *>(addr) + 8, gid, sizeof gid);
 		std::uint64_t sid = be64(load<std::uint64_t>(addr, 24));
-		w.putf("fi_sockaddr_ib://[%s]:0x%x:0x%x:0x%" PRIx64, gid,
+		w.putf("fi_sockaddr_ib://[%s]:0x%x:0x%x:0x%" PRIx64, gid_text(addr, 8).s,
 		       unsigned(ntohs(load<std::uint16_t>(addr, 2))), unsigned((sid >> 16) & 0xfff),
 		       be64(load<std::uint64_t>(addr, 40)));
 		break;
 	}
 	case kind::words: {
 		size_t n = addrlen / 8;
-		if (n < si->min_words)
-			return too_short(addr_format, addrlen, 8 * size_t(si->min_words));
 		if (n > si->max_words)
 			n = si->max_words;
 		w.put(si->name);
@@ -147,34 +191,21 @@ ssize_t format(std::uint32_t addr_format, const void *addr, std::size_t addrlen,
 		break;
 	}
 	case kind::opx:
-		if (addrlen < 8)
-			return too_short(addr_format, addrlen, 8);
 		w.putf("fi_addr_opx://%016" PRIx64, load<std::uint64_t>(addr, 0));
 		break;
 	case kind::cxi:
-		if (addrlen < 4)
-			return too_short(addr_format, addrlen, 4);
 		w.putf("fi_addr_cxi://0x%08x", unsigned(load<std::uint32_t>(addr, 0)));
 		break;
-	case kind::efa: {
-		if (addrlen < efa_addr_len)
-			return too_short(addr_format, addrlen, efa_addr_len);
-		char gid[INET6_ADDRSTRLEN];
-		inet_ntop(AF_INET6, addr, gid, sizeof gid);
-		w.putf("fi_addr_efa://[%s]:%u:%u", gid, unsigned(load<std::uint16_t>(addr, 16)),
-		       unsigned(load<std::uint32_t>(addr, 20)));
+	case kind::efa:
+		w.putf("fi_addr_efa://[%s]:%u:%u", gid_text(addr, 0).s,
+		       unsigned(load<std::uint16_t>(addr, 16)), unsigned(load<std::uint32_t>(addr, 20)));
 		break;
-	}
-	case kind::ib_ud: {
-		if (addrlen < ib_ud_addr_len)
-			return too_short(addr_format, addrlen, ib_ud_addr_len);
-		char gid[INET6_ADDRSTRLEN];
-		inet_ntop(AF_INET6, addr, gid, sizeof gid);
-		w.putf("fi_addr_ib_ud://%s:%x/%x/%x/%x", gid, unsigned(load<std::uint32_t>(addr, 16)),
-		       unsigned(load<std::uint16_t>(addr, 20)), unsigned(load<std::uint16_t>(addr, 22)),
+	case kind::ib_ud:
+		w.putf("fi_addr_ib_ud://%s:%x/%x/%x/%x", gid_text(addr, 0).s,
+		       unsigned(load<std::uint32_t>(addr, 16)), unsigned(load<std::uint16_t>(addr, 20)),
+		       unsigned(load<std::uint16_t>(addr, 22)),
 		       unsigned(static_cast<const unsigned char *>(addr)[26]));
 		break;
-	}
 	case kind::hexraw:
 		if (addr_format == FI_ADDR_STR) {
 			/* The string itself, up to its NUL or addrlen. */
@@ -202,31 +233,19 @@ ssize_t format(std::uint32_t addr_format, const void *addr, std::size_t addrlen,
 }
 std::string sockaddr_text(const void *addr, std::size_t len, bool with_port)
 {
-	char ip[INET6_ADDRSTRLEN];
 	sockaddr_storage ss{};
 	if (!addr || len < sizeof(sa_family_t))
 		return "?";
 	std::memcpy(&ss, addr, std::min(len, sizeof ss)); /* aligned copy */
+	const ip_kind *ik = ss.ss_family == AF_INET ? &ipv4 : ss.ss_family == AF_INET6 ? &ipv6 : nullptr;
+	char ip[INET6_ADDRSTRLEN];
 	unsigned port;
-	if (ss.ss_family == AF_INET && len >= sizeof(sockaddr_in)) {
-		const auto &s = reinterpret_cast<const sockaddr_in &>(ss);
-		if (!inet_ntop(AF_INET, &s.sin_addr, ip, sizeof ip))
-			return "?";
-		if (!with_port)
-			return ip;
-		port = ntohs(s.sin_port);
-		return std::string(ip) + ":" + std::to_string(port);
-	}
-	if (ss.ss_family == AF_INET6 && len >= sizeof(sockaddr_in6)) {
-		const auto &s = reinterpret_cast<const sockaddr_in6 &>(ss);
-		if (!inet_ntop(AF_INET6, &s.sin6_addr, ip, sizeof ip))
-			return "?";
-		if (!with_port)
-			return ip;
-		port = ntohs(s.sin6_port);
-		return "[" + std::string(ip) + "]:" + std::to_string(port);
-	}
-	return "?";
+	if (!ik || len < ik->len || !host_port(*ik, &ss, ip, port))
+		return "?";
+	if (!with_port)
+		return ip;
+	std::string host = ik->bracket ? "[" + std::string(ip) + "]" : std::string(ip);
+	return host + ":" + std::to_string(port);
 }
 
 } // namespace wu::addr

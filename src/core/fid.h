@@ -46,6 +46,15 @@ struct nosys<R (*)(Args...), Name> {
 #define WU_NOSYS(ops_type, slot) \
 	(&::wu::nosys<decltype(ops_type::slot), #slot>::fn)
 
+/* The header every fid_* starts with: its class, the application's context
+ * and its fi_ops. */
+inline void set_fid(fid &f, size_t fclass, void *context, fi_ops *ops) noexcept
+{
+	f.fclass = fclass;
+	f.context = context;
+	f.ops = ops;
+}
+
 /* Recover the C++ object whose first member is the given fid struct. */
 template <class T, class Fid>
 T *container_of_fid(Fid *fid) noexcept

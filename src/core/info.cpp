@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/export.h"
+#include "core/fid.h"
 #include "core/log.h"
 #include "core/shim.h"
 
@@ -230,9 +231,7 @@ fid_nic *nic_dup(const fid_nic *src) noexcept
 	reinterpret_cast<packed_header *>(block)->size = off_str + strings;
 	fid_nic *nic = reinterpret_cast<fid_nic *>(block + off_nic);
 	memset(nic, 0, sizeof(*nic));
-	nic->fid.fclass = FI_CLASS_NIC;
-	nic->fid.context = src->fid.context;
-	nic->fid.ops = &nic_packed_ops;
+	set_fid(nic->fid, FI_CLASS_NIC, src->fid.context, &nic_packed_ops);
 	char *cursor = block + off_str;
 	if (sd) {
 		fi_device_attr *d = nic->device_attr = reinterpret_cast<fi_device_attr *>(block + off_dev);

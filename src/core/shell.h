@@ -14,6 +14,7 @@
 
 #include <rdma/fabric.h>
 
+#include "core/fid.h"
 #include "core/sync.h"
 
 namespace wu::waitobj {
@@ -62,9 +63,7 @@ template <class Fid, class Impl, class Ops>
 Fid *publish(std::unique_ptr<Impl> impl, size_t fclass, void *context, fi_ops *fi, Ops *ops)
 {
 	auto sh = std::make_unique<shell<Fid, Impl>>();
-	sh->fid.fid.fclass = fclass;
-	sh->fid.fid.context = context;
-	sh->fid.fid.ops = fi;
+	set_fid(sh->fid.fid, fclass, context, fi);
 	sh->fid.ops = ops;
 	sh->impl = impl.get();
 	impl->shell = sh.get();

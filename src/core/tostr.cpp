@@ -547,17 +547,24 @@ std::string more(const std::string &indent)
 	return indent + "    ";
 }
 
+/* fi_tx_attr and fi_rx_attr open with the same five fields. */
+template <class A>
+void xfer_attr_head(Fields &g, const A *a)
+{
+	g.list("caps", a->caps, caps_flags);
+	g.list("mode", a->mode, mode_flags);
+	g.list("op_flags", a->op_flags, op_flags);
+	g.list("msg_order", a->msg_order, msg_order_flags);
+	g.order("comp_order", a->comp_order);
+}
+
 void tx_attr(Sink &out, const std::string &ind, const fi_tx_attr *a)
 {
 	Fields f{out, ind};
 	if (!f.open("fi_tx_attr", a))
 		return;
 	Fields g{out, more(ind)};
-	g.list("caps", a->caps, caps_flags);
-	g.list("mode", a->mode, mode_flags);
-	g.list("op_flags", a->op_flags, op_flags);
-	g.list("msg_order", a->msg_order, msg_order_flags);
-	g.order("comp_order", a->comp_order);
+	xfer_attr_head(g, a);
 	g.num("inject_size", a->inject_size);
 	g.num("size", a->size);
 	g.num("iov_limit", a->iov_limit);
@@ -571,11 +578,7 @@ void rx_attr(Sink &out, const std::string &ind, const fi_rx_attr *a)
 	if (!f.open("fi_rx_attr", a))
 		return;
 	Fields g{out, more(ind)};
-	g.list("caps", a->caps, caps_flags);
-	g.list("mode", a->mode, mode_flags);
-	g.list("op_flags", a->op_flags, op_flags);
-	g.list("msg_order", a->msg_order, msg_order_flags);
-	g.order("comp_order", a->comp_order);
+	xfer_attr_head(g, a);
 	g.num("total_buffered_recv", a->total_buffered_recv);
 	g.num("size", a->size);
 	g.num("iov_limit", a->iov_limit);

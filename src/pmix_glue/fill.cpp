@@ -712,27 +712,28 @@ void fill_info(const session &s, fi_wireup_info *info, int mode, fi_addr_t base,
 	if (!info)
 		return;
 	size_t sz = info->size ? std::min(info->size, sizeof *info) : sizeof *info;
-	fi_wireup_info v{};
-	v.size = sz;
-	v.mode = fi_wireup_mode(mode);
-	v.rank = s.rank;
-	v.job_size = size;
-	v.local_rank = s.local_rank;
-	v.local_size = s.local_size;
-	v.num_nodes = s.num_nodes;
-	v.node_id = s.node_id;
-	v.base = base;
-	v.local_peers = s.local_peers.data();
-	v.bytes_put = s.bytes_put;
-	v.gets = s.gets;
-	v.fences = s.fences;
-	v.deviants = s.deviants;
-	v.bytes_got = s.bytes_got;
-	v.local_gets = s.local_gets;
-	v.local_bytes = s.local_bytes;
-	v.local_computed = s.local_computed;
-	v.local_noted = s.local_noted;
-	v.gets_again = s.gets_again;
+	fi_wireup_info v{.size = sz,
+			 .mode = fi_wireup_mode(mode),
+			 .rank = s.rank,
+			 .job_size = size,
+			 .local_rank = s.local_rank,
+			 .local_size = s.local_size,
+			 .num_nodes = s.num_nodes,
+			 .node_id = s.node_id,
+			 .base = base,
+			 .local_peers = s.local_peers.data(),
+			 .bytes_put = s.bytes_put,
+			 .gets = s.gets,
+			 .fences = s.fences,
+			 .deviants = s.deviants,
+			 .reserved = 0,
+			 .nspace = {},
+			 .bytes_got = s.bytes_got,
+			 .local_gets = s.local_gets,
+			 .local_bytes = s.local_bytes,
+			 .local_computed = s.local_computed,
+			 .local_noted = s.local_noted,
+			 .gets_again = s.gets_again};
 	snprintf(v.nspace, sizeof v.nspace, "%s", ns.c_str());
 	memcpy(info, &v, sz);
 }

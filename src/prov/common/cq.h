@@ -183,6 +183,31 @@ bool check_desc(prov::domain *dom, void *desc, const void *buf, size_t len,
 /* True for a live MR opened here. */
 bool is_mr(const fid *fid) noexcept;
 
+/* fi_ops_mr::reg and ::regv of a table whose regattr is Regattr: the same
+ * registration, of system memory, described as an fi_mr_attr. */
+template <int (*Regattr)(fid *, const fi_mr_attr *, uint64_t, fid_mr **)>
+struct reg_as_attr {
+	static int regv(fid *fid_dom, const iovec *iov, size_t count, uint64_t access, uint64_t offset,
+			uint64_t requested_key, uint64_t flags, fid_mr **mr, void *context) noexcept
+	{
+		fi_mr_attr attr{};
+		attr.mr_iov = iov;
+		attr.iov_count = count;
+		attr.access = access;
+		attr.offset = offset;
+		attr.requested_key = requested_key;
+		attr.context = context;
+		attr.iface = FI_HMEM_SYSTEM;
+		return Regattr(fid_dom, &attr, flags, mr);
+	}
+	static int reg(fid *fid_dom, const void *buf, size_t len, uint64_t access, uint64_t offset,
+		       uint64_t requested_key, uint64_t flags, fid_mr **mr, void *context) noexcept
+	{
+		iovec v{const_cast<void *>(buf), len};
+		return regv(fid_dom, &v, 1, access, offset, requested_key, flags, mr, context);
+	}
+};
+
 } // namespace mr
 } // namespace wu
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/fid.h"
 #include "core/log.h"
 #include "eq/eq.h"
 #include "prov/common/dom_progress.h"
@@ -376,9 +377,7 @@ int ep_base::put_size_opt(size_t v, void *val, size_t *len) noexcept
 
 void set_ep_fid(fid_ep &e, size_t fclass, void *context, const ep_tables &t) noexcept
 {
-	e.fid.fclass = fclass;
-	e.fid.context = context;
-	e.fid.ops = t.fi;
+	set_fid(e.fid, fclass, context, t.fi);
 	e.ops = t.ep;
 	e.cm = t.cm;
 	e.msg = t.msg;

@@ -53,10 +53,14 @@
 
 namespace wu::prov {
 
+/* The receive entries of fi_ops_msg and fi_ops_tagged: a part of ep_ops, and
+ * on their own for an endpoint whose sends are not an engine's (wireup
+ * forwards them to its sub-endpoints).  T needs ep_type, lookup, rx_flags
+ * and recv, and may have recv1, as for ep_ops. */
 template <class T>
-class ep_ops {
+class rx_ops {
+protected:
 	using ep_t = typename T::ep_type;
-	static constexpr bool has_inject = requires { &T::inject; };
 	static constexpr bool has_recv1 = requires { &T::recv1; };
 
 	template <class F>
@@ -70,21 +74,13 @@ class ep_ops {
 		});
 	}
 
-	/* ---- fi_ops_msg / fi_ops_tagged ---- */
+	/* ---- fi_ops_msg / fi_ops_tagged: the receives ---- */
 
 	static msg_xfer mx(const char *where, const iovec *iov, void **desc, size_t cnt, fi_addr_t addr, void *ctx,
 			   uint64_t flags, bool tagged)
 	{
-		msg_xfer x;
-		x.where = where;
-		x.iov = iov;
-		x.desc = desc;
-		x.count = cnt;
-		x.addr = addr;
-		x.context = ctx;
-		x.flags = flags;
-		x.tagged = tagged;
-		return x;
+		return {.where = where, .iov = iov, .desc = desc, .count = cnt, .addr = addr, .context = ctx,
+			.flags = flags, .tagged = tagged};
 	}
 
 	/* One buffer: the iovec lives in the caller of the engine. */
@@ -118,6 +114,62 @@ class ep_ops {
 		});
 	}
 
+public:
+	static ssize_t m_recv(fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, void *ctx) noexcept
+	{
+		return recv1<false>(e, "fi_recv", buf, len, desc, src, 0, 0, ctx);
+	}
+	static ssize_t m_recvv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, void *ctx) noexcept
+	{
+		return recvv<false>(e, "fi_recvv", iov, desc, cnt, src, 0, 0, ctx);
+	}
+	static ssize_t m_recvmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
+	{
+		return call(e, "fi_recvmsg", [&](ep_t *ep) -> ssize_t {
+			if (!m)
+				return -FI_EINVAL;
+			msg_xfer x = mx("fi_recvmsg", m->msg_iov, m->desc, m->iov_count, m->addr, m->context, flags, false);
+			x.data = m->data;
+			x.msg_api = true;
+			return T::recv(ep, x);
+		});
+	}
+	static ssize_t t_recv(fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
+			      uint64_t ignore, void *ctx) noexcept
+	{
+		return recv1<true>(e, "fi_trecv", buf, len, desc, src, tag, ignore, ctx);
+	}
+	static ssize_t t_recvv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, uint64_t tag,
+			       uint64_t ignore, void *ctx) noexcept
+	{
+		return recvv<true>(e, "fi_trecvv", iov, desc, cnt, src, tag, ignore, ctx);
+	}
+	static ssize_t t_recvmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
+	{
+		return call(e, "fi_trecvmsg", [&](ep_t *ep) -> ssize_t {
+			if (!m)
+				return -FI_EINVAL;
+			msg_xfer x = mx("fi_trecvmsg", m->msg_iov, m->desc, m->iov_count, m->addr, m->context, flags, true);
+			x.tag = m->tag;
+			x.ignore = m->ignore;
+			x.data = m->data;
+			x.msg_api = true;
+			return T::recv(ep, x);
+		});
+	}
+};
+
+template <class T>
+class ep_ops : rx_ops<T> {
+	using base = rx_ops<T>;
+	using typename base::ep_t;
+	using base::call;
+	using base::m_recv, base::m_recvv, base::m_recvmsg, base::t_recv, base::t_recvv, base::t_recvmsg;
+	using base::mx;
+	static constexpr bool has_inject = requires { &T::inject; };
+
+	/* ---- fi_ops_msg / fi_ops_tagged: the sends ---- */
+
 	/* send, senddata, inject, injectdata: one buffer. */
 	template <bool Tagged, bool Inject, bool Data>
 	static ssize_t send1(fid_ep *e, const char *where, const void *buf, size_t len, void *desc, uint64_t data,
@@ -150,25 +202,6 @@ class ep_ops {
 		});
 	}
 
-	static ssize_t m_recv(fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, void *ctx) noexcept
-	{
-		return recv1<false>(e, "fi_recv", buf, len, desc, src, 0, 0, ctx);
-	}
-	static ssize_t m_recvv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, void *ctx) noexcept
-	{
-		return recvv<false>(e, "fi_recvv", iov, desc, cnt, src, 0, 0, ctx);
-	}
-	static ssize_t m_recvmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
-	{
-		return call(e, "fi_recvmsg", [&](ep_t *ep) -> ssize_t {
-			if (!m)
-				return -FI_EINVAL;
-			msg_xfer x = mx("fi_recvmsg", m->msg_iov, m->desc, m->iov_count, m->addr, m->context, flags, false);
-			x.data = m->data;
-			x.msg_api = true;
-			return T::recv(ep, x);
-		});
-	}
 	static ssize_t m_send(fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest, void *ctx) noexcept
 	{
 		return send1<false, false, false>(e, "fi_send", buf, len, desc, 0, dest, 0, ctx);
@@ -202,29 +235,6 @@ class ep_ops {
 		return send1<false, true, true>(e, "fi_injectdata", buf, len, nullptr, data, dest, 0, nullptr);
 	}
 
-	static ssize_t t_recv(fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
-			      uint64_t ignore, void *ctx) noexcept
-	{
-		return recv1<true>(e, "fi_trecv", buf, len, desc, src, tag, ignore, ctx);
-	}
-	static ssize_t t_recvv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, uint64_t tag,
-			       uint64_t ignore, void *ctx) noexcept
-	{
-		return recvv<true>(e, "fi_trecvv", iov, desc, cnt, src, tag, ignore, ctx);
-	}
-	static ssize_t t_recvmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
-	{
-		return call(e, "fi_trecvmsg", [&](ep_t *ep) -> ssize_t {
-			if (!m)
-				return -FI_EINVAL;
-			msg_xfer x = mx("fi_trecvmsg", m->msg_iov, m->desc, m->iov_count, m->addr, m->context, flags, true);
-			x.tag = m->tag;
-			x.ignore = m->ignore;
-			x.data = m->data;
-			x.msg_api = true;
-			return T::recv(ep, x);
-		});
-	}
 	static ssize_t t_send(fid_ep *e, const void *buf, size_t len, void *desc, fi_addr_t dest, uint64_t tag,
 			      void *ctx) noexcept
 	{
@@ -272,19 +282,10 @@ class ep_ops {
 		return call(e, where, [&](ep_t *ep) {
 			iovec v{const_cast<void *>(buf), len};
 			fi_rma_iov r{addr, len, key};
-			rma_xfer x;
-			x.where = where;
-			x.write = Write;
-			x.iov = &v;
-			x.desc = desc ? &desc : nullptr;
-			x.count = 1;
-			x.addr = peer;
-			x.rma = &r;
-			x.rma_count = 1;
-			x.data = data;
-			x.context = ctx;
-			x.flags = (Inject ? FI_INJECT : T::tx_flags(ep)) | (Data ? FI_REMOTE_CQ_DATA : 0);
-			x.inject_api = Inject;
+			uint64_t fl = (Inject ? FI_INJECT : T::tx_flags(ep)) | (Data ? FI_REMOTE_CQ_DATA : 0);
+			rma_xfer x{.where = where, .write = Write, .iov = &v, .desc = desc ? &desc : nullptr,
+				   .count = 1, .addr = peer, .rma = &r, .rma_count = 1, .data = data,
+				   .context = ctx, .flags = fl, .inject_api = Inject};
 			return T::rma(ep, x);
 		});
 	}
@@ -295,17 +296,9 @@ class ep_ops {
 	{
 		return call(e, where, [&](ep_t *ep) {
 			fi_rma_iov r{addr, iov_total(iov, cnt), key};
-			rma_xfer x;
-			x.where = where;
-			x.write = Write;
-			x.iov = iov;
-			x.desc = desc;
-			x.count = cnt;
-			x.addr = peer;
-			x.rma = &r;
-			x.rma_count = 1;
-			x.context = ctx;
-			x.flags = T::tx_flags(ep);
+			rma_xfer x{.where = where, .write = Write, .iov = iov, .desc = desc, .count = cnt,
+				   .addr = peer, .rma = &r, .rma_count = 1, .context = ctx,
+				   .flags = T::tx_flags(ep)};
 			return T::rma(ep, x);
 		});
 	}
@@ -316,18 +309,11 @@ class ep_ops {
 		return call(e, where, [&](ep_t *ep) -> ssize_t {
 			if (!m)
 				return -FI_EINVAL;
-			rma_xfer x;
-			x.where = where;
-			x.write = Write;
-			x.iov = m->msg_iov;
-			x.desc = m->desc;
-			x.count = m->iov_count;
-			x.addr = m->addr;
-			x.rma = m->rma_iov;
-			x.rma_count = m->rma_iov_count;
-			x.data = Write ? m->data : 0; /* a read carries no remote CQ data */
-			x.context = m->context;
-			x.flags = flags;
+			rma_xfer x{.where = where, .write = Write, .iov = m->msg_iov, .desc = m->desc,
+				   .count = m->iov_count, .addr = m->addr, .rma = m->rma_iov,
+				   .rma_count = m->rma_iov_count,
+				   .data = Write ? m->data : 0, /* a read carries no remote CQ data */
+				   .context = m->context, .flags = flags};
 			return T::rma(ep, x);
 		});
 	}
@@ -389,12 +375,7 @@ class ep_ops {
 
 	static atomic_xfer ax(const char *where, wu::atomic::kind k, const fi_msg_atomic *m, uint64_t flags) noexcept
 	{
-		atomic_xfer a;
-		a.where = where;
-		a.k = k;
-		a.m = m;
-		a.flags = flags;
-		return a;
+		return {.where = where, .k = k, .m = m, .flags = flags};
 	}
 
 	static ssize_t a_write(fid_ep *e, const void *buf, size_t count, void *desc, fi_addr_t dest, uint64_t addr,

@@ -11,24 +11,33 @@
 
 namespace wu::prov {
 
+namespace {
+
+/* What fi_tx_attr and fi_rx_attr take alike from a template; caps: those
+ * of the template's caps that apply to the side. */
+template <class A>
+void fill_side(A &a, const template_desc &t, uint64_t caps)
+{
+	a.caps = t.caps & caps;
+	a.msg_order = t.msg_order;
+	a.comp_order = FI_ORDER_NONE;
+	a.size = t.queue_size;
+	a.iov_limit = t.iov_limit;
+}
+
+} // namespace
+
 void fill_template(fi_info &i, const template_desc &t)
 {
 	i.caps = t.caps;
 	i.mode = 0;
 	i.addr_format = t.addr_format;
-	i.tx_attr->caps = t.caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_SEND);
-	i.tx_attr->msg_order = t.msg_order;
-	i.tx_attr->comp_order = FI_ORDER_NONE;
+	fill_side(*i.tx_attr, t, FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_READ | FI_WRITE | FI_SEND);
 	i.tx_attr->inject_size = t.inject_size;
-	i.tx_attr->size = t.queue_size;
-	i.tx_attr->iov_limit = t.iov_limit;
 	i.tx_attr->rma_iov_limit = t.rma_iov_limit;
-	i.rx_attr->caps = t.caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ |
-				    FI_REMOTE_WRITE | FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_RMA_EVENT);
-	i.rx_attr->msg_order = t.msg_order;
-	i.rx_attr->comp_order = FI_ORDER_NONE;
-	i.rx_attr->size = t.queue_size;
-	i.rx_attr->iov_limit = t.iov_limit;
+	fill_side(*i.rx_attr, t,
+		  FI_MSG | FI_TAGGED | FI_RMA | FI_ATOMIC | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |
+			  FI_MULTI_RECV | FI_DIRECTED_RECV | FI_SOURCE | FI_RMA_EVENT);
 	i.ep_attr->type = t.type;
 	i.ep_attr->protocol = t.protocol;
 	i.ep_attr->protocol_version = 1;

@@ -346,9 +346,7 @@ int regattr_impl(fid *fid_dom, const fi_mr_attr *attr, uint64_t flags, fid_mr **
 	}
 
 	auto r = std::make_unique<region>();
-	r->fid.fid.fclass = FI_CLASS_MR;
-	r->fid.fid.context = attr->context;
-	r->fid.fid.ops = &mr_fi_ops;
+	set_fid(r->fid.fid, FI_CLASS_MR, attr->context, &mr_fi_ops);
 	r->fid.mem_desc = &r->fid;
 	r->magic = mr_magic;
 	r->dom = dom;
@@ -419,27 +417,6 @@ int mr_regattr(fid *fid_dom, const fi_mr_attr *attr, uint64_t flags, fid_mr **mr
 	return WU_GUARD(return regattr_impl(fid_dom, attr, flags, mr););
 }
 
-int mr_regv(fid *fid_dom, const iovec *iov, size_t count, uint64_t access, uint64_t offset,
-	    uint64_t requested_key, uint64_t flags, fid_mr **mr, void *context)
-{
-	fi_mr_attr attr{};
-	attr.mr_iov = iov;
-	attr.iov_count = count;
-	attr.access = access;
-	attr.offset = offset;
-	attr.requested_key = requested_key;
-	attr.context = context;
-	attr.iface = FI_HMEM_SYSTEM;
-	return mr_regattr(fid_dom, &attr, flags, mr);
-}
-
-int mr_reg(fid *fid_dom, const void *buf, size_t len, uint64_t access, uint64_t offset,
-	   uint64_t requested_key, uint64_t flags, fid_mr **mr, void *context)
-{
-	iovec v{const_cast<void *>(buf), len};
-	return mr_regv(fid_dom, &v, 1, access, offset, requested_key, flags, mr, context);
-}
-
 /* Under the table's shared lock. */
 void *locate(const region *r, uint64_t addr, size_t len) noexcept
 {
@@ -461,7 +438,9 @@ void *locate(const region *r, uint64_t addr, size_t len) noexcept
 
 } // namespace
 
-fi_ops_mr ops = {sizeof(fi_ops_mr), mr_reg, mr_regv, mr_regattr};
+using mr_by_attr = reg_as_attr<mr_regattr>;
+
+fi_ops_mr ops = {sizeof(fi_ops_mr), mr_by_attr::reg, mr_by_attr::regv, mr_regattr};
 
 void *check(prov::domain *dom, uint64_t key, uint64_t addr, size_t len, uint64_t access, ref &out) noexcept
 {

@@ -150,9 +150,7 @@ int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **ou
 			return -FI_ENODATA;
 		}
 		auto fab = std::make_unique<fabric>();
-		fab->fid.fid.fclass = FI_CLASS_FABRIC;
-		fab->fid.fid.context = context;
-		fab->fid.fid.ops = &fabric_fi_ops;
+		set_fid(fab->fid.fid, FI_CLASS_FABRIC, context, &fabric_fi_ops);
 		fab->fid.ops = &fabric_ops;
 		/* Kept as asked, 0 included (libfabric does the same): an info from
 		 * fi_getinfo(FI_VERSION(0,0)) must get the oldest rules, e.g. the
@@ -166,12 +164,12 @@ int fabric_open(const fabric_hooks *hooks, fi_fabric_attr *attr, fid_fabric **ou
 	});
 }
 
-bool describe(fi_provider &p, const char *name, uint32_t version, decltype(fi_provider::getinfo) getinfo,
+bool describe(fi_provider &p, const char *name, decltype(fi_provider::getinfo) getinfo,
 	      decltype(fi_provider::fabric) fabric, decltype(fi_provider::cleanup) cleanup) noexcept
 {
 	if (p.name)
 		return false;
-	p.version = version;
+	p.version = prov_version;
 	p.fi_version = FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION);
 	p.getinfo = getinfo;
 	p.fabric = fabric;
@@ -208,9 +206,7 @@ int domain_init(domain *d, fabric *fab, const fi_info *info, fi_ops_domain *ops,
 	d->info = info_dup(info);
 	if (!d->info)
 		return -FI_ENOMEM;
-	d->fid.fid.fclass = FI_CLASS_DOMAIN;
-	d->fid.fid.context = context;
-	d->fid.fid.ops = fi_ops_tbl;
+	set_fid(d->fid.fid, FI_CLASS_DOMAIN, context, fi_ops_tbl);
 	d->fid.ops = ops;
 	d->fid.mr = mr;
 	d->magic = domain_magic;

@@ -24,9 +24,14 @@ int fabric_entry(fi_fabric_attr *attr, fid_fabric **out, void *context) noexcept
 	return fabric_open(&H, attr, out, context);
 }
 
-/* Fills a built-in provider's descriptor unless done before (p.name
- * set): true when it did, so the caller defines its knobs once. */
-bool describe(fi_provider &p, const char *name, uint32_t version, decltype(fi_provider::getinfo) getinfo,
+/* The prov_version every built-in provider reports: the API level, as
+ * FI_VERSION(major*100+minor, rev*10). */
+inline constexpr uint32_t prov_version = FI_VERSION(206, 0);
+
+/* Fills a built-in provider's descriptor (version prov_version) unless
+ * done before (p.name set): true when it did, so the caller defines its
+ * knobs once. */
+bool describe(fi_provider &p, const char *name, decltype(fi_provider::getinfo) getinfo,
 	      decltype(fi_provider::fabric) fabric, decltype(fi_provider::cleanup) cleanup) noexcept;
 
 /* Common part of a provider's domain open: validates info against the

@@ -245,9 +245,7 @@ int poll_open_impl(fid_domain *domain, fi_poll_attr *attr, fid_poll **pollset)
 		return -FI_EINVAL;
 	}
 	auto s = std::make_unique<poll_set>();
-	s->fid.fid.fclass = FI_CLASS_POLL;
-	s->fid.fid.context = nullptr;
-	s->fid.fid.ops = &poll_fi_ops;
+	set_fid(s->fid.fid, FI_CLASS_POLL, nullptr, &poll_fi_ops);
 	s->fid.ops = &poll_ops;
 	s->magic = poll_magic;
 	s->dom = dom;

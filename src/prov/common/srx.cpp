@@ -160,53 +160,32 @@ ssize_t s_trecvmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
 	});
 }
 
-fi_ops_msg srx_msg_ops = {sizeof(fi_ops_msg),
-			  s_recv,
-			  s_recvv,
-			  s_recvmsg,
-			  WU_NOSYS(fi_ops_msg, send),
-			  WU_NOSYS(fi_ops_msg, sendv),
-			  WU_NOSYS(fi_ops_msg, sendmsg),
-			  WU_NOSYS(fi_ops_msg, inject),
-			  WU_NOSYS(fi_ops_msg, senddata),
-			  WU_NOSYS(fi_ops_msg, injectdata)};
+/* A shared receive context only receives: every other slot refuses, logging what was asked.
+ * fi_ops_msg and fi_ops_tagged name their send slots alike. */
+#define SRX_NO_SENDS(ops)                                                                                    \
+	WU_NOSYS(ops, send), WU_NOSYS(ops, sendv), WU_NOSYS(ops, sendmsg), WU_NOSYS(ops, inject),            \
+		WU_NOSYS(ops, senddata), WU_NOSYS(ops, injectdata)
+#define NO_RMA(slot) WU_NOSYS(fi_ops_rma, slot)
+#define NO_ATOMIC(slot) WU_NOSYS(fi_ops_atomic, slot)
 
-fi_ops_tagged srx_tagged_ops = {sizeof(fi_ops_tagged),
-				s_trecv,
-				s_trecvv,
-				s_trecvmsg,
-				WU_NOSYS(fi_ops_tagged, send),
-				WU_NOSYS(fi_ops_tagged, sendv),
-				WU_NOSYS(fi_ops_tagged, sendmsg),
-				WU_NOSYS(fi_ops_tagged, inject),
-				WU_NOSYS(fi_ops_tagged, senddata),
-				WU_NOSYS(fi_ops_tagged, injectdata)};
+fi_ops_msg srx_msg_ops = {sizeof(fi_ops_msg), s_recv, s_recvv, s_recvmsg, SRX_NO_SENDS(fi_ops_msg)};
 
-fi_ops_rma srx_rma_ops = {sizeof(fi_ops_rma),
-			  WU_NOSYS(fi_ops_rma, read),
-			  WU_NOSYS(fi_ops_rma, readv),
-			  WU_NOSYS(fi_ops_rma, readmsg),
-			  WU_NOSYS(fi_ops_rma, write),
-			  WU_NOSYS(fi_ops_rma, writev),
-			  WU_NOSYS(fi_ops_rma, writemsg),
-			  WU_NOSYS(fi_ops_rma, inject),
-			  WU_NOSYS(fi_ops_rma, writedata),
-			  WU_NOSYS(fi_ops_rma, injectdata)};
+fi_ops_tagged srx_tagged_ops = {sizeof(fi_ops_tagged), s_trecv, s_trecvv, s_trecvmsg,
+				SRX_NO_SENDS(fi_ops_tagged)};
 
-fi_ops_atomic srx_atomic_ops = {sizeof(fi_ops_atomic),
-				WU_NOSYS(fi_ops_atomic, write),
-				WU_NOSYS(fi_ops_atomic, writev),
-				WU_NOSYS(fi_ops_atomic, writemsg),
-				WU_NOSYS(fi_ops_atomic, inject),
-				WU_NOSYS(fi_ops_atomic, readwrite),
-				WU_NOSYS(fi_ops_atomic, readwritev),
-				WU_NOSYS(fi_ops_atomic, readwritemsg),
-				WU_NOSYS(fi_ops_atomic, compwrite),
-				WU_NOSYS(fi_ops_atomic, compwritev),
-				WU_NOSYS(fi_ops_atomic, compwritemsg),
-				WU_NOSYS(fi_ops_atomic, writevalid),
-				WU_NOSYS(fi_ops_atomic, readwritevalid),
-				WU_NOSYS(fi_ops_atomic, compwritevalid)};
+fi_ops_rma srx_rma_ops = {sizeof(fi_ops_rma), NO_RMA(read),      NO_RMA(readv),    NO_RMA(readmsg),
+			  NO_RMA(write),      NO_RMA(writev),    NO_RMA(writemsg), NO_RMA(inject),
+			  NO_RMA(writedata),  NO_RMA(injectdata)};
+
+fi_ops_atomic srx_atomic_ops = {sizeof(fi_ops_atomic),     NO_ATOMIC(write),         NO_ATOMIC(writev),
+				NO_ATOMIC(writemsg),       NO_ATOMIC(inject),        NO_ATOMIC(readwrite),
+				NO_ATOMIC(readwritev),     NO_ATOMIC(readwritemsg),  NO_ATOMIC(compwrite),
+				NO_ATOMIC(compwritev),     NO_ATOMIC(compwritemsg),  NO_ATOMIC(writevalid),
+				NO_ATOMIC(readwritevalid), NO_ATOMIC(compwritevalid)};
+
+#undef SRX_NO_SENDS
+#undef NO_RMA
+#undef NO_ATOMIC
 
 constinit fi_ops_cm srx_cm_ops = rdm_cm_ops(WU_NOSYS(fi_ops_cm, setname), WU_NOSYS(fi_ops_cm, getname));
 

@@ -57,7 +57,7 @@ fi_info *build_template()
 	d.fabric_name = fabric_name;
 	d.domain_name = domain_name;
 	d.prov_name = "shm";
-	d.prov_version = prov_version;
+	d.prov_version = prov::prov_version;
 	return prov::new_template(d);
 }
 
@@ -245,7 +245,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = shm_prov_desc;
-	if (prov::describe(p, "shm", prov_version, shm_getinfo, prov::fabric_entry<shm_hooks>, shm_cleanup)) {
+	if (prov::describe(p, "shm", shm_getinfo, prov::fabric_entry<shm_hooks>, shm_cleanup)) {
 		param::define_all(&p, shm_knobs);
 		shm_tp::set_log_provider(&p);
 	}

@@ -2,6 +2,8 @@
 /* tcp provider: passive endpoints.  Listening, connection requests (their
  * handshake and FI_CONNREQ), reject, and fi_passive_ep. */
 #include "config.h"
+
+#include "core/fid.h"
 #include "prov/tcp/tcp_impl.h"
 
 namespace wu::tcp::detail {
@@ -611,9 +613,7 @@ int pep_open(prov::fabric *fab, fi_info *info, fid_pep **out, void *context)
 		return err == EADDRINUSE ? -FI_EADDRINUSE : -FI_EADDRNOTAVAIL;
 	}
 	auto pep = std::make_unique<tcp_pep>();
-	pep->pep.fid.fclass = FI_CLASS_PEP;
-	pep->pep.fid.context = context;
-	pep->pep.fid.ops = &pep_fi_ops;
+	set_fid(pep->pep.fid, FI_CLASS_PEP, context, &pep_fi_ops);
 	pep->pep.ops = &pep_ops;
 	pep->pep.cm = &pep_cm_ops;
 	pep->magic = pep_magic;

@@ -143,6 +143,24 @@ void finish_body(tcp_ep *ep, conn *c)
 }
 
 /* A validated header: decide where its body goes. */
+/* p: the local memory a WRITE (h.len bytes) or READ_REQ (h.data bytes)
+ * targets.  False when it has none: the request is refused (FI_EACCES),
+ * with a warning limited apart for writes and reads. */
+template <bool Write>
+bool rma_target(tcp_ep *ep, conn *c, const frame::header &h, mr::ref &ref, void *&p)
+{
+	uint64_t len = Write ? h.len : h.data;
+	p = mr::check(ep->b.dom, h.tag, h.aux, len, Write ? FI_REMOTE_WRITE : FI_REMOTE_READ, ref);
+	if (p || !len)
+		return true;
+	WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
+		       "RMA %s key 0x%llx, address 0x%llx, %llu bytes: no such registered region\n",
+		       Write ? "write to" : "read from", (unsigned long long)h.tag, (unsigned long long)h.aux,
+		       (unsigned long long)len);
+	enqueue(ep, c, control_item(Write ? frame::WRITE_ACK : frame::READ_RESP, h.id, FI_EACCES));
+	return false;
+}
+
 void on_header(tcp_ep *ep, conn *c)
 {
 	const frame::header &h = c->h;
@@ -196,30 +214,18 @@ void on_header(tcp_ep *ep, conn *c)
 	case frame::RDATA:
 		return on_rdata(ep, c);
 	case frame::WRITE: {
-		void *p = mr::check(ep->b.dom, h.tag, h.aux, h.len, FI_REMOTE_WRITE, c->wref);
-		if (!p && h.len) {
-			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
-				       "RMA write to key 0x%llx, address 0x%llx, %llu bytes: no such registered region\n",
-				       (unsigned long long)h.tag, (unsigned long long)h.aux,
-				       (unsigned long long)h.len);
-			enqueue(ep, c, control_item(frame::WRITE_ACK, h.id, FI_EACCES));
+		void *p;
+		if (!rma_target<true>(ep, c, h, c->wref, p))
 			return start_body(c, B_DISCARD, 0, h.len);
-		}
 		c->tgt[0] = {p, size_t(h.len)};
 		c->tgt_cnt = h.len ? 1 : 0;
 		return start_body(c, B_WRITE, h.len, 0);
 	}
 	case frame::READ_REQ: {
 		mr::ref ref;
-		void *p = mr::check(ep->b.dom, h.tag, h.aux, h.data, FI_REMOTE_READ, ref);
-		if (!p && h.data) {
-			WU_WARN_SPARSE(P(), FI_LOG_EP_DATA,
-				       "RMA read from key 0x%llx, address 0x%llx, %llu bytes: no such registered region\n",
-				       (unsigned long long)h.tag, (unsigned long long)h.aux,
-				       (unsigned long long)h.data);
-			enqueue(ep, c, control_item(frame::READ_RESP, h.id, FI_EACCES));
+		void *p;
+		if (!rma_target<false>(ep, c, h, ref, p))
 			return;
-		}
 		frame::header r;
 		r.type = frame::READ_RESP;
 		r.id = h.id;

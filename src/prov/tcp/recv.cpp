@@ -256,16 +256,8 @@ void ep_transport::start(match::engine &e, match::recv *r, const match::message 
 		return;
 	}
 	if (u->rts) {
-		rndv_rx rr;
-		rr.o = o;
-		rr.off = off;
-		rr.into = into;
-		rr.len = u->len;
-		rr.src = u->src;
-		rr.tagged = u->tagged;
-		rr.has_data = u->has_data;
-		rr.tag = u->tag;
-		rr.data = u->data;
+		rndv_rx rr{.o = o, .off = off, .into = into, .len = u->len, .src = u->src,
+			   .tagged = u->tagged, .has_data = u->has_data, .tag = u->tag, .data = u->data};
 		conn *c = u->from;
 		uint64_t id = u->rts_id;
 		dispose(u);

@@ -13,9 +13,6 @@ struct sub_ops;
 namespace wu::tcp {
 
 const fi_provider *provider() noexcept;
-/* Version reported as prov_version: FI_VERSION(major*100+minor, rev*10). */
-inline constexpr uint32_t prov_version = FI_VERSION(206, 0);
-
 /* Its RDM endpoints as sub-endpoints of the wireup provider (prov/common/sub_ep.h). */
 const prov::sub_ops *sub_ops() noexcept;
 

@@ -154,7 +154,7 @@ templates *build_templates()
 				i->domain_attr->name = strdup(n.name.c_str());
 				i->fabric_attr->name = strdup(cidr(a).c_str());
 				i->fabric_attr->prov_name = strdup("tcp");
-				i->fabric_attr->prov_version = prov_version;
+				i->fabric_attr->prov_version = prov::prov_version;
 				/* Packed (wu::nic_dup), so each call's copy is one memcpy. */
 				if (fid_nic *raw = nics::to_fid_nic(n)) {
 					i->nic = nic_dup(raw);
@@ -286,7 +286,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = tcp_prov_desc;
-	if (prov::describe(p, "tcp", prov_version, tcp_getinfo, prov::fabric_entry<tcp_hooks>, tcp_cleanup)) {
+	if (prov::describe(p, "tcp", tcp_getinfo, prov::fabric_entry<tcp_hooks>, tcp_cleanup)) {
 		param::define_all(&p, tcp_knobs);
 	}
 	return &p;

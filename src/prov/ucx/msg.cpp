@@ -134,13 +134,12 @@ void gen_finish(void *) noexcept {}
 ucp_datatype_t small_datatype() noexcept
 {
 	static ucp_datatype_t dt = [] {
-		ucp_generic_dt_ops_t ops{};
-		ops.start_pack = gen_start_pack;
-		ops.start_unpack = gen_start_unpack;
-		ops.packed_size = gen_packed_size;
-		ops.pack = gen_pack;
-		ops.unpack = gen_unpack;
-		ops.finish = gen_finish;
+		ucp_generic_dt_ops_t ops{.start_pack = gen_start_pack,
+					 .start_unpack = gen_start_unpack,
+					 .packed_size = gen_packed_size,
+					 .pack = gen_pack,
+					 .unpack = gen_unpack,
+					 .finish = gen_finish};
 		ucp_datatype_t d = 0;
 		if (ucp_dt_create_generic(&ops, nullptr, &d) != UCS_OK)
 			d = 0;

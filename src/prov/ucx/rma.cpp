@@ -158,26 +158,6 @@ int mr_regattr(fid *fid_dom, const fi_mr_attr *attr, uint64_t flags, fid_mr **ou
 	});
 }
 
-int mr_regv(fid *fid_dom, const iovec *iov, size_t count, uint64_t access, uint64_t offset, uint64_t requested_key,
-	    uint64_t flags, fid_mr **mr, void *context) noexcept
-{
-	fi_mr_attr a{};
-	a.mr_iov = iov;
-	a.iov_count = count;
-	a.access = access;
-	a.offset = offset;
-	a.requested_key = requested_key;
-	a.context = context;
-	return mr_regattr(fid_dom, &a, flags, mr);
-}
-
-int mr_reg(fid *fid_dom, const void *buf, size_t len, uint64_t access, uint64_t offset, uint64_t requested_key,
-	   uint64_t flags, fid_mr **mr, void *context) noexcept
-{
-	iovec v{const_cast<void *>(buf), len};
-	return mr_regv(fid_dom, &v, 1, access, offset, requested_key, flags, mr, context);
-}
-
 /* ---- control messages ---- */
 
 void ctrl_cb(void *req, ucs_status_t s, const ucp_tag_recv_info_t *info, void *user) noexcept;
@@ -476,7 +456,9 @@ int ask(ucx_ep *ep, peer *p, uint64_t key)
 
 } // namespace
 
-fi_ops_mr mr_ops = {sizeof(fi_ops_mr), mr_reg, mr_regv, mr_regattr};
+using mr_by_attr = mr::reg_as_attr<mr_regattr>;
+
+fi_ops_mr mr_ops = {sizeof(fi_ops_mr), mr_by_attr::reg, mr_by_attr::regv, mr_regattr};
 
 int post_ctrl(ucx_ep *ep)
 {

@@ -53,7 +53,7 @@ fi_info *build_template()
 	d.fabric_name = fabric_name;
 	d.domain_name = domain_name;
 	d.prov_name = "ucx";
-	d.prov_version = prov_version;
+	d.prov_version = prov::prov_version;
 	return prov::new_template(d);
 }
 
@@ -282,7 +282,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = ucx_prov_desc;
-	if (prov::describe(p, "ucx", prov_version, ucx_getinfo, prov::fabric_entry<ucx_hooks>, ucx_cleanup))
+	if (prov::describe(p, "ucx", ucx_getinfo, prov::fabric_entry<ucx_hooks>, ucx_cleanup))
 		param::define_all(&p, ucx_knobs);
 	return &p;
 }

@@ -13,9 +13,6 @@
 namespace wu::wireup {
 
 const fi_provider *provider() noexcept;
-/* Version reported as prov_version: FI_VERSION(major*100+minor, rev*10). */
-inline constexpr uint32_t prov_version = FI_VERSION(206, 0);
-
 /* The provider descriptor (log lines and params). */
 fi_provider *prov_desc() noexcept;
 

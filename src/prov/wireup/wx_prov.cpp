@@ -109,7 +109,7 @@ fi_info *merge(const fi_info *t, const fi_info *s)
 	i->src_addrlen = i->dest_addrlen = 0;
 	free(i->fabric_attr->prov_name);
 	i->fabric_attr->prov_name = strdup("wireup");
-	i->fabric_attr->prov_version = prov_version;
+	i->fabric_attr->prov_version = prov::prov_version;
 	if (!i->fabric_attr->prov_name)
 		throw std::bad_alloc();
 	return g.release();
@@ -438,7 +438,7 @@ fi_provider *prov_desc() noexcept
 const fi_provider *provider() noexcept
 {
 	fi_provider &p = wx_prov_desc;
-	if (prov::describe(p, "wireup", prov_version, wx_getinfo, prov::fabric_entry<wx_hooks>, wx_cleanup)) {
+	if (prov::describe(p, "wireup", wx_getinfo, prov::fabric_entry<wx_hooks>, wx_cleanup)) {
 		param::define_all(&p, wx_knobs);
 	}
 	return &p;
