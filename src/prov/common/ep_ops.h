@@ -62,6 +62,11 @@ class rx_ops {
 protected:
 	using ep_t = typename T::ep_type;
 	static constexpr bool has_recv1 = requires { &T::recv1; };
+	/* Or one per kind (T::recv1_of<Tagged>): with the kind a constant, gcc
+	 * folds the provider's short path into fi_recv / fi_trecv; through a
+	 * bool it did not (wireup: 28 instructions a message). */
+	template <bool Tagged>
+	static constexpr bool has_recv1_of = requires { &T::template recv1_of<Tagged>; };
 
 	template <class F>
 	static ssize_t call(fid_ep *e, const char *where, F &&fn) noexcept
@@ -89,7 +94,11 @@ protected:
 			     uint64_t tag, uint64_t ignore, void *ctx) noexcept
 	{
 		return call(e, where, [&](ep_t *ep) -> ssize_t {
-			if constexpr (has_recv1) {
+			if constexpr (has_recv1_of<Tagged>) {
+				ssize_t r = T::template recv1_of<Tagged>(ep, buf, len, src, tag, ignore, ctx);
+				if (r != general_path)
+					return r;
+			} else if constexpr (has_recv1) {
 				ssize_t r = T::recv1(ep, buf, len, src, tag, ignore, ctx, Tagged);
 				if (r != general_path)
 					return r;

@@ -8,11 +8,13 @@
  * sub-endpoint would rebuild it again.  fi_inject* to a peer on shm first
  * tries shm's inject short path directly (prov::sub_ops::inject).  Receives
  * are posted here, into the receive context both sub-endpoints take
- * messages from (fi_recv / fi_trecv through a one-buffer short path). */
+ * messages from (fi_recv / fi_trecv through a one-buffer short path),
+ * through the common receive entries (prov::rx_ops). */
 #include "config.h"
 
 #include "core/log.h"
 #include "core/shim.h"
+#include "prov/common/ep_ops.h"
 #include "prov/wireup/wx_ep.h"
 
 namespace wu::wireup {
@@ -74,36 +76,6 @@ ssize_t do_recv(wx_ep *ep, const prov::msg_xfer &x)
 	return 0;
 }
 
-/* The receive entries are wireup's own, not prov::rx_ops (ep_ops.h): over
- * rx_ops, whose recv1 passes the kind as a bool, gcc 12 no longer folds
- * recv_one<Tagged> into fi_recv and a message costs 28 instructions more
- * (make bench-shm-icount, wireup msg 1205 -> 1233). */
-template <class F>
-ssize_t rcall(fid_ep *e, const char *where, F &&fn) noexcept
-{
-	return guard(where, [&]() -> ssize_t {
-		wx_ep *ep = wx_of(e);
-		return ep ? fn(ep) : -FI_EINVAL;
-	});
-}
-
-prov::msg_xfer rx_xfer(const char *where, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, void *ctx,
-		       uint64_t flags, bool tagged, uint64_t tag, uint64_t ignore)
-{
-	prov::msg_xfer x;
-	x.where = where;
-	x.iov = iov;
-	x.desc = desc;
-	x.count = cnt;
-	x.addr = src;
-	x.context = ctx;
-	x.flags = flags;
-	x.tagged = tagged;
-	x.tag = tag;
-	x.ignore = ignore;
-	return x;
-}
-
 /* fi_recv / fi_trecv: one buffer posted straight into the shared context
  * (no descriptor built, no classification: a one-buffer receive has no
  * FI_PEEK and no iovec to check); prov::general_path when do_recv must
@@ -135,72 +107,20 @@ ssize_t recv_one(wx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, 
 	return 0;
 }
 
-template <bool Tagged>
-ssize_t recv1(fid_ep *e, const char *where, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag,
-	      uint64_t ignore, void *ctx) noexcept
-{
-	return rcall(e, where, [&](wx_ep *ep) {
-		ssize_t r = recv_one<Tagged>(ep, buf, len, src, tag, ignore, ctx);
-		if (r != prov::general_path)
-			return r;
-		iovec v{buf, len};
-		return do_recv(ep, rx_xfer(where, &v, desc ? &desc : nullptr, 1, src, ctx, ep->rb->rx_flags(),
-					   Tagged, tag, ignore));
-	});
-}
-
-template <bool Tagged>
-ssize_t recvv(fid_ep *e, const char *where, const iovec *iov, void **desc, size_t cnt, fi_addr_t src,
-	      uint64_t tag, uint64_t ignore, void *ctx) noexcept
-{
-	return rcall(e, where, [&](wx_ep *ep) {
-		return do_recv(ep, rx_xfer(where, iov, desc, cnt, src, ctx, ep->rb->rx_flags(), Tagged, tag,
-					   ignore));
-	});
-}
-
-ssize_t m_recv(fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, void *ctx) noexcept
-{
-	return recv1<false>(e, "fi_recv", buf, len, desc, src, 0, 0, ctx);
-}
-ssize_t m_recvv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, void *ctx) noexcept
-{
-	return recvv<false>(e, "fi_recvv", iov, desc, cnt, src, 0, 0, ctx);
-}
-ssize_t m_recvmsg(fid_ep *e, const fi_msg *m, uint64_t flags) noexcept
-{
-	return rcall(e, "fi_recvmsg", [&](wx_ep *ep) -> ssize_t {
-		if (!m)
-			return -FI_EINVAL;
-		prov::msg_xfer x = rx_xfer("fi_recvmsg", m->msg_iov, m->desc, m->iov_count, m->addr, m->context, flags,
-					   false, 0, 0);
-		x.data = m->data;
-		x.msg_api = true;
-		return do_recv(ep, x);
-	});
-}
-ssize_t t_recv(fid_ep *e, void *buf, size_t len, void *desc, fi_addr_t src, uint64_t tag, uint64_t ignore,
-	       void *ctx) noexcept
-{
-	return recv1<true>(e, "fi_trecv", buf, len, desc, src, tag, ignore, ctx);
-}
-ssize_t t_recvv(fid_ep *e, const iovec *iov, void **desc, size_t cnt, fi_addr_t src, uint64_t tag,
-		uint64_t ignore, void *ctx) noexcept
-{
-	return recvv<true>(e, "fi_trecvv", iov, desc, cnt, src, tag, ignore, ctx);
-}
-ssize_t t_recvmsg(fid_ep *e, const fi_msg_tagged *m, uint64_t flags) noexcept
-{
-	return rcall(e, "fi_trecvmsg", [&](wx_ep *ep) -> ssize_t {
-		if (!m)
-			return -FI_EINVAL;
-		prov::msg_xfer x = rx_xfer("fi_trecvmsg", m->msg_iov, m->desc, m->iov_count, m->addr, m->context, flags,
-					   true, m->tag, m->ignore);
-		x.data = m->data;
-		x.msg_api = true;
-		return do_recv(ep, x);
-	});
-}
+/* The receive entries are the common ones (prov::rx_ops) over do_recv. */
+struct wx_rx_traits {
+	using ep_type = wx_ep;
+	static wx_ep *lookup(fid_ep *e) noexcept { return wx_of(e); }
+	static uint64_t rx_flags(wx_ep *ep) { return ep->rb->rx_flags(); }
+	static ssize_t recv(wx_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
+	template <bool Tagged>
+	static ssize_t recv1_of(wx_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
+				void *ctx)
+	{
+		return recv_one<Tagged>(ep, buf, len, src, tag, ignore, ctx);
+	}
+};
+using wx_rx = prov::rx_ops<wx_rx_traits>;
 
 /* ---- fi_ops_msg ---- */
 
@@ -441,10 +361,10 @@ int valid(fid_ep *e, fi_datatype dt, fi_op op, size_t *count) noexcept
 
 } // namespace
 
-fi_ops_msg wx_msg_ops = {sizeof(fi_ops_msg), m_recv, m_recvv, m_recvmsg, m_send, m_sendv, m_sendmsg,
-			 m_inject, m_senddata, m_injectdata};
-fi_ops_tagged wx_tagged_ops = {sizeof(fi_ops_tagged), t_recv, t_recvv, t_recvmsg, t_send, t_sendv,
-			       t_sendmsg, t_inject, t_senddata, t_injectdata};
+fi_ops_msg wx_msg_ops = {sizeof(fi_ops_msg), wx_rx::m_recv, wx_rx::m_recvv, wx_rx::m_recvmsg,
+			 m_send, m_sendv, m_sendmsg, m_inject, m_senddata, m_injectdata};
+fi_ops_tagged wx_tagged_ops = {sizeof(fi_ops_tagged), wx_rx::t_recv, wx_rx::t_recvv, wx_rx::t_recvmsg,
+			       t_send, t_sendv, t_sendmsg, t_inject, t_senddata, t_injectdata};
 fi_ops_rma wx_rma_ops = {sizeof(fi_ops_rma), r_read, r_readv, r_readmsg, r_write, r_writev,
 			 r_writemsg, r_inject, r_writedata, r_injectdata};
 fi_ops_atomic wx_atomic_ops = {sizeof(fi_ops_atomic), a_write, a_writev, a_writemsg, a_inject,
