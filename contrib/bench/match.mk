@@ -10,4 +10,5 @@ contrib_bench_match_micro_LDADD = src/libwireup.la
 EXTRA_DIST += contrib/bench/match_bench.sh
 
 bench-match: contrib/bench/match_micro
-	$(SHELL) $(top_srcdir)/contrib/bench/match_bench.sh
+	WU_LIBDIR=$(abs_top_builddir)/src/.libs WU_BUILDDIR=$(abs_top_builddir) \
+		$(SHELL) $(top_srcdir)/contrib/bench/match_bench.sh

@@ -7,4 +7,4 @@ contrib_bench_raw_tcp_SOURCES = contrib/bench/raw_tcp.c
 EXTRA_DIST += contrib/bench/tcp_bench.sh
 
 bench-tcp: contrib/bench/raw_tcp
-	$(SHELL) $(top_srcdir)/contrib/bench/tcp_bench.sh
+	BUILD=$(abs_top_builddir) $(SHELL) $(top_srcdir)/contrib/bench/tcp_bench.sh
