@@ -809,8 +809,8 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 	}
 	if (len > ep->b.info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
-	if (x.tagged ? !(ep->b.info->caps & FI_TAGGED) : !(ep->b.info->caps & FI_MSG))
-		return -FI_EOPNOTSUPP;
+	if (ssize_t r = prov::check_caps(ep->b.info, x, false, P()))
+		return r;
 	bool flush_needed = true;
 	{
 		std::lock_guard g(ep->b.mtx);

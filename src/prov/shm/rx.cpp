@@ -376,7 +376,7 @@ prov::rx_info ep_transport::describe(const match::message &m)
 
 ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 {
-	if (ssize_t r = prov::check_caps(ep->b.info, x, true, P()))
+	if (ssize_t r = prov::check_caps(ep->b.info, x, true, ep->b.prov))
 		return r;
 	/* Only the fi_*msg calls can peek: the others just check their buffers
 	 * (b.prov, not P(): no provider set-up check per call). */
