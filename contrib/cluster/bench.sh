@@ -12,8 +12,9 @@
 #             bytes fetched, fences and AV fill time; local gets/bytes
 #             summed over the job (must be 0); whole-job sums.
 #   MPI       cluster_mpi under Open MPI, OFI MTL on wireup (no provider
-#             named) vs ob1 with vader+tcp: max MPI_Init, max peak RSS,
-#             all-to-all with data check passed or not.
+#             named) vs ob1 with vader+tcp, WU_CLUSTER_RUNS (default 3) runs
+#             each, alternating: medians of the per-run max MPI_Init (wall
+#             and CPU) and peak RSS, runs whose all-to-all data check passed.
 #   tcp       connections per rank to other nodes (max) and duplicates.
 # Plus one fault row per launcher at the smallest size: node 2's ranks are
 # killed during the all-to-all.  WU_CLUSTER_TABLES (default "wireup mpi
@@ -46,7 +47,7 @@ for l in ${launchers_w-$launchers}; do
 		n=${s%x*} m=${s#*x}
 		for mode in ${WU_CLUSTER_MODES:-modex direct symmetric}; do
 			extra=""
-			[ $mode = symmetric ] && extra="-e FI_PMIX_PORT_BASE=41000 -e FI_PMIX_SYM_NODE_ADDR=hostname"
+			[ $mode = symmetric ] && extra="-e FI_PMIX_PORT_BASE=19000 -e FI_PMIX_SYM_NODE_ADDR=hostname"
 			log=$logs/pp-$l-$s-$mode.log
 			# shellcheck disable=SC2086
 			cl -l "$l" -n "$n" -m "$m" -t ${WU_CLUSTER_TIMEOUT:-300} -e WU_PINGPONG_STATS=1 -e FI_PMIX_MODE=$mode $extra \
@@ -77,36 +78,55 @@ done
 echo
 echo "## Open MPI: OFI MTL on wireup vs ob1 (vader+tcp), cluster_mpi, max over ranks"
 echo
-echo "| launcher | NxM | stack | pass | MPI_Init ms | peak RSS MB | tcp/rank | dup |"
-echo "|---|---|---|---|---|---|---|---|"
+runs=${WU_CLUSTER_RUNS:-3}
+echo "Each row: $runs runs, the two stacks alternating; per run the max over ranks, then the median of the runs."
+echo "MPI_Init CPU: user + system time of the rank's process across MPI_Init (with more ranks than cores, wall time is mostly the other ranks' CPU)."
+echo
+echo "| launcher | NxM | stack | passed | MPI_Init ms | MPI_Init CPU ms | peak RSS MB | RSS / ob1 | tcp/rank | dup |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 case " $tables " in *" mpi "*) launchers_m=$launchers ;; *) launchers_m="" ;; esac
+# median of the numbers on stdin
+med() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; else print 0 }'; }
 for l in $launchers_m; do
 	for s in $sizes; do
 		n=${s%x*} m=${s#*x}
-		for stack in ofi ob1; do
-			if [ $stack = ofi ]; then
-				set -- -e OMPI_MCA_pml=cm -e OMPI_MCA_mtl=ofi
-			else
-				set -- -e OMPI_MCA_pml=ob1 -e OMPI_MCA_btl=self,vader,tcp
-			fi
-			log=$logs/mpi-$l-$s-$stack.log
-			cl -l "$l" -n "$n" -m "$m" -t ${WU_CLUSTER_TIMEOUT:-300} "$@" "$logs/cluster_mpi" >"$log" 2>&1
-			rc=$?
-			awk -v l="$l" -v s="$s" -v st=$stack -v rc=$rc -v np=$((n * m)) '
-				/^cluster_mpi: PASS/ { pass = 1 }
-				/^cluster_mpi: rank .* init_ms/ {
-					for (i = 1; i < NF; i++) v[$i] = $(i + 1)
-					if (v["init_ms"] > t) t = v["init_ms"]
-					if (v["rss_kb"] > r) r = v["rss_kb"]
-					if (v["tcp"] > c) c = v["tcp"]
-					if (v["dup"] > d) d = v["dup"]
-				}
-				END {
-					printf "| %s | %s | %s | %s | %.0f | %.1f | %d | %d |\n", l, s,
-						st == "ofi" ? "OFI MTL on wireup" : "ob1 vader+tcp",
-						pass && rc == 0 ? "yes" : "NO (status " rc ")", t, r / 1024, c, d
-				}' "$log"
+		for r in $(seq "$runs"); do
+			for stack in ofi ob1; do
+				if [ $stack = ofi ]; then
+					set -- -e OMPI_MCA_pml=cm -e OMPI_MCA_mtl=ofi
+				else
+					set -- -e OMPI_MCA_pml=ob1 -e OMPI_MCA_btl=self,vader,tcp
+				fi
+				log=$logs/mpi-$l-$s-$stack-$r.log
+				cl -l "$l" -n "$n" -m "$m" -t ${WU_CLUSTER_TIMEOUT:-300} "$@" "$logs/cluster_mpi" >"$log" 2>&1
+				rc=$?
+				# one line per run: pass init cpu rss tcp dup
+				awk -v rc=$rc '
+					/^cluster_mpi: PASS/ { pass = 1 }
+					/^cluster_mpi: rank .* init_ms/ {
+						for (i = 1; i < NF; i++) v[$i] = $(i + 1)
+						if (v["init_ms"] > t) t = v["init_ms"]
+						if (v["init_cpu_ms"] > u) u = v["init_cpu_ms"]
+						if (v["rss_kb"] > q) q = v["rss_kb"]
+						if (v["tcp"] > c) c = v["tcp"]
+						if (v["dup"] > d) d = v["dup"]
+					}
+					END { print (pass && rc == 0) ? 1 : 0, t, u, q, c, d }' "$log" >>"$logs/mpi-$l-$s-$stack.runs"
+			done
 		done
+		for stack in ofi ob1; do
+			f=$logs/mpi-$l-$s-$stack.runs
+			printf '| %s | %s | %s | %s/%s | %.0f | %.0f | %.1f | %s | %d | %d |\n' "$l" "$s" \
+				"$([ $stack = ofi ] && echo 'OFI MTL on wireup' || echo 'ob1 vader+tcp')" \
+				"$(awk '{ p += $1 } END { print p + 0 }' "$f")" "$runs" \
+				"$(cut -d' ' -f2 "$f" | med)" "$(cut -d' ' -f3 "$f" | med)" \
+				"$(cut -d' ' -f4 "$f" | med | awk '{ print $1 / 1024 }')" \
+				"$([ $stack = ob1 ] && echo 1.00x || echo '-')" \
+				"$(cut -d' ' -f5 "$f" | sort -n | tail -1)" "$(cut -d' ' -f6 "$f" | sort -n | tail -1)"
+		done | awk -F' [|] ' '
+			# the ofi row gets its RSS ratio from the ob1 row after it
+			NR == 1 { row = $0; split($0, a, " [|] "); next }
+			{ split($0, b, " [|] "); sub(/ \| - \|/, sprintf(" | %.2fx |", a[7] / b[7]), row); print row; print $0 }'
 	done
 done
 case " $tables " in *" fault "*) ;; *) exit 0 ;; esac

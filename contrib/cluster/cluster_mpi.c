@@ -2,7 +2,9 @@
 /* The MPI program of the cluster runs (contrib/cluster/cluster.sh builds it
  * with mpicc): MPI_Init timed, MPI_Alltoall rounds with every byte checked,
  * then per rank one line
- *   cluster_mpi: rank R/N host H pid P init_ms T rss_kb K tcp C dup D rounds X OK|FAILED
+ *   cluster_mpi: rank R/N host H pid P init_ms T init_cpu_ms U rss_kb K tcp C dup D rounds X OK|FAILED
+ * (init_cpu_ms: CPU time, user + system of every thread, MPI_Init took: with
+ * more ranks than cores the wall time is mostly the others' CPU)
  * (tcp: established connections this rank holds, dup: those to an address
  * another one already goes to).  Rank 0 ends with "cluster_mpi: PASS N ranks".
  *   cluster_mpi [SECONDS]   repeat the all-to-all for SECONDS (the fault
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +29,13 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
 static void check(int rc, const char *what)
@@ -47,9 +57,9 @@ static unsigned char pat(int from, int to, int round, size_t k)
 
 int main(int argc, char **argv)
 {
-	double t0 = now_s();
+	double t0 = now_s(), c0 = cpu_s();
 	MPI_Init(&argc, &argv);
-	double init_ms = (now_s() - t0) * 1e3;
+	double init_ms = (now_s() - t0) * 1e3, init_cpu_ms = (cpu_s() - c0) * 1e3;
 	int np;
 	MPI_Comm_rank(MPI_COMM_WORLD, &me);
 	MPI_Comm_size(MPI_COMM_WORLD, &np);
@@ -91,8 +101,8 @@ int main(int argc, char **argv)
 	check(MPI_Allreduce(&bad, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD), "MPI_Allreduce");
 	unsigned conns, dups;
 	wu_tcp_conns(&conns, &dups);
-	printf("cluster_mpi: rank %d/%d host %s pid %d init_ms %.1f rss_kb %ld tcp %u dup %u rounds %d %s\n",
-	       me, np, host, (int)getpid(), init_ms, wu_peak_rss_kb(), conns, dups, rounds,
+	printf("cluster_mpi: rank %d/%d host %s pid %d init_ms %.1f init_cpu_ms %.1f rss_kb %ld tcp %u dup %u rounds %d %s\n",
+	       me, np, host, (int)getpid(), init_ms, init_cpu_ms, wu_peak_rss_kb(), conns, dups, rounds,
 	       bad ? "FAILED" : "OK");
 	fflush(stdout);
 	check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");

@@ -90,10 +90,11 @@ int publish_node(session &s, uint32_t addr_format)
 	/* In modex mode every local rank reaches the fence that follows, so
 	 * waiting for its card costs nothing a live job does not wait for
 	 * anyway; 16 ranks starting on a loaded node take seconds (a 2 s wait
-	 * left 155 ranks out of the blobs at 16 x 16: 170 gets per rank). */
-	const int wait_ms = s.mode == FI_WIREUP_MODEX
-				    ? std::max(1, param::get_int(&pmix_prov, "card_wait").value)
-				    : std::max(1, param::get_int(&pmix_prov, "direct_retries").value) * 20;
+	 * left 155 ranks out of the blobs at 16 x 16: 170 gets per rank).  In
+	 * direct mode too: a rank missing from the blob costs every remote rank
+	 * a get of its own (2 s there: 71 gets per rank at 16 x 16 instead of
+	 * 15), the wait only this rank's commit, which remote gets wait for. */
+	const int wait_ms = std::max(1, param::get_int(&pmix_prov, "card_wait").value);
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
 	for (;;) {
 		for (auto it = pending.begin(); it != pending.end();) {

@@ -64,7 +64,7 @@ constexpr param::def knobs[] = {
 	{FI_PARAM_INT, "direct_retries", "100",
 	 "Direct mode: PMIx_Get attempts for a peer that has not published yet, 20 ms apart (default: 100)"},
 	{FI_PARAM_INT, "card_wait", "60000",
-	 "Modex mode: milliseconds the first rank of a node waits for its local peers' cards before it puts the node blob without the missing ones (they all reach the fence that follows anyway)"},
+	 "Modex and direct modes: milliseconds the first rank of a node waits for its local peers' cards before it puts the node blob without the missing ones (in modex they all reach the fence that follows anyway) (default: 60000)"},
 	{FI_PARAM_BOOL, "node_records", "1",
 	 "Modex and direct modes: the first rank of each node publishes one record with its node's addresses, and a rank fetches one record per node instead of one per rank (default: 1)"},
 	{FI_PARAM_STRING, "node_ports", "20000-32767",
@@ -484,6 +484,28 @@ uint32_t node_port(const std::string &nspace, uint32_t slot, uint32_t nlocal)
 	return lo + uint32_t(wire::job_id(nspace) % bases) + slot;
 }
 
+namespace {
+
+/* A layout port inside the kernel's ephemeral range can be taken by any
+ * outgoing connection on the node (the launcher's own, PMIx's): the rank
+ * then listens elsewhere and, by host names, nobody learns where. */
+void warn_if_ephemeral(uint32_t p, bool sym)
+{
+	unsigned lo = 0, hi = 0;
+	FILE *f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+	if (!f)
+		return;
+	const bool ok = std::fscanf(f, "%u %u", &lo, &hi) == 2;
+	std::fclose(f);
+	if (ok && p >= lo && p <= hi)
+		WU_WARN_ONCE(&pmix_prov, FI_LOG_CORE,
+			     "%s port %u lies in the kernel's ephemeral range %u-%u (net.ipv4.ip_local_port_range): any outgoing connection may take it; choose %s below %u\n",
+			     sym ? "symmetric layout" : "node port rule", p, lo, hi,
+			     sym ? "FI_PMIX_PORT_BASE" : "FI_PMIX_NODE_PORTS", lo);
+}
+
+} // namespace
+
 int symmetric_port(uint16_t *port) noexcept
 {
 	return guard("fi_wireup symmetric_port", [&]() -> int {
@@ -525,6 +547,7 @@ int symmetric_port(uint16_t *port) noexcept
 		if (r || p == 0 || p > 65535)
 			return -FI_ENODATA;
 		taken = true;
+		warn_if_ephemeral(p, sym);
 		*port = uint16_t(p);
 		WU_INFO(&pmix_prov, FI_LOG_CORE, "%s: rank %u (slot %u) listens on port %u\n",
 			sym ? "symmetric layout" : "node port rule", s->rank, slot, p);

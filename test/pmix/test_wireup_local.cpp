@@ -377,13 +377,17 @@ protected:
 	int to_child[2] = {-1, -1}, from_child[2] = {-1, -1};
 	std::vector<uint8_t> child_name = tx_name(my_host, true, 30006, "wu0.999.7");
 
-	void start_child(bool leave_note = true)
+	/* delay_ms: the child publishes that late, and the caller reads its
+	 * answer with child_published() when it wants it. */
+	void start_child(bool leave_note = true, int delay_ms = 0)
 	{
 		ASSERT_EQ(pipe(to_child), 0);
 		ASSERT_EQ(pipe(from_child), 0);
 		child = fork();
 		ASSERT_GE(child, 0);
 		if (child == 0) {
+			if (delay_ms)
+				usleep(useconds_t(delay_ms) * 1000);
 			fake_job j;
 			j.nspace = ns;
 			j.nodes = 2;
@@ -402,6 +406,11 @@ protected:
 			close();
 			_exit(0);
 		}
+		if (!delay_ms)
+			child_published();
+	}
+	void child_published()
+	{
 		char ok = 0;
 		ASSERT_EQ(read(from_child[0], &ok, 1), 1);
 		ASSERT_EQ(ok, 'y');
@@ -475,6 +484,35 @@ TEST_F(WireupNote, NodeBlobHoldsThePeersCards)
 	EXPECT_NE(stat(card_path(ns, 6).c_str(), &st), 0) << "the blob's card is still there";
 	stop_child();
 	EXPECT_NE(stat(card_path(ns, 6).c_str(), &st), 0) << "the child's close left its card";
+}
+
+/* Issue 30: in direct mode too the node's first rank waits for a card that
+ * comes late (FI_PMIX_CARD_WAIT, 200 ms here), not FI_PMIX_DIRECT_RETRIES x
+ * 20 ms: a rank missing from its node's blob costs every remote rank a get
+ * of its own (71 gets per rank instead of 15 at 16 x 16). */
+TEST_F(WireupNote, DirectLeaderWaitsForALateCard)
+{
+	const char *had = getenv("FI_PMIX_DIRECT_RETRIES");
+	std::string saved = had ? had : "";
+	setenv("FI_PMIX_DIRECT_RETRIES", "1", 1);
+	start_child(true, 80);
+	job(2, 4, 4);
+	int r = pub(FI_WIREUP_FLAGS(FI_WIREUP_DIRECT));
+	if (had)
+		setenv("FI_PMIX_DIRECT_RETRIES", saved.c_str(), 1);
+	else
+		unsetenv("FI_PMIX_DIRECT_RETRIES");
+	ASSERT_EQ(r, 0);
+	child_published();
+	auto it = fake->store.find({4u, std::string(wire::key_blob)});
+	ASSERT_NE(it, fake->store.end()) << "no node blob put";
+	wire::blob_view view;
+	std::string why;
+	ASSERT_EQ(wire::parse_blob_view(it->second, tx_format, wire::job_id(ns), 4, 8, view, why), 0)
+		<< why;
+	std::vector<uint8_t> nm;
+	ASSERT_EQ(view.name_of(6, nm), 0) << "the blob lacks the late card of rank 6";
+	EXPECT_EQ(nm, child_name);
 }
 
 TEST_F(WireupNote, DirectModeReadsTheNoteToo)

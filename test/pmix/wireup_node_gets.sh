@@ -37,7 +37,7 @@ for run in modex direct symmetric modex:$big direct:$big; do
 	# blob is asked again 20 ms later; those repeats (gets_again, up to 6 on
 	# a loaded CI machine) depend on timing, not on the job's size.
 	if [ $mode = symmetric ]; then
-		extra="-e FI_PMIX_PORT_BASE=$((42000 + $$ % 1000 * 10)) -e FI_PMIX_SYM_NODE_ADDR=hostname"
+		extra="-e FI_PMIX_PORT_BASE=$((10000 + $$ % 900 * 10)) -e FI_PMIX_SYM_NODE_ADDR=hostname"
 		max=0
 	fi
 	# shellcheck disable=SC2086
