@@ -409,6 +409,15 @@ protected:
 		if (!delay_ms)
 			child_published();
 	}
+	/* The node blob rank 4 (the first of its node of 4) put. */
+	void node_blob_of_rank4(wire::blob_view &view)
+	{
+		auto it = fake->store.find({4u, std::string(wire::key_blob)});
+		ASSERT_NE(it, fake->store.end()) << "no node blob put";
+		std::string why;
+		ASSERT_EQ(wire::parse_blob_view(it->second, tx_format, wire::job_id(ns), 4, 8, view, why), 0)
+			<< why;
+	}
 	void child_published()
 	{
 		char ok = 0;
@@ -467,12 +476,8 @@ TEST_F(WireupNote, NodeBlobHoldsThePeersCards)
 	EXPECT_EQ(st.st_mode & 0777, 0600u);
 	job(2, 4, 4);
 	ASSERT_EQ(pub(FI_WIREUP_FLAGS(FI_WIREUP_MODEX)), 0);
-	auto it = fake->store.find({4u, std::string(wire::key_blob)});
-	ASSERT_NE(it, fake->store.end()) << "no node blob put";
 	wire::blob_view view;
-	std::string why;
-	ASSERT_EQ(wire::parse_blob_view(it->second, tx_format, wire::job_id(ns), 4, 8, view, why), 0)
-		<< why;
+	ASSERT_NO_FATAL_FAILURE(node_blob_of_rank4(view));
 	std::vector<uint8_t> nm;
 	EXPECT_EQ(view.name_of(4, nm), 0);
 	EXPECT_EQ(view.name_of(5, nm), -FI_ENODATA) << "rank 5 left no card";
@@ -504,12 +509,8 @@ TEST_F(WireupNote, DirectLeaderWaitsForALateCard)
 		unsetenv("FI_PMIX_DIRECT_RETRIES");
 	ASSERT_EQ(r, 0);
 	child_published();
-	auto it = fake->store.find({4u, std::string(wire::key_blob)});
-	ASSERT_NE(it, fake->store.end()) << "no node blob put";
 	wire::blob_view view;
-	std::string why;
-	ASSERT_EQ(wire::parse_blob_view(it->second, tx_format, wire::job_id(ns), 4, 8, view, why), 0)
-		<< why;
+	ASSERT_NO_FATAL_FAILURE(node_blob_of_rank4(view));
 	std::vector<uint8_t> nm;
 	ASSERT_EQ(view.name_of(6, nm), 0) << "the blob lacks the late card of rank 6";
 	EXPECT_EQ(nm, child_name);
