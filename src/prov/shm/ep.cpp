@@ -44,10 +44,11 @@ struct shm_traits {
 		return inject_inline(ep, buf, len, dest, tag, data, kind);
 	}
 	static ssize_t recv(shm_ep *ep, const prov::msg_xfer &x) { return do_recv(ep, x); }
-	static ssize_t recv1(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
-			     bool tagged)
+	template <bool Tagged>
+	static ssize_t recv1_of(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore,
+				void *ctx)
 	{
-		return recv_one(ep, buf, len, src, tag, ignore, ctx, tagged);
+		return recv_one<Tagged>(ep, buf, len, src, tag, ignore, ctx);
 	}
 	static ssize_t rma(shm_ep *ep, const prov::rma_xfer &x) { return do_rma(ep, x); }
 	static ssize_t atomic(shm_ep *ep, const prov::atomic_xfer &x) { return do_atomic(ep, x); }

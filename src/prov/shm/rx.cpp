@@ -421,18 +421,18 @@ ssize_t do_recv(shm_ep *ep, const prov::msg_xfer &x)
 		[ep] { flush(ep); });
 }
 
-ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
-		 bool tagged)
+template <bool Tagged>
+ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx)
 {
 	uint64_t flags = ep->b.info->rx_attr->op_flags; /* FI_SETOPSFLAG may change it */
 	/* What do_recv would refuse, or hand to a shared context, goes to it. */
-	if (!(ep->rx_fast & prov::rx_fast_bit(tagged)) || ((flags & FI_MULTI_RECV) && tagged))
+	if (!(ep->rx_fast & prov::rx_fast_bit(Tagged)) || (Tagged && (flags & FI_MULTI_RECV)))
 		return prov::general_path;
 	return ep->b.locked(
 		[&]() -> ssize_t {
 			if (!ep->b.enabled || ep->rx->full()) [[unlikely]]
 				return prov::general_path;
-			prov::post_recv1(*ep->rx, &ep->b, buf, len, src, tag, ignore, ctx, flags, tagged);
+			prov::post_recv1(*ep->rx, &ep->b, buf, len, src, tag, ignore, ctx, flags, Tagged);
 			/* As do_recv: set-aside cells go on. */
 			ux_gate(ep);
 			watch_directed(ep);
@@ -440,6 +440,9 @@ ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag,
 		},
 		[ep] { flush(ep); });
 }
+
+template ssize_t recv_one<false>(shm_ep *, void *, size_t, fi_addr_t, uint64_t, uint64_t, void *);
+template ssize_t recv_one<true>(shm_ep *, void *, size_t, fi_addr_t, uint64_t, uint64_t, void *);
 
 /* ---- shared receive contexts (prov/common/srx.h) ---- */
 

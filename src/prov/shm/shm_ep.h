@@ -429,8 +429,8 @@ int srx_bind(shm_ep *ep, fid *srx, uint64_t flags);
 void rx_room_locked(shm_ep *ep) noexcept;
 /* fi_recv / fi_trecv posted without a descriptor on the way;
  * prov::general_path when do_recv must take the call (it refuses and logs). */
-ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx,
-		 bool tagged);
+template <bool Tagged>
+ssize_t recv_one(shm_ep *ep, void *buf, size_t len, fi_addr_t src, uint64_t tag, uint64_t ignore, void *ctx);
 /* A message cell (INLINE / BOUNCE / LARGE) from r. */
 /* bytes: a set-aside BOUNCE one's payload, nullptr to read the cell or slot. */
 void on_message(shm_ep *ep, remote *r, const wire &c, uint32_t gen, const char *bytes = nullptr);
