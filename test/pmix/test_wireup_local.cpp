@@ -492,21 +492,29 @@ TEST_F(WireupNote, NodeBlobHoldsThePeersCards)
 }
 
 /* Issue 30: in direct mode too the node's first rank waits for a card that
- * comes late (FI_PMIX_CARD_WAIT, 200 ms here), not FI_PMIX_DIRECT_RETRIES x
+ * comes late (FI_PMIX_CARD_WAIT), not FI_PMIX_DIRECT_RETRIES x
  * 20 ms: a rank missing from its node's blob costs every remote rank a get
  * of its own (71 gets per rank instead of 15 at 16 x 16). */
 TEST_F(WireupNote, DirectLeaderWaitsForALateCard)
 {
-	const char *had = getenv("FI_PMIX_DIRECT_RETRIES");
-	std::string saved = had ? had : "";
+	/* 2 s for the card (ranks 5 and 7 never leave one, so the test takes
+	 * that long): room for a slow child under the sanitizers. */
+	std::vector<std::pair<const char *, std::string>> saved;
+	for (const char *v : {"FI_PMIX_DIRECT_RETRIES", "FI_PMIX_CARD_WAIT"}) {
+		const char *had = getenv(v);
+		saved.emplace_back(v, had ? had : "");
+	}
 	setenv("FI_PMIX_DIRECT_RETRIES", "1", 1);
+	setenv("FI_PMIX_CARD_WAIT", "2000", 1);
 	start_child(true, 80);
 	job(2, 4, 4);
 	int r = pub(FI_WIREUP_FLAGS(FI_WIREUP_DIRECT));
-	if (had)
-		setenv("FI_PMIX_DIRECT_RETRIES", saved.c_str(), 1);
-	else
-		unsetenv("FI_PMIX_DIRECT_RETRIES");
+	for (auto &[v, had] : saved) {
+		if (had.empty())
+			unsetenv(v);
+		else
+			setenv(v, had.c_str(), 1);
+	}
 	ASSERT_EQ(r, 0);
 	child_published();
 	wire::blob_view view;
