@@ -123,7 +123,7 @@ for l in $launchers_m; do
 				"$(cut -d' ' -f4 "$f" | med | awk '{ print $1 / 1024 }')" \
 				"$([ $stack = ob1 ] && echo 1.00x || echo '-')" \
 				"$(cut -d' ' -f5 "$f" | sort -n | tail -1)" "$(cut -d' ' -f6 "$f" | sort -n | tail -1)"
-		done | awk -F' [|] ' '
+		done | awk '
 			# the ofi row gets its RSS ratio from the ob1 row after it
 			NR == 1 { row = $0; split($0, a, " [|] "); next }
 			{ split($0, b, " [|] "); sub(/ \| - \|/, sprintf(" | %.2fx |", a[7] / b[7]), row); print row; print $0 }'

@@ -809,7 +809,7 @@ ssize_t do_send(shm_ep *ep, const prov::msg_xfer &x)
 	}
 	if (len > ep->b.info->ep_attr->max_msg_size)
 		return -FI_EMSGSIZE;
-	if (ssize_t r = prov::check_caps(ep->b.info, x, false, P()))
+	if (ssize_t r = prov::check_caps(ep->b.info, x, false, ep->b.prov))
 		return r;
 	bool flush_needed = true;
 	{
