@@ -95,7 +95,7 @@ int main(int argc, char **argv)
 	const std::string host = hostname(me);
 	/* The base port: WU_SYM_PORT_BASE (the script picks a free range). */
 	const char *pb = getenv("WU_SYM_PORT_BASE");
-	const uint32_t base = pb && *pb ? uint32_t(atoi(pb)) : 41000;
+	const uint32_t base = pb && *pb ? uint32_t(atoi(pb)) : 5000;
 	const std::string mine = std::to_string(base + local_rank), first = std::to_string(base);
 
 	fi_info *hints = fi_allocinfo(), *info = nullptr;

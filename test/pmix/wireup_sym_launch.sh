@@ -19,8 +19,10 @@ budget=60            # seconds for the whole script
 case_limit=30        # seconds for one launch
 work_name=wu-wireup-sym
 summary="wireup fi_av_insertsym under a launcher"
-# Ports of this run, apart from other tests running at once.
-WU_SYM_PORT_BASE=$((42000 + $$ % 2000 * 8))
+# Ports of this run, apart from other tests running at once, and below the
+# kernel's ephemeral range (32768-60999), where any outgoing connection may
+# take one (wireup_node_gets.sh uses 10000-19999).
+WU_SYM_PORT_BASE=$((5000 + $$ % 500 * 8))
 export WU_SYM_PORT_BASE
 
 run_case() { harness_case "$1" "$2" "$2"; } # run_case LAUNCHER N
