@@ -45,6 +45,7 @@ public:
 	std::set<uint32_t> deviants; /* listen on 40000 + rank % 20000 */
 	bool launcher_nodes = false; /* the launcher published wireup.lpn */
 	bool launcher_ranks = false; /* the launcher published wireup.lp */
+	bool guest_session = false;  /* as under an MPI library that owns PMIx */
 	uint64_t fence_calls = 0, put_calls = 0, get_calls = 0, commit_calls = 0;
 	/* Names of job.addr_format other than sockaddr_in (issue 15's local
 	 * formats): when set, what every rank publishes instead of addr_of. */
@@ -64,6 +65,7 @@ public:
 
 	int init(std::string &nspace, uint32_t &rank) override;
 	int finalize() override { return 0; }
+	bool guest() const override { return guest_session; }
 	int job_u32(const std::string &nspace, const char *key, uint32_t &out) override;
 	int proc_u32(const std::string &nspace, uint32_t rank, const char *key,
 		     uint32_t &out) override;

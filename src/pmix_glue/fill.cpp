@@ -399,7 +399,8 @@ bool on_layout(const std::vector<uint8_t> &name, const std::vector<uint8_t> &nod
 	return same_host(name, node_addr) && uint32_t(port_of(name)) == uint32_t(port_base) + slot;
 }
 
-int publish_body(session &s, uint32_t addr_format, const void *name, size_t len, uint64_t flags)
+int publish_body(session &s, uint32_t addr_format, const void *name, size_t len, uint64_t flags,
+		 publish_origin origin)
 {
 	std::string why;
 	if (!name || !wire::validate_name(addr_format, name, len, why)) {
@@ -462,8 +463,12 @@ int publish_body(session &s, uint32_t addr_format, const void *name, size_t len,
 	if (int r = put(s, wire::key_ep, rec, false))
 		return r;
 	/* The node blob goes out in the same commit as the first rank's own
-	 * record: whoever finds one finds the other. */
-	if (node_records_on(s.mode))
+	 * record: whoever finds one finds the other.  Not from fi_enable in a
+	 * process whose PMIx session an MPI library owns: its first rank would
+	 * wait there for every local peer's fi_enable (a hidden collective
+	 * inside MPI_Init, polled while the peers start), for a blob that only
+	 * our own "pmix:" AVs read. */
+	if (node_records_on(s.mode) && !(origin == publish_origin::enable && s.cl->guest()))
 		if (int r = publish_node(s, addr_format))
 			return r;
 	return s.cl->commit();

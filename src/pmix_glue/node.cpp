@@ -96,6 +96,10 @@ int publish_node(session &s, uint32_t addr_format)
 	 * 15), the wait only this rank's commit, which remote gets wait for. */
 	const int wait_ms = std::max(1, param::get_int(&pmix_prov, "card_wait").value);
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+	/* Polled, 1 ms apart at first, then less often: a first rank that
+	 * polls every millisecond while its peers start takes CPU from them
+	 * (16 such ranks were most of a 2-core machine at 16 x 16). */
+	auto pause = std::chrono::milliseconds(1);
 	for (;;) {
 		for (auto it = pending.begin(); it != pending.end();) {
 			std::vector<uint8_t> nm;
@@ -111,7 +115,8 @@ int publish_node(session &s, uint32_t addr_format)
 		}
 		if (pending.empty() || std::chrono::steady_clock::now() >= deadline)
 			break;
-		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+		std::this_thread::sleep_for(pause);
+		pause = std::min(pause * 2, std::chrono::milliseconds(16));
 	}
 	if (!pending.empty())
 		WU_INFO(&pmix_prov, FI_LOG_CORE,

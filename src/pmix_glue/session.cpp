@@ -142,9 +142,15 @@ int get_session(session *&out)
 	}
 	if (!s.cl)
 		return -FI_EINVAL;
+	const uint64_t had_job = s.job;
+	const uint32_t had_rank = s.rank;
 	if (int r = s.cl->init(s.nspace, s.rank))
 		return r;
 	s.job = wire::job_id(s.nspace);
+	/* Cards taken into an earlier blob are reused only by the same rank
+	 * of the same job (a PMIx session ended and begun again). */
+	if (s.job != had_job || s.rank != had_rank)
+		s.own_blob.clear();
 	client &c = *s.cl;
 	int r = c.job_u32(s.nspace, PMIX_JOB_SIZE, s.size);
 	if (!r)
@@ -448,7 +454,8 @@ void endpoint_named(const void *name, size_t len, uint32_t addr_format) noexcept
 		session *s;
 		if (get_session(s) || s->published)
 			return;
-		publish_body(*s, addr_format, name, len, FI_WIREUP_FLAGS(FI_WIREUP_DIRECT));
+		publish_body(*s, addr_format, name, len, FI_WIREUP_FLAGS(FI_WIREUP_DIRECT),
+			     publish_origin::enable);
 		if (!was_up && s->cl->guest()) {
 			/* An MPI library owns this process's PMIx session and ends it
 			 * in its own finalize: our reference goes now, or our exit-time

@@ -138,14 +138,19 @@ void consume_card(const session &s, uint32_t rank) noexcept;
 /* FI_PMIX_NODE_RECORDS, and a mode that uses node blobs. */
 bool node_records_on(int mode);
 /* At publish (before its commit): the node's first rank puts the node
- * blob, waiting up to FI_PMIX_DIRECT_RETRIES x 20 ms for its local peers'
- * cards (also when a provider publishes from fi_enable: a direct-mode peer
- * that fetched a blob without them keeps it); the others leave their card. */
+ * blob, waiting up to FI_PMIX_CARD_WAIT for its local peers' cards (also
+ * when a provider publishes from fi_enable in a session of our own: a
+ * direct-mode peer that fetched a blob without them keeps it); the others
+ * leave their card. */
 int publish_node(session &s, uint32_t addr_format);
 
 /* ---- fill.cpp ---- */
 
-int publish_body(session &s, uint32_t addr_format, const void *name, size_t len, uint64_t flags);
+/* Who publishes: a call of fi_wireup_publish, or a provider enabling an
+ * endpoint (FI_PMIX_AUTO_PUBLISH). */
+enum class publish_origin { call, enable };
+int publish_body(session &s, uint32_t addr_format, const void *name, size_t len, uint64_t flags,
+		 publish_origin origin = publish_origin::call);
 void fill_info(const session &s, fi_wireup_info *info, int mode, fi_addr_t base,
 	       const std::string &ns, uint32_t size);
 int fill_body(session &s, fid_av *av, uint32_t addr_format, const char *nspace, uint64_t flags,

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -371,6 +372,33 @@ TEST_F(WireupLocal, ComputableNameLeavesNoNote)
 
 /* A child process is rank 6 and leaves a note; this process (rank 5) finds
  * it with no PMIx get. */
+/* Sets an environment variable for a scope, then restores it. */
+class scoped_env {
+public:
+	scoped_env(const char *name, const char *value) : name_(name)
+	{
+		const char *had = getenv(name);
+		if (had)
+			old_ = had;
+		set_ = had != nullptr;
+		setenv(name, value, 1);
+	}
+	~scoped_env()
+	{
+		if (set_)
+			setenv(name_, old_.c_str(), 1);
+		else
+			unsetenv(name_);
+	}
+	scoped_env(const scoped_env &) = delete;
+	scoped_env &operator=(const scoped_env &) = delete;
+
+private:
+	const char *name_;
+	std::string old_;
+	bool set_ = false;
+};
+
 class WireupNote : public WireupLocal {
 protected:
 	pid_t child = -1;
@@ -499,21 +527,12 @@ TEST_F(WireupNote, DirectLeaderWaitsForALateCard)
 {
 	/* 2 s for the card (ranks 5 and 7 never leave one, so the test takes
 	 * that long): room for a slow child under the sanitizers. */
-	std::vector<std::pair<const char *, std::string>> saved;
-	for (const char *v : {"FI_PMIX_DIRECT_RETRIES", "FI_PMIX_CARD_WAIT"}) {
-		const char *had = getenv(v);
-		saved.emplace_back(v, had ? had : "");
-	}
-	setenv("FI_PMIX_DIRECT_RETRIES", "1", 1);
-	setenv("FI_PMIX_CARD_WAIT", "2000", 1);
-	start_child(true, 80);
-	job(2, 4, 4);
-	int r = pub(FI_WIREUP_FLAGS(FI_WIREUP_DIRECT));
-	for (auto &[v, had] : saved) {
-		if (had.empty())
-			unsetenv(v);
-		else
-			setenv(v, had.c_str(), 1);
+	int r;
+	{
+		scoped_env retries("FI_PMIX_DIRECT_RETRIES", "1"), wait("FI_PMIX_CARD_WAIT", "2000");
+		start_child(true, 80);
+		job(2, 4, 4);
+		r = pub(FI_WIREUP_FLAGS(FI_WIREUP_DIRECT));
 	}
 	ASSERT_EQ(r, 0);
 	child_published();
@@ -522,6 +541,45 @@ TEST_F(WireupNote, DirectLeaderWaitsForALateCard)
 	std::vector<uint8_t> nm;
 	ASSERT_EQ(view.name_of(6, nm), 0) << "the blob lacks the late card of rank 6";
 	EXPECT_EQ(nm, child_name);
+}
+
+/* FI_PMIX_AUTO_PUBLISH from fi_enable, with local peers that have not
+ * enabled yet (none ever does here; FI_PMIX_CARD_WAIT stays 60 s). */
+TEST_F(WireupNote, EnableUnderAnMpiLibraryWaitsForNoPeer)
+{
+	/* An MPI library owns PMIx: the node's first rank publishes its own
+	 * record and goes on; a blob would have it wait for every local
+	 * peer's fi_enable inside MPI_Init (3 s here). */
+	scoped_env wait("FI_PMIX_CARD_WAIT", "3000");
+	job(2, 4, 4).guest_session = true;
+	auto a = published(*fake, 4);
+	auto t0 = std::chrono::steady_clock::now();
+	wu::pmix::endpoint_named(a.data(), a.size(), tx_format);
+	auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+			  std::chrono::steady_clock::now() - t0)
+			  .count();
+	EXPECT_LT(ms, 1000) << "fi_enable's publish waited for local peers";
+	EXPECT_EQ(fake->store.count({4u, std::string(wire::key_blob)}), 0u) << "a node blob was put";
+	EXPECT_EQ(fake->store.count({4u, std::string(wire::key_ep)}), 1u) << "no own record";
+	EXPECT_EQ(fake->commit_calls, 1u);
+	struct stat st;
+	EXPECT_NE(stat(card_path(ns, 4).c_str(), &st), 0) << "a card nobody reads was left";
+}
+
+TEST_F(WireupNote, EnableInASessionOfItsOwnPutsTheBlob)
+{
+	/* Our own session (the zero-code "pmix:" AV): the blob goes out from
+	 * fi_enable, after the (here short) wait for the peers' cards. */
+	scoped_env wait("FI_PMIX_CARD_WAIT", "50");
+	ns += "-own"; /* not the job whose cards earlier tests' blobs took */
+	job(2, 4, 4);
+	auto a = published(*fake, 4);
+	wu::pmix::endpoint_named(a.data(), a.size(), tx_format);
+	wire::blob_view view;
+	ASSERT_NO_FATAL_FAILURE(node_blob_of_rank4(view));
+	std::vector<uint8_t> nm;
+	EXPECT_EQ(view.name_of(4, nm), 0);
+	EXPECT_NE(view.name_of(6, nm), 0) << "a peer that left no card is in the blob";
 }
 
 TEST_F(WireupNote, DirectModeReadsTheNoteToo)
