@@ -31,8 +31,10 @@
 #   cluster: ranks P (pids seen), killed K at T s, job ended after E s, status S
 # Everything it made goes on every exit (trap): the namespaces with every
 # process in them (by `ip netns pids`), the bridge (in the switch namespace),
-# the /etc/netns entries, the Slurm directory.  Namespaces of a run killed
-# with SIGKILL (its pid gone) are removed by the next run.
+# the /etc/netns entries, the Slurm directory, the cpu cgroup wuc<pid> that
+# every process of the run is in (one scheduling group for all nodes, not
+# one per node's session).  Namespaces and cgroups of a run killed with
+# SIGKILL (its pid gone) are removed by the next run.
 # Needs root, ip, unshare: status 77 and "SKIP: why" otherwise.
 set -u
 # A private /dev/shm for the whole run (see above): the script again under
@@ -94,6 +96,31 @@ tag=wuc$$
 sw=${tag}s
 tmp=$(mktemp -d /tmp/wuc.XXXXXX)
 made=""
+# One CPU group for the whole run.  mpirun's orted and Slurm's slurmstepd
+# make each node's ranks a session of their own, and with
+# kernel.sched_autogroup_enabled the scheduler shares the CPUs between
+# sessions, not tasks: a node whose ranks all wait in Open MPI's lazy loop
+# (100 us sleeps) keeps a whole node's share while other nodes' ranks
+# starve in MPI_Init (16 x 16: single nodes burning 7 s of CPU per rank,
+# MPI_Init 25-140 s from run to run for either stack).  Tasks in a cpu
+# cgroup other than the root are not autogrouped: in one, every rank of
+# every node competes as one task, as on one machine.  Without a cpu
+# controller (or not allowed) the run goes on as before.
+cg=""
+for base in /sys/fs/cgroup/cpu /sys/fs/cgroup; do
+	[ -f "$base/cgroup.procs" ] || continue
+	if [ "$base" = /sys/fs/cgroup ]; then
+		grep -qw cpu "$base/cgroup.subtree_control" 2>/dev/null || break
+	fi
+	for d in "$base"/wuc[0-9]*; do # groups of runs killed outright
+		[ -d "$d" ] && ! kill -0 "${d##*/wuc}" 2>/dev/null && rmdir "$d" 2>/dev/null
+	done
+	if mkdir "$base/$tag" 2>/dev/null; then
+		cg=$base/$tag
+		echo $$ >"$cg/cgroup.procs" 2>/dev/null || { rmdir "$cg"; cg=""; }
+	fi
+	break
+done
 cleanup()
 {
 	trap - EXIT INT TERM HUP
@@ -108,6 +135,11 @@ cleanup()
 		rm -rf "/etc/netns/$ns"
 	done
 	rm -rf "$tmp"
+	if [ -n "$cg" ]; then
+		echo $$ >"${cg%/*}/cgroup.procs" 2>/dev/null
+		i=0
+		while ! rmdir "$cg" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT
