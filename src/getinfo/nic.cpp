@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <type_traits>
 
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -23,6 +24,8 @@
 #include <unistd.h>
 
 #ifdef WU_HAVE_VERBS
+#include <dirent.h>
+#include <dlfcn.h>
 #include <endian.h>
 #include <infiniband/verbs.h>
 #endif
@@ -470,17 +473,89 @@ size_t ib_lanes(unsigned width) noexcept
 	}
 }
 
-void query_port(ibv_device *dev, nic_info &n)
+/* libibverbs, loaded when the machine has an RDMA device: loading it
+ * (and libnl-3, libnl-route-3) costs every process 2-4 ms of CPU, which
+ * 256 ranks starting on one node pay 256 times over in MPI_Init. */
+struct verbs_api {
+	decltype(&::ibv_get_device_list) get_device_list;
+	decltype(&::ibv_free_device_list) free_device_list;
+	decltype(&::ibv_get_device_name) get_device_name;
+	decltype(&::ibv_get_device_guid) get_device_guid;
+	decltype(&::ibv_open_device) open_device;
+	decltype(&::ibv_close_device) close_device;
+	decltype(&::ibv_query_port) query_port; /* the exported one: compat attr */
+};
+
+bool have_rdma_device() noexcept
 {
-	ibv_context *ctx = ibv_open_device(dev);
+	DIR *d = opendir("/sys/class/infiniband");
+	if (!d)
+		return false;
+	bool any = false;
+	while (dirent *e = readdir(d))
+		if (e->d_name[0] != '.') {
+			any = true;
+			break;
+		}
+	closedir(d);
+	return any;
+}
+
+const verbs_api *load_verbs() noexcept
+{
+	if (!have_rdma_device())
+		return nullptr;
+	/* Never closed: device lists and contexts point into it. */
+	void *h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!h) {
+		const char *e = dlerror();
+		WU_WARN(&core_prov, FI_LOG_CORE, "RDMA devices present, but libibverbs.so.1 does not load (%s); no verbs NICs\n",
+			e ? e : "?");
+		return nullptr;
+	}
+	static verbs_api api;
+	bool ok = true;
+	auto sym = [&](auto &fn, const char *name) {
+		void *p = dlvsym(h, name, "IBVERBS_1.1");
+		if (!p) {
+			WU_WARN(&core_prov, FI_LOG_CORE, "libibverbs.so.1 has no %s@IBVERBS_1.1; no verbs NICs\n",
+				name);
+			ok = false;
+		}
+		fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(p);
+	};
+	sym(api.get_device_list, "ibv_get_device_list");
+	sym(api.free_device_list, "ibv_free_device_list");
+	sym(api.get_device_name, "ibv_get_device_name");
+	sym(api.get_device_guid, "ibv_get_device_guid");
+	sym(api.open_device, "ibv_open_device");
+	sym(api.close_device, "ibv_close_device");
+	sym(api.query_port, "ibv_query_port");
+	return ok ? &api : nullptr;
+}
+
+const verbs_api *verbs() noexcept
+{
+	static const verbs_api *api = load_verbs();
+	return api;
+}
+
+void query_port(const verbs_api &v, ibv_device *dev, nic_info &n)
+{
+	ibv_context *ctx = v.open_device(dev);
 	if (!ctx) {
 		WU_DBG(&core_prov, FI_LOG_CORE, "verbs device %s: cannot open (%s); link unknown\n",
 		       n.name.c_str(), strerror(errno));
 		return;
 	}
 	ibv_port_attr pa{};
-	/* Port 1 describes the device; multi-port HCAs are rare on hosts. */
-	if (ibv_query_port(ctx, 1, &pa) == 0) {
+	/* Port 1 describes the device; multi-port HCAs are rare on hosts.
+	 * What verbs.h's ibv_query_port does: the context's own op when it
+	 * has one, else the exported call with the compat layout (a prefix). */
+	verbs_context *vctx = verbs_get_ctx_op(ctx, query_port);
+	int qrc = vctx ? vctx->query_port(ctx, 1, &pa, sizeof pa)
+		       : v.query_port(ctx, 1, reinterpret_cast<_compat_ibv_port_attr *>(&pa));
+	if (qrc == 0) {
 		n.link.state = pa.state == IBV_PORT_ACTIVE ? FI_LINK_UP : FI_LINK_DOWN;
 		if (pa.active_mtu >= IBV_MTU_256 && pa.active_mtu <= IBV_MTU_4096)
 			n.link.mtu = size_t{128} << pa.active_mtu;
@@ -488,7 +563,7 @@ void query_port(ibv_device *dev, nic_info &n)
 		n.link.network_type =
 			pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "Ethernet" : "InfiniBand";
 	}
-	ibv_close_device(ctx);
+	v.close_device(ctx);
 }
 
 } // namespace
@@ -498,21 +573,24 @@ std::vector<nic_info> scan_verbs()
 {
 	std::vector<nic_info> out;
 #ifdef WU_HAVE_VERBS
+	const verbs_api *v = verbs();
+	if (!v)
+		return out;
 	int count = 0;
-	ibv_device **list = ibv_get_device_list(&count);
+	ibv_device **list = v->get_device_list(&count);
 	if (!list) {
 		/* ENOSYS: no kernel support; nothing to list. */
 		WU_DBG(&core_prov, FI_LOG_CORE, "ibv_get_device_list: %s; no verbs NICs\n",
 		       strerror(errno));
 		return out;
 	}
-	std::unique_ptr<ibv_device *, void (*)(ibv_device **)> guard(list, ibv_free_device_list);
+	std::unique_ptr<ibv_device *, void (*)(ibv_device **)> guard(list, v->free_device_list);
 	for (int i = 0; i < count; i++) {
 		ibv_device *dev = list[i];
 		nic_info n;
 		n.is_verbs = true;
-		n.name = ibv_get_device_name(dev);
-		uint64_t guid = be64toh(ibv_get_device_guid(dev));
+		n.name = v->get_device_name(dev);
+		uint64_t guid = be64toh(v->get_device_guid(dev));
 		char g[24];
 		snprintf(g, sizeof(g), "%04x:%04x:%04x:%04x", unsigned(guid >> 48) & 0xffff,
 			 unsigned(guid >> 32) & 0xffff, unsigned(guid >> 16) & 0xffff,
@@ -523,7 +601,7 @@ std::vector<nic_info> scan_verbs()
 		else if (dev->transport_type == IBV_TRANSPORT_IB)
 			n.link.network_type = "InfiniBand";
 		fill_from_sysfs_device(n, dev->ibdev_path);
-		query_port(dev, n);
+		query_port(*v, dev, n);
 		out.push_back(std::move(n));
 	}
 #endif
