@@ -121,6 +121,41 @@ std::vector<uint32_t> parse_ranks(const std::string &s)
 	return out;
 }
 
+/* The job's data of the session's rank, once per job and rank; on a
+ * failure the PMIx session ends again. */
+static int read_job(session &s)
+{
+	if (s.job_read)
+		return 0;
+	client &c = *s.cl;
+	int r = c.job_u32(s.nspace, PMIX_JOB_SIZE, s.size);
+	if (!r)
+		r = c.proc_u32(s.nspace, s.rank, PMIX_LOCAL_RANK, s.local_rank);
+	if (r) {
+		WU_WARN(&pmix_prov, FI_LOG_CORE,
+			"namespace %s: the launcher gave no job size or local rank for rank %u; the wire-up needs PMIX_JOB_SIZE and PMIX_LOCAL_RANK\n",
+			s.nspace.c_str(), s.rank);
+		c.finalize();
+		return r;
+	}
+	/* The rest is optional: locality degrades to "only myself". */
+	if (c.job_u32(s.nspace, PMIX_LOCAL_SIZE, s.local_size))
+		s.local_size = 1;
+	if (c.job_u32(s.nspace, PMIX_NUM_NODES, s.num_nodes))
+		s.num_nodes = 1;
+	if (c.proc_u32(s.nspace, s.rank, PMIX_NODEID, s.node_id))
+		s.node_id = 0;
+	std::string peers;
+	s.local_peers.clear();
+	if (c.job_string(s.nspace, PMIX_LOCAL_PEERS, peers) == 0)
+		s.local_peers = parse_ranks(peers);
+	if (s.local_peers.empty())
+		s.local_peers = {s.rank};
+	s.local_size = uint32_t(s.local_peers.size());
+	s.job_read = true;
+	return 0;
+}
+
 /* The session, initialised (PMIx_Init) on first use. */
 int get_session(session *&out)
 {
@@ -149,32 +184,12 @@ int get_session(session *&out)
 	s.job = wire::job_id(s.nspace);
 	/* Cards taken into an earlier blob are reused only by the same rank
 	 * of the same job (a PMIx session ended and begun again). */
-	if (s.job != had_job || s.rank != had_rank)
+	if (s.job != had_job || s.rank != had_rank) {
 		s.own_blob.clear();
-	client &c = *s.cl;
-	int r = c.job_u32(s.nspace, PMIX_JOB_SIZE, s.size);
-	if (!r)
-		r = c.proc_u32(s.nspace, s.rank, PMIX_LOCAL_RANK, s.local_rank);
-	if (r) {
-		WU_WARN(&pmix_prov, FI_LOG_CORE,
-			"namespace %s: the launcher gave no %s for rank %u; the wire-up needs PMIX_JOB_SIZE and PMIX_LOCAL_RANK\n",
-			s.nspace.c_str(), r == 0 ? "" : "job size or local rank", s.rank);
-		c.finalize();
-		return r;
+		s.job_read = false;
 	}
-	/* The rest is optional: locality degrades to "only myself". */
-	if (c.job_u32(s.nspace, PMIX_LOCAL_SIZE, s.local_size))
-		s.local_size = 1;
-	if (c.job_u32(s.nspace, PMIX_NUM_NODES, s.num_nodes))
-		s.num_nodes = 1;
-	if (c.proc_u32(s.nspace, s.rank, PMIX_NODEID, s.node_id))
-		s.node_id = 0;
-	std::string peers;
-	if (c.job_string(s.nspace, PMIX_LOCAL_PEERS, peers) == 0)
-		s.local_peers = parse_ranks(peers);
-	if (s.local_peers.empty())
-		s.local_peers = {s.rank};
-	s.local_size = uint32_t(s.local_peers.size());
+	if (int r = read_job(s))
+		return r;
 	s.up = true;
 	s.mode = FI_WIREUP_AUTO;
 	s.published = false;
@@ -681,6 +696,8 @@ void use_client_for_tests(std::unique_ptr<client> c)
 	if (g_sess) {
 		g_sess->up = false;
 		drop_note(*g_sess);
+		g_sess->job_read = false; /* another fake job, maybe of the same name */
+		g_sess->own_blob.clear();
 	}
 	g_next_client = std::move(c);
 	g_next_is_test = g_next_client != nullptr;

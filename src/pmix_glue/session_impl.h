@@ -71,6 +71,10 @@ struct session {
 	uint64_t job = 0;
 	uint32_t rank = 0, size = 0, local_rank = 0, local_size = 0, num_nodes = 0, node_id = 0;
 	std::vector<uint32_t> local_peers;
+	/* The job's sizes, node and peers above were read for job and rank:
+	 * an MPI library's process begins and ends our session for each
+	 * fi_domain and fi_enable, and they do not change in between. */
+	bool job_read = false;
 	int mode = FI_WIREUP_AUTO; /* decided for the own namespace */
 	bool published = false;
 	std::vector<uint8_t> own_name;
