@@ -463,13 +463,16 @@ int publish_body(session &s, uint32_t addr_format, const void *name, size_t len,
 	if (int r = put(s, wire::key_ep, rec, false))
 		return r;
 	/* The node blob goes out in the same commit as the first rank's own
-	 * record: whoever finds one finds the other.  Not from fi_enable in a
-	 * process whose PMIx session an MPI library owns: its first rank would
-	 * wait there for every local peer's fi_enable (a hidden collective
-	 * inside MPI_Init, polled while the peers start), for a blob that only
-	 * our own "pmix:" AVs read. */
-	if (node_records_on(s.mode) && !(origin == publish_origin::enable && s.cl->guest()))
-		if (int r = publish_node(s, addr_format))
+	 * record: whoever finds one finds the other.  From fi_enable in a
+	 * process whose PMIx session an MPI library owns, without waiting for
+	 * the local peers' cards: the first rank would wait there for every
+	 * peer's fi_enable (a hidden collective inside MPI_Init, polled while
+	 * the peers start) for a blob only our own "pmix:" AVs read, and they
+	 * fetch the ranks a blob lacks one by one.  A blob there must be: a
+	 * direct get of one that is never put waits out the server's timeout. */
+	const bool wait = !(origin == publish_origin::enable && s.cl->guest());
+	if (node_records_on(s.mode))
+		if (int r = publish_node(s, addr_format, wait))
 			return r;
 	return s.cl->commit();
 }

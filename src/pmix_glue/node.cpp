@@ -67,11 +67,13 @@ bool node_records_on(int mode)
 	       param::get_bool(&pmix_prov, "node_records").value;
 }
 
-int publish_node(session &s, uint32_t addr_format)
+int publish_node(session &s, uint32_t addr_format, bool wait)
 {
 	if (s.local_peers.empty() || s.local_peers.front() != s.rank) {
-		/* A card that cannot be written only costs remote ranks a get. */
-		write_card(s, addr_format, s.own_name.data(), s.own_name.size());
+		/* A card that cannot be written only costs remote ranks a get;
+		 * one that no first rank waits for would only lie there. */
+		if (wait)
+			write_card(s, addr_format, s.own_name.data(), s.own_name.size());
 		return 0;
 	}
 	std::vector<wire::blob_name> names{{s.rank, s.own_name}};
@@ -94,7 +96,7 @@ int publish_node(session &s, uint32_t addr_format)
 	 * direct mode too: a rank missing from the blob costs every remote rank
 	 * a get of its own (2 s there: 71 gets per rank at 16 x 16 instead of
 	 * 15), the wait only this rank's commit, which remote gets wait for. */
-	const int wait_ms = std::max(1, param::get_int(&pmix_prov, "card_wait").value);
+	const int wait_ms = wait ? std::max(1, param::get_int(&pmix_prov, "card_wait").value) : 0;
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
 	/* Polled, 1 ms apart at first, then less often: a first rank that
 	 * polls every millisecond while its peers start takes CPU from them
@@ -118,7 +120,7 @@ int publish_node(session &s, uint32_t addr_format)
 		std::this_thread::sleep_for(pause);
 		pause = std::min(pause * 2, std::chrono::milliseconds(16));
 	}
-	if (!pending.empty())
+	if (!pending.empty() && wait)
 		WU_INFO(&pmix_prov, FI_LOG_CORE,
 			"wire-up: %zu local ranks (first: rank %u) left no card within %d ms; the node blob of rank %u lacks them and remote ranks fetch their records one by one\n",
 			pending.size(), pending.front(), wait_ms, s.rank);

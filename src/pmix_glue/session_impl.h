@@ -145,8 +145,8 @@ bool node_records_on(int mode);
  * blob, waiting up to FI_PMIX_CARD_WAIT for its local peers' cards (also
  * when a provider publishes from fi_enable in a session of our own: a
  * direct-mode peer that fetched a blob without them keeps it); the others
- * leave their card. */
-int publish_node(session &s, uint32_t addr_format);
+ * leave their card.  !wait: the cards already there, and no card left. */
+int publish_node(session &s, uint32_t addr_format, bool wait = true);
 
 /* ---- fill.cpp ---- */
 

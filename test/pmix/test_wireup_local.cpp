@@ -547,9 +547,11 @@ TEST_F(WireupNote, DirectLeaderWaitsForALateCard)
  * enabled yet (none ever does here; FI_PMIX_CARD_WAIT stays 60 s). */
 TEST_F(WireupNote, EnableUnderAnMpiLibraryWaitsForNoPeer)
 {
-	/* An MPI library owns PMIx: the node's first rank publishes its own
-	 * record and goes on; a blob would have it wait for every local
-	 * peer's fi_enable inside MPI_Init (3 s here). */
+	/* An MPI library owns PMIx: the node's first rank puts its record
+	 * and a blob of the cards already there (none) and goes on; waiting
+	 * would hold it in MPI_Init until every local peer's fi_enable (3 s
+	 * here).  A blob there must be: a direct get of a key that is never
+	 * put waits out the PMIx server's timeout, again and again. */
 	scoped_env wait("FI_PMIX_CARD_WAIT", "3000");
 	job(2, 4, 4).guest_session = true;
 	auto a = published(*fake, 4);
@@ -559,11 +561,26 @@ TEST_F(WireupNote, EnableUnderAnMpiLibraryWaitsForNoPeer)
 			  std::chrono::steady_clock::now() - t0)
 			  .count();
 	EXPECT_LT(ms, 1000) << "fi_enable's publish waited for local peers";
-	EXPECT_EQ(fake->store.count({4u, std::string(wire::key_blob)}), 0u) << "a node blob was put";
 	EXPECT_EQ(fake->store.count({4u, std::string(wire::key_ep)}), 1u) << "no own record";
 	EXPECT_EQ(fake->commit_calls, 1u);
+	wire::blob_view view;
+	ASSERT_NO_FATAL_FAILURE(node_blob_of_rank4(view));
+	std::vector<uint8_t> nm;
+	EXPECT_EQ(view.name_of(4, nm), 0);
+	EXPECT_NE(view.name_of(5, nm), 0) << "a peer that left no card is in the blob";
+}
+
+TEST_F(WireupNote, EnableUnderAnMpiLibraryLeavesNoCard)
+{
+	/* A rank that is not its node's first: no card, since no first rank
+	 * waits for one there. */
+	job(2, 4, 5).guest_session = true;
+	auto a = published(*fake, 5);
+	wu::pmix::endpoint_named(a.data(), a.size(), tx_format);
+	EXPECT_EQ(fake->store.count({5u, std::string(wire::key_ep)}), 1u) << "no own record";
 	struct stat st;
-	EXPECT_NE(stat(card_path(ns, 4).c_str(), &st), 0) << "a card nobody reads was left";
+	EXPECT_NE(stat(card_path(ns, 5).c_str(), &st), 0) << "a card nobody reads was left";
+	unlink(card_path(ns, 5).c_str());
 }
 
 TEST_F(WireupNote, EnableInASessionOfItsOwnPutsTheBlob)
