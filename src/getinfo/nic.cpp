@@ -108,6 +108,10 @@ pci_addr sysfs_pci(const std::string &device_link)
 void fill_from_sysfs_device(nic_info &n, const std::string &class_dir)
 {
 	std::string dev = class_dir + "/device";
+	if (char *real = ::realpath(dev.c_str(), nullptr)) {
+		n.device_path = real;
+		free(real);
+	}
 	n.driver = link_basename(dev + "/driver");
 	n.pci = sysfs_pci(dev);
 	if (n.pci.valid) {
@@ -237,6 +241,38 @@ hwloc_obj_t match(hwloc_topology_t topo, nic_info &n)
 	return where;
 }
 
+/* A device's locality as the kernel reports it, for a table without hwloc:
+ * local_cpulist and numa_node of the nearest ancestor that has them (a
+ * virtio or USB NIC's PCI function), else the whole machine, which is where
+ * hwloc's Linux backend attaches such an OS device.  False for a NIC
+ * without a device (virtual ones, which hwloc does not list either). */
+bool sysfs_locate(nic_info &n)
+{
+	if (n.device_path.empty())
+		return false;
+	constexpr std::string_view root = "/sys/devices";
+	std::string dir = n.device_path;
+	while (dir.size() > root.size() && dir.starts_with(root)) {
+		std::string cpus = read_line(dir + "/local_cpulist");
+		if (!cpus.empty()) {
+			n.local_cpus = std::move(cpus);
+			std::string node = read_line(dir + "/numa_node");
+			n.numa_node = node.empty() ? -1 : atoi(node.c_str());
+			break;
+		}
+		dir.erase(dir.rfind('/'));
+	}
+	if (n.local_cpus.empty())
+		n.local_cpus = read_line("/sys/devices/system/cpu/online");
+	/* -1 (no affinity) on a one-node machine: hwloc gives that node. */
+	if (n.numa_node < 0) {
+		std::string nodes = read_line("/sys/devices/system/node/online");
+		if (!nodes.empty() && nodes.find_first_of(",-") == std::string::npos)
+			n.numa_node = atoi(nodes.c_str());
+	}
+	return true;
+}
+
 /* Base order: PCI NICs by address, then the rest by name. */
 bool base_less(const nic_info &a, const nic_info &b) noexcept
 {
@@ -314,8 +350,15 @@ topology_source topology_source::xml_buffer(std::string xml)
 	return topology_source(kind::buffer, std::move(xml));
 }
 
+topology_source topology_source::sysfs()
+{
+	return topology_source(kind::sysfs, {});
+}
+
 topology_ptr topology_source::load() const
 {
+	if (kind_ == kind::sysfs)
+		return nullptr;
 	hwloc_topology_t raw = nullptr;
 	if (hwloc_topology_init(&raw) != 0) {
 		WU_WARN(&core_prov, FI_LOG_CORE,
@@ -353,6 +396,8 @@ topology_ptr topology_source::load() const
 		ret = hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
 		if (!ret)
 			ret = hwloc_topology_set_xml(raw, arg_.c_str());
+		break;
+	case kind::sysfs:
 		break;
 	case kind::buffer:
 		what = "an XML buffer";
@@ -619,20 +664,37 @@ std::vector<nic_info> scan_system()
 nic_table::nic_table(const topology_source &src, std::vector<nic_info> os_nics)
 	: topo_(src.load()), machine_(src.is_machine())
 {
-	std::vector<std::pair<nic_info, hwloc_obj_t>> tmp;
+	struct entry {
+		nic_info n;
+		hwloc_obj_t where;
+		bool located;
+	};
+	std::vector<entry> tmp;
 	tmp.reserve(os_nics.size());
 	for (nic_info &n : os_nics) {
 		hwloc_obj_t where = topo_ ? match(topo_.get(), n) : nullptr;
-		tmp.emplace_back(std::move(n), where);
+		bool located = where || (src.is_sysfs() && sysfs_locate(n));
+		tmp.push_back({std::move(n), where, located});
 	}
 	std::stable_sort(tmp.begin(), tmp.end(),
-			 [](const auto &a, const auto &b) { return base_less(a.first, b.first); });
+			 [](const entry &a, const entry &b) { return base_less(a.n, b.n); });
 	nics_.reserve(tmp.size());
 	where_.reserve(tmp.size());
-	for (auto &[n, w] : tmp) {
-		nics_.push_back(std::move(n));
-		where_.push_back(w);
+	located_.reserve(tmp.size());
+	for (entry &e : tmp) {
+		nics_.push_back(std::move(e.n));
+		where_.push_back(e.where);
+		located_.push_back(e.located);
 	}
+}
+
+bool locality_matters(const std::vector<nic_info> &nics) noexcept
+{
+	int with_device[2] = {0, 0};
+	for (const nic_info &n : nics)
+		if (!n.device_path.empty() || n.pci.valid)
+			with_device[n.pci.valid ? 0 : 1]++;
+	return with_device[0] > 1 || with_device[1] > 1;
 }
 
 nic_table::~nic_table() = default;
@@ -663,7 +725,7 @@ std::vector<ranked> nic_table::order(hwloc_const_cpuset_t caller) const
 	std::vector<ranked> out;
 	out.reserve(nics_.size());
 	for (size_t i = 0; i < nics_.size(); i++) {
-		int d = nic_info::no_distance;
+		int d = located_[i] ? 0 : nic_info::no_distance;
 		if (where_[i]) {
 			d = 0;
 			if (from) {
@@ -710,7 +772,12 @@ const nic_table &system_table()
 {
 	/* Leaked on purpose: no destructor runs at exit, so fi_getinfo from
 	 * another atexit handler still finds a live table. */
-	static const nic_table &table = make_immortal<nic_table>(topology_source::machine(), scan_system());
+	static const nic_table &table = []() -> const nic_table & {
+		std::vector<nic_info> os = scan_system();
+		topology_source src = locality_matters(os) ? topology_source::machine()
+							   : topology_source::sysfs();
+		return make_immortal<nic_table>(src, std::move(os));
+	}();
 	return table;
 }
 

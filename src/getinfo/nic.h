@@ -67,6 +67,7 @@ struct nic_info {
 	std::string vendor_id; /* "0x8086" */
 	std::string device_id; /* "0x1572" */
 	std::string driver;    /* kernel driver, e.g. "mlx5_core" */
+	std::string device_path; /* resolved sysfs "device" link; "" for virtual NICs */
 	struct {
 		std::string address; /* MAC ("aa:bb:..") or node GUID for verbs */
 		size_t mtu = 0;
@@ -76,8 +77,9 @@ struct nic_info {
 	} link;
 	bool is_verbs = false;
 	bool is_loopback = false;
-	/* Filled by nic_table from hwloc: the cpus near the NIC (hwloc list
-	 * syntax, "" when unknown) and its NUMA node (os index, -1 unknown). */
+	/* Filled by nic_table from hwloc (or sysfs, see topology_source::sysfs):
+	 * the cpus near the NIC (list syntax, "" when unknown) and its NUMA
+	 * node (os index, -1 unknown). */
 	std::string local_cpus;
 	int numa_node = -1;
 	/* Filled by nic_table::ordered(): levels the caller must climb from its
@@ -101,14 +103,20 @@ public:
 	static topology_source machine();
 	static topology_source xml_file(std::string path);
 	static topology_source xml_buffer(std::string xml);
+	/* No hwloc at all: each NIC's locality is read from sysfs and every
+	 * located NIC is at distance 0.  Exact only where one NIC per group
+	 * (PCI, non-PCI) has a device, so no binding can change an order:
+	 * see locality_matters(). */
+	static topology_source sysfs();
 
 	/* Loads with I/O objects kept (PCI, network and OpenFabrics OS
 	 * devices); nullptr after logging a warning on failure. */
 	topology_ptr load() const;
 	bool is_machine() const noexcept { return kind_ == kind::machine; }
+	bool is_sysfs() const noexcept { return kind_ == kind::sysfs; }
 
 private:
-	enum class kind { machine, file, buffer };
+	enum class kind { machine, file, buffer, sysfs };
 	topology_source(kind k, std::string s) : kind_(k), arg_(std::move(s)) {}
 	kind kind_;
 	std::string arg_;
@@ -119,6 +127,12 @@ private:
 std::vector<nic_info> scan_system();
 std::vector<nic_info> scan_interfaces();
 std::vector<nic_info> scan_verbs(); /* empty without WU_HAVE_VERBS or devices */
+
+/* Whether a topology could order these NICs differently for different
+ * bindings: more than one NIC with a device in the PCI group or in the
+ * non-PCI group.  When it cannot, system_table() loads no topology (hwloc's
+ * plugins and discovery cost a process ~3-10 ms of CPU). */
+bool locality_matters(const std::vector<nic_info> &nics) noexcept;
 
 /* A NIC's place in one caller-specific order. */
 struct ranked {
@@ -160,11 +174,13 @@ private:
 	bool machine_;
 	std::vector<nic_info> nics_;
 	std::vector<hwloc_obj_t> where_; /* parallel to nics_: non-I/O ancestor or nullptr */
+	std::vector<char> located_;	 /* parallel to nics_: locality known (hwloc or sysfs) */
 };
 
 /* The process-wide table for the real machine: discovered on first use
  * (thread-safe), reused afterwards, never destroyed (fi_getinfo may run
- * from atexit handlers). */
+ * from atexit handlers).  Its topology is the machine's when
+ * locality_matters(), else topology_source::sysfs(). */
 const nic_table &system_table();
 
 /* discover() of the brief: topology + scan_system(), ordered for the

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -419,7 +420,8 @@ TEST(RealMachine, SystemTableIsCachedAndConsistent)
 	const nic_table &a = system_table();
 	const nic_table &b = system_table();
 	EXPECT_EQ(&a, &b);
-	EXPECT_TRUE(a.has_topology());
+	/* hwloc only where a binding could change an order. */
+	EXPECT_EQ(a.has_topology(), locality_matters(scan_system()));
 	ASSERT_NE(a.find("lo"), nullptr);
 	auto r = a.order_for_thread();
 	ASSERT_EQ(r.size(), a.all().size());
@@ -443,7 +445,7 @@ TEST(RealMachine, SystemTableIsCachedAndConsistent)
 
 TEST(RealMachine, ThreadBindingIsFollowed)
 {
-	const nic_table &t = system_table();
+	const nic_table t(topology_source::machine(), scan_system());
 	hwloc_topology_t topo = t.topology();
 	ASSERT_NE(topo, nullptr);
 	cpuset old(hwloc_bitmap_alloc());
@@ -461,6 +463,65 @@ TEST(RealMachine, ThreadBindingIsFollowed)
 		EXPECT_EQ(bound[i].nic, direct[i].nic);
 		EXPECT_EQ(bound[i].distance, direct[i].distance);
 	}
+}
+
+/* Without hwloc (one NIC with a device per group) the table must order and
+ * locate exactly as with the machine's topology, bound or not. */
+TEST(RealMachine, SysfsLocalityMatchesHwlocWhereItCannotMatter)
+{
+	std::vector<nic_info> os = scan_system();
+	if (locality_matters(os))
+		GTEST_SKIP() << "this machine has several NICs with devices in a group; "
+				"the system table loads hwloc here";
+	const nic_table hw(topology_source::machine(), os);
+	const nic_table fs(topology_source::sysfs(), os);
+	ASSERT_TRUE(hw.has_topology());
+	EXPECT_FALSE(fs.has_topology());
+	hwloc_obj_t pu = hwloc_get_obj_by_type(hw.topology(), HWLOC_OBJ_PU, 0);
+	ASSERT_NE(pu, nullptr);
+	for (hwloc_const_cpuset_t caller : {static_cast<hwloc_const_cpuset_t>(nullptr),
+					    static_cast<hwloc_const_cpuset_t>(pu->cpuset)}) {
+		auto a = hw.order(caller), b = fs.order(caller);
+		ASSERT_EQ(a.size(), b.size());
+		for (size_t i = 0; i < a.size(); i++) {
+			EXPECT_EQ(a[i].nic->name, b[i].nic->name);
+			EXPECT_EQ(a[i].distance == nic_info::no_distance,
+				  b[i].distance == nic_info::no_distance)
+				<< a[i].nic->name;
+		}
+	}
+	int located = 0;
+	for (const nic_info &n : hw.all()) {
+		const nic_info *m = fs.find(n.name);
+		ASSERT_NE(m, nullptr) << n.name;
+		EXPECT_EQ(n.local_cpus.empty(), m->local_cpus.empty()) << n.name;
+		EXPECT_EQ(n.numa_node, m->numa_node) << n.name;
+		EXPECT_EQ(n.pci, m->pci) << n.name;
+		located += !m->local_cpus.empty();
+	}
+	/* A machine whose only NICs are virtual checks less: say so. */
+	if (located == 0)
+		std::cout << "note: no NIC with a device here; only virtual NICs compared\n";
+}
+
+TEST(Locality, MattersOnlyWithTwoDevicesInAGroup)
+{
+	auto nic = [](const char *name, bool device, bool pci) {
+		nic_info n;
+		n.name = name;
+		if (device)
+			n.device_path = std::string("/sys/devices/x/") + name;
+		n.pci.valid = pci;
+		return n;
+	};
+	EXPECT_FALSE(locality_matters({}));
+	EXPECT_FALSE(locality_matters({nic("lo", false, false), nic("veth0", false, false)}));
+	EXPECT_FALSE(locality_matters({nic("eth0", true, true), nic("lo", false, false)}));
+	EXPECT_FALSE(locality_matters({nic("eth0", true, true), nic("usb0", true, false)}));
+	EXPECT_TRUE(locality_matters({nic("eth0", true, true), nic("eth1", true, true)}));
+	EXPECT_TRUE(locality_matters({nic("usb0", true, false), nic("usb1", true, false)}));
+	/* A PCI address alone counts as a device (verbs from a scan). */
+	EXPECT_TRUE(locality_matters({nic("mlx5_0", false, true), nic("eth0", true, true)}));
 }
 
 /* How fast a warm lookup is: contrib/bench/nic_bench.sh (no timing here). */
