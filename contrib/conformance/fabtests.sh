@@ -171,11 +171,16 @@ stop() { # the process group we started
 	while kill -0 "$1" 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
 	kill -KILL -- "-$1" 2>/dev/null
 }
-# ready PORT PID: until the server listens on PORT (tcp) or binds it (udp),
-# exits, or 1 s passes (a provider without a socket: shm).
+# ready PORT PID: until the server listens on PORT (tcp), binds it (udp) or
+# has the shm region of that port (shm_name.cpp port_name: wu<uid>.p<port>,
+# made at fi_enable), exits, or 1 s passes.
 ready() {
 	i=0
 	while [ $i -lt 20 ] && kill -0 "$2" 2>/dev/null; do
+		for f in "/dev/shm/wu$(id -u).p$1" "/dev/shm/wu$(id -u).p$1".*; do
+			# the magic is stored right after the file is made: a little margin
+			[ -e "$f" ] && { sleep 0.02; return 0; }
+		done
 		awk -v p=":$(printf '%04X' "$1")" 'FNR > 1 && substr($2, length($2) - 4) == p &&
 			((FILENAME ~ /tcp/ && $4 == "0A") || (FILENAME ~ /udp/ && $4 == "07")) { f = 1 }
 			END { exit !f }' /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6 2>/dev/null &&
