@@ -175,9 +175,9 @@ stop() { # the process group we started
 # has the shm region of that port (shm_name.cpp port_name: wu<uid>.p<port>,
 # made at fi_enable), exits, or 1 s passes.
 ready() {
-	i=0
+	i=0 region=/dev/shm/wu$(id -u).p$1
 	while [ $i -lt 20 ] && kill -0 "$2" 2>/dev/null; do
-		for f in "/dev/shm/wu$(id -u).p$1" "/dev/shm/wu$(id -u).p$1".*; do
+		for f in "$region" "$region".*; do
 			# the magic is stored right after the file is made: a little margin
 			[ -e "$f" ] && { sleep 0.02; return 0; }
 		done

@@ -82,12 +82,8 @@ std::string link_basename(const std::string &path)
 /* The PCI device a sysfs device sits on: the last PCI-looking component of
  * its resolved path, so virtio and USB NICs resolve to their PCI function
  * (as hwloc does). */
-pci_addr sysfs_pci(const std::string &device_link)
+pci_addr pci_of_device(std::string_view p)
 {
-	char *real = ::realpath(device_link.c_str(), nullptr);
-	if (!real)
-		return {};
-	std::string_view p(real);
 	pci_addr found;
 	size_t start = 0;
 	while (start < p.size()) {
@@ -99,7 +95,6 @@ pci_addr sysfs_pci(const std::string &device_link)
 			found = a;
 		start = end + 1;
 	}
-	free(real);
 	return found;
 }
 
@@ -113,7 +108,7 @@ void fill_from_sysfs_device(nic_info &n, const std::string &class_dir)
 		free(real);
 	}
 	n.driver = link_basename(dev + "/driver");
-	n.pci = sysfs_pci(dev);
+	n.pci = pci_of_device(n.device_path);
 	if (n.pci.valid) {
 		std::string pdir = "/sys/bus/pci/devices/" + n.pci.str();
 		n.vendor_id = read_line(pdir + "/vendor");
