@@ -82,7 +82,9 @@ tier build check tests
 log "unit suites under address,undefined sanitizers"
 # Only the library (and its shared-library link); check-unit builds the
 # suites it runs, not fi_info or the benchmarks.
-if (cd build-asan && ../configure -q --enable-debug --enable-sanitizers=address,undefined &&
+# -g1 (line tables: reports keep file:line) instead of -g3: a fifth less
+# compile time per test object (test_prov_rdm 8.0 -> 6.3 s of CPU).
+if (cd build-asan && ../configure -q --enable-debug --enable-sanitizers=address,undefined CFLAGS=-g1 CXXFLAGS=-g1 &&
 	nice make -j"$jobs" src/libfabric.la) >"$logs/build-asan.log" 2>&1; then
 	tier build-asan check-unit unit-tests
 	grep -h -B2 -A20 'ERROR: \(Address\|Leak\|Undefined\)Sanitizer\|runtime error' build-asan/test-suite.log 2>/dev/null | head -60
@@ -94,9 +96,12 @@ fi
 log "concurrency suites under the thread sanitizer"
 # Without UCX: its libraries are not built with TSan (the ucx provider's
 # suites run in the plain and ASan tiers; see test/prov/common/prov_fixture.h).
-# -O1: what TSan's authors advise, and a quarter less compile time than -O2.
+# The library at -O1 (what TSan's authors advise), its test objects at -O0
+# and both with line tables only: test_prov_rdm compiled at -g -O1 in 18 s
+# of CPU, at -g1 -O0 in 5.5.
 # Like the ASan tier: the library, then check-tsan builds its suites.
-if (cd build-tsan && ../configure -q --enable-sanitizers=thread --without-ucx CFLAGS='-g -O1' CXXFLAGS='-g -O1' &&
+if (cd build-tsan && ../configure -q --enable-sanitizers=thread --without-ucx CFLAGS=-g1 CXXFLAGS=-g1 \
+	WU_OPT_FLAGS='-O1 -DNDEBUG' &&
 	nice make -j"$jobs" src/libfabric.la) \
 	>"$logs/build-tsan.log" 2>&1; then
 	tier build-tsan check-tsan tsan-tests
