@@ -127,7 +127,7 @@ one() {
 			$(sed -n "s/^dependency_libs='\(.*\)'$/\1/p" "$tmp/lib/src/libwireup.la")
 	fi
 	echo "run-fuzzers: building fuzz_$t with $cxx"
-	if ! "$cxx" -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	if ! "$cxx" -std=c++20 -gline-tables-only -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-I "$top/include" -I "$top/src" "$@" -o "$bin" >"$tmp/build_$t.log" 2>&1; then
 		echo "FAIL: fuzz_$t does not build:"
 		cat "$tmp/build_$t.log"
