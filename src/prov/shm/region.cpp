@@ -274,8 +274,18 @@ size_t reap_stale(int age_s) noexcept
 	char prefix[32];
 	int pl = snprintf(prefix, sizeof prefix, "wu%u.", unsigned(geteuid()));
 	size_t gone = 0;
+	const uid_t me = geteuid();
+	const time_t now = time(nullptr);
 	while (dirent *e = readdir(d)) {
 		if (strncmp(e->d_name, prefix, size_t(pl)) || !valid_name(e->d_name))
+			continue;
+		/* A region too young, not ours or not a file is passed over by one
+		 * stat of its name, not an open: every endpoint's first sweep reads
+		 * the whole directory, which holds every rank's region of the node
+		 * (dead_region checks again on the open object). */
+		struct stat pre{};
+		if (fstatat(dirfd(d), e->d_name, &pre, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(pre.st_mode) ||
+		    pre.st_uid != me || now - pre.st_ctime < age_s)
 			continue;
 		unique_fd fd(shm_open(e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0));
 		if (fd < 0 || !dead_region(fd, e->d_name, ns, age_s))
