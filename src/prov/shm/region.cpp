@@ -243,21 +243,29 @@ uint32_t pidns_id() noexcept
 
 namespace {
 
-/* Whether the object name (open as fd) is a finished region of this user,
+/* Whether a stat describes a finished region file of user me that is at
+ * least age_s seconds old at now (by name before opening, and again on the
+ * opened object). */
+bool swept_file(const struct stat &sb, uid_t me, time_t now, int age_s) noexcept
+{
+	return S_ISREG(sb.st_mode) && sb.st_uid == me && (sb.st_mode & 07777) == 0600 &&
+	       sb.st_size >= off_t(sizeof(region_hdr)) && now - sb.st_ctime >= age_s;
+}
+
+/* Whether the object name (open as fd) is a finished region of user me,
  * created in our pid namespace by a process that has exited.  Anything else
  * (another user's, a note, a region being created, a live or foreign-pid-
  * namespace owner, whose pid we cannot judge) is left alone, quietly. */
-bool dead_region(int fd, const char *name, uint32_t ns, int age_s) noexcept
+bool dead_region(int fd, const char *name, uint32_t ns, int age_s, uid_t me, time_t now) noexcept
 {
 	struct stat sb{};
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_uid != geteuid() || (sb.st_mode & 07777) != 0600 ||
-	    sb.st_size < off_t(sizeof(region_hdr)) || time(nullptr) - sb.st_ctime < age_s)
+	if (fstat(fd, &sb) != 0 || !swept_file(sb, me, now, age_s))
 		return false;
 	region_hdr h{};
 	if (pread(fd, &h, sizeof h, 0) != ssize_t(sizeof h))
 		return false;
 	return h.magic == region_magic && h.version == region_version && h.hdr_size == sizeof h &&
-	       h.owner_uid == geteuid() && h.owner_pidns == ns && h.owner_pid > 0 &&
+	       h.owner_uid == me && h.owner_pidns == ns && h.owner_pid > 0 &&
 	       !strncmp(h.name, name, sizeof h.name) && !owner_alive(h.owner_pid, h.owner_start);
 }
 
@@ -271,24 +279,23 @@ size_t reap_stale(int age_s) noexcept
 	DIR *d = opendir("/dev/shm");
 	if (!d)
 		return 0;
-	char prefix[32];
-	int pl = snprintf(prefix, sizeof prefix, "wu%u.", unsigned(geteuid()));
-	size_t gone = 0;
 	const uid_t me = geteuid();
 	const time_t now = time(nullptr);
+	char prefix[32];
+	int pl = snprintf(prefix, sizeof prefix, "wu%u.", unsigned(me));
+	size_t gone = 0;
 	while (dirent *e = readdir(d)) {
 		if (strncmp(e->d_name, prefix, size_t(pl)) || !valid_name(e->d_name))
 			continue;
-		/* A region too young, not ours or not a file is passed over by one
-		 * stat of its name, not an open: every endpoint's first sweep reads
-		 * the whole directory, which holds every rank's region of the node
-		 * (dead_region checks again on the open object). */
+		/* A region too young, not ours or not a region file is passed over
+		 * by one stat of its name, not an open: every endpoint's first sweep
+		 * reads the whole directory, which holds every rank's region of the
+		 * node (dead_region checks again on the open object). */
 		struct stat pre{};
-		if (fstatat(dirfd(d), e->d_name, &pre, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(pre.st_mode) ||
-		    pre.st_uid != me || now - pre.st_ctime < age_s)
+		if (fstatat(dirfd(d), e->d_name, &pre, AT_SYMLINK_NOFOLLOW) != 0 || !swept_file(pre, me, now, age_s))
 			continue;
 		unique_fd fd(shm_open(e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, 0));
-		if (fd < 0 || !dead_region(fd, e->d_name, ns, age_s))
+		if (fd < 0 || !dead_region(fd, e->d_name, ns, age_s, me, now))
 			continue;
 		struct stat before{}, after{};
 		char path[sizeof "/dev/shm/" + sizeof e->d_name];
