@@ -11,3 +11,9 @@ EXTRA_DIST += contrib/cluster/cluster.sh contrib/cluster/bench.sh contrib/cluste
 	contrib/cluster/proc_stats.h docs/cluster.md
 bench-cluster: contrib/wireup_pingpong contrib/cluster/shm_reap
 	BUILD=$(abs_top_builddir) $(SHELL) $(top_srcdir)/contrib/cluster/bench.sh
+# Instructions of MPI_Init per rank, OFI MTL on this library and on
+# Debian's against ob1, and the part inside libfabric (init_icount.sh).
+EXTRA_DIST += contrib/cluster/init_icount.sh contrib/cluster/callgrind_into.py \
+	contrib/cluster/dlopen_cost.c
+bench-init-icount: src/libfabric.la
+	BUILD=$(abs_top_builddir) $(SHELL) $(top_srcdir)/contrib/cluster/init_icount.sh
