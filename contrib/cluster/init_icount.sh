@@ -7,7 +7,7 @@
 #   mtl-wireup  pml cm, mtl ofi on this build's libfabric (no provider named)
 #   mtl-debian  pml cm, mtl ofi on Debian's libfabric (its default choice)
 # and, for each libfabric, the instructions spent inside it (its code and what
-# it called, every thread, from MPI_Init to exit) plus what loading it costs
+# it called, every thread, from its load to exit) plus what loading it costs
 # a process that already has what the ob1 ranks load (dlopen_cost).  "floor" is
 # MPI_Init minus both: Open MPI's cm path with a provider that cost nothing,
 # so "floor / ob1" above 1 is what no provider can remove.
@@ -58,7 +58,8 @@ sed -n 's/^c\{0,1\}ob=([0-9]*) \(\/.*\.so[.0-9]*\)$/\1/p' "$1" |
 load() { # library path -> instructions of its dlopen
 	# shellcheck disable=SC2046
 	valgrind --tool=callgrind --callgrind-out-file="$tmp/load.cg" --toggle-collect=load_target \
-		"$tmp/dlopen_cost" "$1" $(cat "$tmp/preload") >/dev/null 2>&1 || { echo 0; return; }
+		"$tmp/dlopen_cost" "$1" $(cat "$tmp/preload") >"$tmp/load.log" 2>&1 ||
+		{ echo "init_icount: loading $1 failed:" >&2; tail -3 "$tmp/load.log" >&2; return 1; }
 	awk '/^summary:/ { print $2 }' "$tmp/load.cg"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
@@ -67,13 +68,14 @@ echo
 echo "| stack | MPI_Init Ir/rank | inside libfabric Ir/rank | loading libfabric Ir | floor (MPI_Init - both) | MPI_Init / ob1 | floor / ob1 |"
 echo "|---|---|---|---|---|---|---|"
 ob1=$(python3 "$here/callgrind_into.py" libfabric.so ompi_mpi_init "$tmp"/ob1.*.cg | awk '{ print $5 }' | median)
+[ "$ob1" -gt 0 ] || { echo "init_icount: no ompi_mpi_init in the ob1 profiles" >&2; exit 1; }
 printf '| ob1 | %d | - | - | - | 1.00 | - |\n' "$ob1"
 for s in mtl-wireup mtl-debian; do
 	case $s in mtl-wireup) lib=$ours ;; *) [ $have_deb = yes ] || continue; lib=$deb ;; esac
 	python3 "$here/callgrind_into.py" libfabric.so ompi_mpi_init "$tmp"/$s.*.cg >"$tmp/$s.into"
 	init=$(awk '{ print $5 }' "$tmp/$s.into" | median)
 	into=$(awk '{ print $3 }' "$tmp/$s.into" | median)
-	ld=$(load "$lib")
+	ld=$(load "$lib") || exit 1
 	awk -v s=$s -v i="$init" -v n="$into" -v l="$ld" -v o="$ob1" 'BEGIN {
 		f = i - n - l
 		printf "| %s | %d | %d | %d | %d | %.2f | %.2f |\n", s, i, n, l, f, i / o, f / o }'
