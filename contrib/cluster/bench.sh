@@ -23,6 +23,7 @@
 # (default a new /tmp/wuc-bench.XXXXXX).  Not a test: it never fails on numbers.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../bench/median.sh"
 build=$(cd "${BUILD:-build}" && pwd) || exit 1
 lib=$build/src/.libs
 pp=$build/contrib/wireup_pingpong
@@ -85,8 +86,6 @@ echo
 echo "| launcher | NxM | stack | passed | MPI_Init ms | MPI_Init CPU ms | peak RSS MB | RSS / ob1 | tcp/rank | dup |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 case " $tables " in *" mpi "*) launchers_m=$launchers ;; *) launchers_m="" ;; esac
-# median of the numbers on stdin
-med() { sort -n | awk '{ a[NR] = $1 } END { if (NR) print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2; else print 0 }'; }
 for l in $launchers_m; do
 	for s in $sizes; do
 		n=${s%x*} m=${s#*x}
@@ -119,8 +118,8 @@ for l in $launchers_m; do
 			printf '| %s | %s | %s | %s/%s | %.0f | %.0f | %.1f | %s | %d | %d |\n' "$l" "$s" \
 				"$([ $stack = ofi ] && echo 'OFI MTL on wireup' || echo 'ob1 vader+tcp')" \
 				"$(awk '{ p += $1 } END { print p + 0 }' "$f")" "$runs" \
-				"$(cut -d' ' -f2 "$f" | med)" "$(cut -d' ' -f3 "$f" | med)" \
-				"$(cut -d' ' -f4 "$f" | med | awk '{ print $1 / 1024 }')" \
+				"$(cut -d' ' -f2 "$f" | median)" "$(cut -d' ' -f3 "$f" | median)" \
+				"$(cut -d' ' -f4 "$f" | median | awk '{ print $1 / 1024 }')" \
 				"$([ $stack = ob1 ] && echo 1.00x || echo '-')" \
 				"$(cut -d' ' -f5 "$f" | sort -n | tail -1)" "$(cut -d' ' -f6 "$f" | sort -n | tail -1)"
 		done | awk '

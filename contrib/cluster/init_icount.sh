@@ -16,6 +16,7 @@
 #   the numbers.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/../bench/median.sh"
 build=$(cd "${BUILD:-build}" && pwd) || exit 1
 np=${1:-2}
 for t in valgrind mpirun mpicc python3 cc; do
@@ -62,13 +63,12 @@ load() { # library path -> instructions of its dlopen
 		{ echo "init_icount: loading $1 failed:" >&2; tail -3 "$tmp/load.log" >&2; return 1; }
 	awk '/^summary:/ { print $2 }' "$tmp/load.cg"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : 0 }'; }
 echo "# init_icount $(date -u '+%Y-%m-%d %H:%M UTC'), $np ranks on one node, Open MPI $(mpirun --version 2>/dev/null | awk 'NR == 1 { print $NF }'), libfabric: $ours${deb:+ and $deb}"
 echo
 echo "| stack | MPI_Init Ir/rank | inside libfabric Ir/rank | loading libfabric Ir | floor (MPI_Init - both) | MPI_Init / ob1 | floor / ob1 |"
 echo "|---|---|---|---|---|---|---|"
 ob1=$(python3 "$here/callgrind_into.py" libfabric.so ompi_mpi_init "$tmp"/ob1.*.cg | awk '{ print $5 }' | median)
-[ "$ob1" -gt 0 ] || { echo "init_icount: no ompi_mpi_init in the ob1 profiles" >&2; exit 1; }
+awk -v o="$ob1" 'BEGIN { exit !(o > 0) }' || { echo "init_icount: no ompi_mpi_init in the ob1 profiles" >&2; exit 1; }
 printf '| ob1 | %d | - | - | - | 1.00 | - |\n' "$ob1"
 for s in mtl-wireup mtl-debian; do
 	case $s in mtl-wireup) lib=$ours ;; *) [ $have_deb = yes ] || continue; lib=$deb ;; esac
