@@ -15,7 +15,7 @@
 #include <mutex>
 #include <system_error>
 #include <thread>
-#include <unordered_set>
+#include <unordered_map>
 
 #include "core/owned.h"
 
@@ -46,19 +46,21 @@ public:
 	void add(watch *w, int fd, uint32_t ev)
 	{
 		std::lock_guard<std::recursive_mutex> g(mtx_);
-		live_.insert(w);
 		epoll_event e{};
 		e.events = ev;
-		e.data.ptr = w;
+		e.data.u64 = id_of(w);
 		if (epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &e) && errno == EEXIST)
 			epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &e);
 	}
 	void mod(watch *w, int fd, uint32_t ev)
 	{
 		std::lock_guard<std::recursive_mutex> g(mtx_);
+		auto it = ids_.find(w);
+		if (it == ids_.end())
+			return; /* deleted: it stays off */
 		epoll_event e{};
 		e.events = ev;
-		e.data.ptr = w;
+		e.data.u64 = it->second;
 		epoll_ctl(epfd_, EPOLL_CTL_MOD, fd, &e);
 	}
 	/* After del returns the watch's function is not running and will not
@@ -68,7 +70,18 @@ public:
 		std::lock_guard<std::recursive_mutex> g(mtx_);
 		if (fd >= 0)
 			epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
-		live_.erase(w);
+		if (auto it = ids_.find(w); it != ids_.end()) {
+			live_.erase(it->second);
+			ids_.erase(it);
+		}
+	}
+	/* Runs f while no watch function runs; f may add, mod and del (same
+	 * lock rule as del). */
+	template <class F>
+	void exclusive(F &&f)
+	{
+		std::lock_guard<std::recursive_mutex> g(mtx_);
+		f();
 	}
 
 private:
@@ -89,15 +102,26 @@ private:
 				return;
 			for (int i = 0; i < n; i++) {
 				std::lock_guard<std::recursive_mutex> g(mtx_);
-				auto *w = static_cast<watch *>(ev[i].data.ptr);
-				if (live_.count(w))
-					w->fn(w->arg, ev[i].events);
+				if (auto it = live_.find(ev[i].data.u64); it != live_.end())
+					it->second->fn(it->second->arg, ev[i].events);
 			}
 		}
 	}
+	/* Events carry a registration number, not the watch's address: a
+	 * watch freed and another allocated at its address within one
+	 * epoll_wait batch must not get the first one's stale events. */
+	uint64_t id_of(watch *w)
+	{
+		auto [it, fresh] = ids_.try_emplace(w, next_id_);
+		if (fresh)
+			live_.emplace(next_id_++, w);
+		return it->second;
+	}
 	int epfd_ = -1;
 	std::recursive_mutex mtx_;
-	std::unordered_set<watch *> live_;
+	uint64_t next_id_ = 1;
+	std::unordered_map<uint64_t, watch *> live_;
+	std::unordered_map<watch *, uint64_t> ids_;
 };
 
 } // namespace wu::prov

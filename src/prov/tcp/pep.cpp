@@ -404,20 +404,25 @@ int pep_close(fid *f) noexcept
 		}
 		if (pep->listening)
 			cm_engine::get().del(&pep->w, pep->lfd);
-		std::vector<tcp_connreq *> left;
-		{
-			std::lock_guard<std::mutex> g(pep->mtx);
-			left.assign(pep->reqs.begin(), pep->reqs.end());
-			pep->reqs.clear();
-		}
-		for (tcp_connreq *cr : left) {
-			if (!cr->reported) {
-				cm_engine::get().del(&cr->w, cr->fd);
-				free_connreq(cr);
-			} else {
-				cr->pep = nullptr; /* still reachable from an unread info */
+		/* With no watch running: a request's own event frees it when its
+		 * client goes away, which must not happen between taking it and
+		 * freeing it here (a double free under a connection flood). */
+		cm_engine::get().exclusive([&] {
+			std::vector<tcp_connreq *> left;
+			{
+				std::lock_guard<std::mutex> g(pep->mtx);
+				left.assign(pep->reqs.begin(), pep->reqs.end());
+				pep->reqs.clear();
 			}
-		}
+			for (tcp_connreq *cr : left) {
+				if (!cr->reported) {
+					cm_engine::get().del(&cr->w, cr->fd);
+					free_connreq(cr);
+				} else {
+					cr->pep = nullptr; /* still reachable from an unread info */
+				}
+			}
+		});
 		pep->eq_ref.reset(); /* its events about us go with the binding */
 		pep->lfd.reset();
 		info_free(pep->info);
