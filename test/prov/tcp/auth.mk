@@ -8,9 +8,7 @@ if WU_GTEST_TCP
 tcp_auth_gtests = test/prov/tcp/test_tcp_auth test/prov/tcp/test_tcp_auth_user test/prov/tcp/test_tcp_flood
 check_PROGRAMS += $(tcp_auth_gtests)
 TESTS += $(tcp_auth_gtests)
-UNIT_TESTS += test/prov/tcp/test_tcp_auth test/prov/tcp/test_tcp_flood
-# The flood races the cm thread's frees against fi_close (pep.cpp).
-TSAN_TESTS += test/prov/tcp/test_tcp_flood
+UNIT_TESTS += test/prov/tcp/test_tcp_auth
 test_prov_tcp_test_tcp_auth_SOURCES = test/prov/tcp/test_tcp_auth.cpp test/prov/common/tcp_fixture.h
 test_prov_tcp_test_tcp_auth_CPPFLAGS = $(GTEST_CPPFLAGS_ALL)
 test_prov_tcp_test_tcp_auth_LDADD = $(GTEST_LDADD_ALL) -lpthread

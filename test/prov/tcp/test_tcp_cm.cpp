@@ -459,3 +459,34 @@ TEST(tcp_pep_close, unread_request_is_freed_and_its_client_told)
 	EXPECT_EQ(fi_close(&c->fid), 0);
 	l.close_eq();
 }
+
+/* fi_close(pep) while its unauthenticated requests' clients hang up: the
+ * cm thread frees a request whose client went away, and the close must
+ * not free it again (a double free under a flood, CI 2026-12-03). */
+TEST(tcp_pep_close, closing_a_passive_endpoint_while_its_clients_hang_up_frees_each_request_once)
+{
+	tcp_env menv{FI_EP_MSG};
+	for (int round = 0; round < 60; round++) {
+		msg_listener l{menv};
+		ASSERT_TRUE(l.ok());
+		sockaddr_in to = l.name_as<sockaddr_in>();
+		std::vector<int> fds;
+		for (int i = 0; i < 12; i++) {
+			int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			ASSERT_GE(fd, 0);
+			ASSERT_EQ(connect(fd, reinterpret_cast<const sockaddr *>(&to), sizeof to), 0) << strerror(errno);
+			fds.push_back(fd);
+		}
+		/* Each has its CHALLENGE: the endpoint holds a request for each. */
+		for (int fd : fds) {
+			char c[64];
+			timeval tv{5, 0};
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+			ASSERT_GT(recv(fd, c, sizeof c, 0), 0);
+		}
+		for (int fd : fds)
+			::close(fd);
+		usleep(round % 4 * 50);
+		l.close_pep();
+	}
+}
