@@ -650,6 +650,13 @@ struct msg_pair {
 		cm_buf ev;
 		fi_info *req = wait_connreq(l.eq, ev);
 		ASSERT_NE(req, nullptr);
+		ASSERT_NO_FATAL_FAILURE(accept(env, req, fmt, wait));
+	}
+	/* The rest of connect once the listener has reported req (freed here):
+	 * opens and accepts the server, both sides see FI_CONNECTED. */
+	void accept(prov_env &env, fi_info *req, fi_cq_format fmt = FI_CQ_FORMAT_TAGGED,
+		    fi_wait_obj wait = FI_WAIT_NONE)
+	{
 		server.open(env, req, l.eq, fmt, wait);
 		fi_freeinfo(req);
 		ASSERT_FALSE(::testing::Test::HasFatalFailure());

@@ -159,12 +159,7 @@ void connect_retrying(msg_pair &m, tcp_env &env)
 		if (r >= ssize_t(sizeof(fi_eq_cm_entry))) {
 			ASSERT_EQ(event, uint32_t(FI_CONNREQ));
 			printf("MSG client connected at attempt %d\n", attempt);
-			m.server.open(env, ev.entry.info, m.l.eq);
-			fi_freeinfo(ev.entry.info);
-			ASSERT_FALSE(::testing::Test::HasFatalFailure());
-			ASSERT_EQ(fi_accept(m.server.ep, nullptr, 0), 0);
-			ASSERT_NO_FATAL_FAILURE(wait_connected(m.l.eq, m.server.ep));
-			ASSERT_NO_FATAL_FAILURE(wait_connected(env.eq, m.client.ep));
+			ASSERT_NO_FATAL_FAILURE(m.accept(env, ev.entry.info));
 			return;
 		}
 		ASSERT_EQ(r, -FI_EAGAIN) << fi_strerror(int(-r));
