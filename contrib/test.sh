@@ -67,13 +67,6 @@ tier() {
 	done
 	sh contrib/ci/count-results.sh "$dir" "$totals" "$rc" $tests
 	grep -h -A3 '^FAIL\|^ERROR' "$dir/test-suite.log" 2>/dev/null | head -60
-	# How each failed one ended: a crash leaves its reason (an abort's
-	# message) at the end, past the few lines above.
-	for t in $tests; do
-		grep -qs '^:test-result: \(FAIL\|ERROR\)' "$dir/${t%.sh}.trs" || continue
-		echo "--- the end of $dir/${t%.sh}.log:"
-		tail -12 "$dir/${t%.sh}.log"
-	done | head -120
 }
 
 log "dependencies"

@@ -7,12 +7,14 @@
 # build leaves none).  A GoogleTest program counts its test cases; any other
 # test program counts once.  A gtest program that died before its summary
 # fails.  A nonzero MAKE_STATUS with no failure found fails once more: make
-# failed for a reason no test result shows.
+# failed for a reason no test result shows.  The end of each failed
+# program's log follows: a crash leaves its reason (an abort's message) there.
 dir=$1 totals=$2 status=$3
 shift 3
 [ -f "$totals" ] || echo "0 0 0" > "$totals"
 read p f s < "$totals"
 f0=$f
+failed_logs=
 [ $# -gt 0 ] || { f=$((f + 1)); echo "  FAIL: $dir: no test declared"; }
 for t in "$@"; do
 	base=${t%.sh}
@@ -21,6 +23,7 @@ for t in "$@"; do
 		f=$((f + 1)); echo "  FAIL (no result, did it build?): $t"; continue
 	fi
 	res=$(sed -n 's/^:test-result: //p' "$trs" | head -1)
+	case "$res" in FAIL|ERROR) failed_logs="$failed_logs $log" ;; esac
 	if [ -f "$log" ] && grep -q '^\[==========\] Running' "$log"; then
 		gp=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test.*/\1/p' "$log" | tail -1)
 		gf=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) test.*, listed below:/\1/p' "$log" | tail -1)
@@ -43,4 +46,8 @@ done
 if [ "$status" != 0 ] && [ "$f" = "$f0" ]; then
 	f=$((f + 1)); echo "  FAIL: make in $dir exited with status $status (see its log)"
 fi
+for log in $failed_logs; do
+	echo "--- the end of $log:"
+	tail -12 "$log"
+done | head -120
 echo "$p $f $s" > "$totals"
